@@ -1,0 +1,72 @@
+//! Criterion benches: sum/max/min/product × i32, u32, i64, u64, f32, f64 ×
+//! n = 2^10 … 2^30 (×4 steps) and 10^8, throughput in bytes read.
+//!
+//! Each sample is timed with device events around `iters` back-to-back
+//! `reduce_into` calls (so it measures GPU time, not host wake-ups), rotating
+//! over enough buffers to cover 4× the L2. Without a GPU it says so and exits.
+//! For the side-by-side comparison with CUB, use `examples/bench.rs`.
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use cust::event::{Event, EventFlags};
+use cust::memory::{DeviceBox, DeviceBuffer};
+use cust::stream::{Stream, StreamFlags};
+use reduce::{Element, Op, Reducer};
+use std::time::Duration;
+
+fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, max_log2: u32) {
+    let mut sizes: Vec<usize> = (10..=max_log2).step_by(2).map(|e| 1usize << e).collect();
+    sizes.push(100_000_000);
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let (start, stop) = (
+        Event::new(EventFlags::DEFAULT).unwrap(),
+        Event::new(EventFlags::DEFAULT).unwrap(),
+    );
+    let mut out = DeviceBox::new(&T::default()).expect("output");
+    let mut group = c.benchmark_group(format!("reduce_{name}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
+    for n in sizes {
+        let bytes = n * std::mem::size_of::<T>();
+        let host: Vec<T> = (0..n).map(|i| T::from(1 + (i % 3) as u8)).collect();
+        let count = ((256usize << 20) / bytes).clamp(1, 64);
+        let buffers: Vec<_> = (0..count)
+            .map(|_| DeviceBuffer::from_slice(&host).expect("upload"))
+            .collect();
+        group.throughput(Throughput::Bytes(bytes as u64));
+        for op in Op::ALL {
+            group.bench_function(BenchmarkId::new(op.name(), n), |b| {
+                b.iter_custom(|iters| {
+                    start.record(&stream).unwrap();
+                    for i in 0..iters as usize {
+                        reducer.reduce_into(&buffers[i % count], op, &mut out, &stream).unwrap();
+                    }
+                    stop.record(&stream).unwrap();
+                    stop.synchronize().unwrap();
+                    Duration::from_secs_f64(stop.elapsed_time_f32(&start).unwrap() as f64 * 1e-3)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn main() {
+    let _context = match cust::quick_init() {
+        Ok(context) => context,
+        Err(e) => {
+            println!("benches skipped: no CUDA device ({e})");
+            return;
+        }
+    };
+    let mut c = Criterion::default().configure_from_args();
+    bench_type::<f32>(&mut c, "f32", 30);
+    bench_type::<i32>(&mut c, "i32", 30);
+    bench_type::<u32>(&mut c, "u32", 30);
+    bench_type::<f64>(&mut c, "f64", 28);
+    bench_type::<i64>(&mut c, "i64", 28);
+    bench_type::<u64>(&mut c, "u64", 28);
+    c.final_summary();
+}

@@ -1,0 +1,57 @@
+//! Block-wide reduction: warps reduce in registers, then warp 0 reduces the
+//! per-warp results through shared memory.
+
+use crate::device::{self, sync_threads, thread_idx_x};
+use crate::element::Element;
+use crate::op::Operator;
+use crate::warp;
+
+/// Reduces one value per thread over the whole block.
+///
+/// The result is valid in thread 0 only. The block size must be a multiple of
+/// 32 and at most 1024 (the host checks this before launching). Ends with a
+/// barrier, so the shared scratch can be reused by the next collective.
+///
+/// # Safety
+/// Every thread of the block must call it together.
+#[inline(always)]
+pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
+    let lane = thread_idx_x() % 32;
+    let warp_index = thread_idx_x() / 32;
+    let warps = device::block_dim_x() / 32;
+    let slots = device::warp_slots();
+
+    let warp_total = warp::reduce::<T, O>(value);
+    if lane == 0 {
+        slots.add(warp_index as usize).write_volatile(warp_total.to_bits());
+    }
+    sync_threads();
+
+    let mut block_total = O::identity();
+    if warp_index == 0 {
+        let mine = if lane < warps {
+            T::from_bits(slots.add(lane as usize).read_volatile())
+        } else {
+            O::identity()
+        };
+        block_total = warp::reduce::<T, O>(mine);
+    }
+    sync_threads();
+    block_total
+}
+
+/// Shares thread 0's `flag` with every thread of the block.
+///
+/// # Safety
+/// Every thread of the block must call it together.
+#[inline(always)]
+pub unsafe fn broadcast_from_thread_0(flag: bool) -> bool {
+    let slot = device::block_flag();
+    if thread_idx_x() == 0 {
+        slot.write_volatile(flag as u32);
+    }
+    sync_threads();
+    let shared = slot.read_volatile() != 0;
+    sync_threads();
+    shared
+}

@@ -1,0 +1,175 @@
+//! Element types the kernels reduce, and their arithmetic.
+//!
+//! Integer `add`/`mul` wrap in the element type (two's complement), as the host
+//! docs promise. Float `max`/`min` propagate NaN: if either operand is NaN the
+//! result is NaN, so a NaN anywhere in the input reaches the result.
+
+use crate::device;
+use num_traits::float::FloatCore;
+use num_traits::{Bounded, One, WrappingAdd, WrappingMul, Zero};
+
+/// A type the kernels can reduce: 4 or 8 bytes, carried between threads as bits.
+pub trait Element: Copy {
+    /// 32-bit words per element (1 or 2): how many shuffles move one value.
+    const WORDS: u32;
+    /// The additive identity.
+    fn zero() -> Self;
+    /// The multiplicative identity.
+    fn one() -> Self;
+    /// The identity of `max`: the type's minimum, `-inf` for floats.
+    fn lowest() -> Self;
+    /// The identity of `min`: the type's maximum, `+inf` for floats.
+    fn highest() -> Self;
+    fn add(self, other: Self) -> Self;
+    fn mul(self, other: Self) -> Self;
+    fn max(self, other: Self) -> Self;
+    fn min(self, other: Self) -> Self;
+    /// The value's bits in the low `32 * WORDS` bits.
+    fn to_bits(self) -> u64;
+    /// Inverse of [`Element::to_bits`]; bits above `32 * WORDS` are ignored.
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! integer_element {
+    ($($t:ty, $words:expr);* $(;)?) => {$(
+        impl Element for $t {
+            const WORDS: u32 = $words;
+            #[inline(always)] fn zero() -> Self { Zero::zero() }
+            #[inline(always)] fn one() -> Self { One::one() }
+            #[inline(always)] fn lowest() -> Self { Bounded::min_value() }
+            #[inline(always)] fn highest() -> Self { Bounded::max_value() }
+            #[inline(always)] fn add(self, other: Self) -> Self { WrappingAdd::wrapping_add(&self, &other) }
+            #[inline(always)] fn mul(self, other: Self) -> Self { WrappingMul::wrapping_mul(&self, &other) }
+            #[inline(always)] fn max(self, other: Self) -> Self { Ord::max(self, other) }
+            #[inline(always)] fn min(self, other: Self) -> Self { Ord::min(self, other) }
+            // `as` between integers of one width (or to a wider unsigned) is a bit copy.
+            #[inline(always)] fn to_bits(self) -> u64 { self as u64 & (u64::MAX >> (64 - 32 * $words)) }
+            #[inline(always)] fn from_bits(bits: u64) -> Self { bits as Self }
+        }
+    )*};
+}
+integer_element!(i32, 1; u32, 1; i64, 2; u64, 2);
+
+/// NaN-propagating max for any float: written with comparisons so it works on
+/// every architecture and for f64, which has no `max.NaN` instruction.
+#[inline(always)]
+fn max_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() || b > a {
+        b
+    } else {
+        a
+    }
+}
+
+#[inline(always)]
+fn min_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() || b < a {
+        b
+    } else {
+        a
+    }
+}
+
+impl Element for f32 {
+    const WORDS: u32 = 1;
+    #[inline(always)]
+    fn zero() -> Self {
+        Zero::zero()
+    }
+    #[inline(always)]
+    fn one() -> Self {
+        One::one()
+    }
+    #[inline(always)]
+    fn lowest() -> Self {
+        FloatCore::neg_infinity()
+    }
+    #[inline(always)]
+    fn highest() -> Self {
+        FloatCore::infinity()
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        self * other
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        device::max_nan_f32(self, other)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        device::min_nan_f32(self, other)
+    }
+    #[cfg(not(target_feature = "sm_80"))]
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        max_propagating_nan(self, other)
+    }
+    #[cfg(not(target_feature = "sm_80"))]
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        min_propagating_nan(self, other)
+    }
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        f32::to_bits(self) as u64
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+}
+
+impl Element for f64 {
+    const WORDS: u32 = 2;
+    #[inline(always)]
+    fn zero() -> Self {
+        Zero::zero()
+    }
+    #[inline(always)]
+    fn one() -> Self {
+        One::one()
+    }
+    #[inline(always)]
+    fn lowest() -> Self {
+        FloatCore::neg_infinity()
+    }
+    #[inline(always)]
+    fn highest() -> Self {
+        FloatCore::infinity()
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        self * other
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        max_propagating_nan(self, other)
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        min_propagating_nan(self, other)
+    }
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        f64::to_bits(self)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}

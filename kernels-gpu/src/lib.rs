@@ -1,0 +1,52 @@
+//! Reduction kernels for NVIDIA GPUs, written in Rust and compiled to PTX by
+//! rustc's NVPTX backend (`nvptx64-nvidia-cuda`, `-Zbuild-std=core`).
+//!
+//! The host crate (`reduce-host`, library `reduce`) builds this crate from its
+//! build script, once per target architecture, and embeds the PTX. Nothing here
+//! is meant to be called from the host directly.
+//!
+//! # Layers
+//! Each file is one scope, from the bottom up:
+//! - [`device`]: the only inline PTX (indices, barriers, shuffles, loads, atomics);
+//! - [`element`] and [`op`]: element types and operators (identity + combine);
+//! - [`thread`]: one thread folds its share of the input, 16-byte vector loads;
+//! - [`warp`]: 32 lanes combine through `shfl.sync`;
+//! - [`block`]: warps combine through shared memory;
+//! - [`grid`]: blocks combine in one launch (last block combines the partials);
+//! - the entry points below, one per operator × element type, generated from
+//!   [`abi`]'s list, which the host crate reads too.
+#![no_std]
+#![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)]
+#![allow(clippy::missing_safety_doc)]
+
+#[macro_use]
+pub mod abi;
+pub mod block;
+pub mod device;
+pub mod element;
+pub mod grid;
+pub mod op;
+pub mod thread;
+pub mod warp;
+
+use op::{Max, Min, Product, Sum};
+
+macro_rules! reduce_entry_points {
+    ($(($name:ident, $op:ident, $t:ty)),* $(,)?) => {$(
+        /// Entry point; see [`grid::reduce`] for the contract.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, partials: *mut u64, ticket: *mut u32, out: *mut $t) {
+            // SAFETY: the host launches this with the parameters `abi` documents.
+            unsafe { grid::reduce::<$t, $op>(input, len, partials, ticket, out) }
+        }
+    )*};
+}
+for_each_reduce_kernel!(reduce_entry_points);
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // Unreachable by construction (the build rejects PTX with unresolved
+    // externs, which any reachable panic would leave); trap if it ever runs.
+    // SAFETY: `trap` aborts the kernel; nothing runs after it.
+    unsafe { core::arch::nvptx::trap() }
+}

@@ -1,0 +1,25 @@
+//! Reduction operators: an identity and an associative, commutative combine.
+//!
+//! One file per operator. The identity is what out-of-range lanes and empty
+//! inputs contribute, so `combine(identity(), x) == x` must hold for every `x`
+//! (for floats too: `max` starts from `-inf`, not from `-MAX`).
+
+mod max;
+mod min;
+mod product;
+mod sum;
+
+pub use max::Max;
+pub use min::Min;
+pub use product::Product;
+pub use sum::Sum;
+
+use crate::element::Element;
+
+/// A reduction operator over elements of type `T`.
+pub trait Operator<T: Element> {
+    /// The value that leaves every other value unchanged under [`Operator::combine`].
+    fn identity() -> T;
+    /// Combines two values; associative and commutative (floats: up to rounding).
+    fn combine(a: T, b: T) -> T;
+}

@@ -1,0 +1,40 @@
+//! Warp-wide reduction in registers with `shfl.sync.bfly`.
+
+use crate::device;
+use crate::element::Element;
+use crate::op::Operator;
+
+/// Lane `lane ^ lane_mask`'s `value`, moved one 32-bit word at a time.
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together.
+#[inline(always)]
+pub unsafe fn shuffle_xor<T: Element>(value: T, lane_mask: u32) -> T {
+    let bits = value.to_bits();
+    let low = device::shfl_xor_u32(bits as u32, lane_mask) as u64;
+    let high = if T::WORDS == 2 {
+        device::shfl_xor_u32((bits >> 32) as u32, lane_mask) as u64
+    } else {
+        0
+    };
+    T::from_bits(low | high << 32)
+}
+
+/// Reduces one value per lane over the 32 lanes of a warp.
+///
+/// The result is valid in lane 0. (Every lane ends with a combination of all
+/// 32 values, but the operand order differs between lanes, which can change a
+/// NaN's payload.) The combine tree is fixed, so the result is deterministic.
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together.
+#[inline(always)]
+pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
+    let mut value = value;
+    let mut lane_mask = 16;
+    while lane_mask > 0 {
+        value = O::combine(value, shuffle_xor(value, lane_mask));
+        lane_mask >>= 1;
+    }
+    value
+}

@@ -1,0 +1,116 @@
+//! Builds `kernels-gpu` to PTX once per architecture in `PTX_ARCHES` and
+//! leaves `kernels_<arch>.ptx` in `OUT_DIR` for `include_str!`.
+//!
+//! The kernels go through rustc's own NVPTX backend: a nested `cargo rustc
+//! --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=asm`, with no link
+//! step (no `llvm-bitcode-linker` exists for this toolchain). Without a link
+//! step, any function the kernels call but do not inline would stay an
+//! unresolved `.extern .func` and fail only when the module is loaded, so the
+//! build rejects such PTX here.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Architectures to build PTX for. The host picks the newest one not newer
+/// than the device (see `src/kernels.rs`); PTX for sm_70 runs on any GPU since Volta.
+const PTX_ARCHES: &[&str] = &["sm_70", "sm_90"];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let kernel_crate = manifest_dir.join("..").join("kernels-gpu");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let target_dir = out_dir.join("kernels-target");
+
+    println!("cargo:rerun-if-changed={}", kernel_crate.join("src").display());
+    println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.toml").display());
+    println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.lock").display());
+
+    for arch in PTX_ARCHES {
+        let ptx = build_ptx(&kernel_crate, &target_dir, arch);
+        if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
+            panic!(
+                "the {arch} PTX of kernels-gpu calls a function that was not inlined: `{}`.\n\
+                 Kernels are built without a link step, so every call must inline \
+                 (no panics, no formatting, no bounds-checked indexing in kernel code).",
+                line.trim()
+            );
+        }
+        fs::write(out_dir.join(format!("kernels_{arch}.ptx")), ptx).expect("write PTX to OUT_DIR");
+    }
+
+    // The host's table of embedded PTX, newest architecture first:
+    // `&[(compute capability × 10, PTX text)]`.
+    let mut arches: Vec<(u32, &str)> = PTX_ARCHES
+        .iter()
+        .map(|arch| {
+            (
+                arch.trim_start_matches("sm_")
+                    .parse()
+                    .expect("PTX_ARCHES holds sm_NN names"),
+                *arch,
+            )
+        })
+        .collect();
+    arches.sort_by(|a, b| b.0.cmp(&a.0));
+    let rows: String = arches
+        .iter()
+        .map(|(cc, arch)| format!("    ({cc}, include_str!(concat!(env!(\"OUT_DIR\"), \"/kernels_{arch}.ptx\"))),\n"))
+        .collect();
+    fs::write(out_dir.join("ptx_table.rs"), format!("&[\n{rows}]\n")).expect("write ptx_table.rs");
+}
+
+/// Runs the nested build for one architecture and returns the PTX text.
+fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
+    let deps = target_dir.join("nvptx64-nvidia-cuda").join("release").join("deps");
+    // All architectures share one target dir (and one build of `core`); remove
+    // the previous architecture's PTX so the file found below is this one's.
+    for stale in ptx_files(&deps) {
+        fs::remove_file(stale).expect("remove stale PTX");
+    }
+
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(kernel_crate)
+        .args(["rustc", "--release", "--locked", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(["--", "--emit=asm", "-C"])
+        .arg(format!("target-cpu={arch}"))
+        // Flags meant for the host build must not reach the nvptx build.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .status()
+        .expect("could not run cargo to build kernels-gpu (is the pinned nightly from rust-toolchain.toml installed? run scripts/setup.sh)");
+    assert!(
+        status.success(),
+        "building kernels-gpu for {arch} failed: it needs the pinned nightly with the rust-src component (scripts/setup.sh installs it)"
+    );
+
+    let mut found = ptx_files(&deps);
+    assert_eq!(
+        found.len(),
+        1,
+        "expected one kernels_gpu-*.s in {}, found {found:?}",
+        deps.display()
+    );
+    fs::read_to_string(found.remove(0)).expect("read PTX")
+}
+
+fn ptx_files(deps: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(deps) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("kernels_gpu-") && name.ends_with(".s")
+        })
+        .collect()
+}

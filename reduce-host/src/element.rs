@@ -1,0 +1,48 @@
+//! The element types the library reduces.
+
+use cust::memory::DeviceCopy;
+use std::fmt::Debug;
+
+/// The runtime name of an [`Element`] type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElementType {
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl ElementType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            ElementType::I32 | ElementType::U32 | ElementType::F32 => 4,
+            ElementType::I64 | ElementType::U64 | ElementType::F64 => 8,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A type the GPU kernels can reduce: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
+///
+/// Sealed: the kernels are compiled ahead of time for exactly these types.
+pub trait Element: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
+    /// The runtime name of this type.
+    const TYPE: ElementType;
+}
+
+macro_rules! element {
+    ($($t:ty => $name:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const TYPE: ElementType = ElementType::$name;
+        }
+    )*};
+}
+element!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);

@@ -1,0 +1,37 @@
+//! The error type of every fallible call.
+
+use crate::op::Op;
+use cust::error::CudaError;
+
+/// Everything that can go wrong in a reduction.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `max`/`min` of an empty input: there is no element to return.
+    #[error("{op} of an empty input has no value; check for emptiness first (sum and product of an empty input are 0 and 1)")]
+    Empty {
+        /// The operator that was asked for.
+        op: Op,
+    },
+    /// No CUDA context is current on the calling thread.
+    #[error("no CUDA context is current on this thread; create one first, e.g. `let _ctx = cust::quick_init()?;`")]
+    NoContext,
+    /// The GPU is older than the oldest architecture the kernels are built for.
+    #[error("compute capability {major}.{minor} is not supported: the kernels need 7.0 (Volta) or newer")]
+    UnsupportedDevice {
+        /// Major compute capability of the current device.
+        major: u32,
+        /// Minor compute capability of the current device.
+        minor: u32,
+    },
+    /// A [`Policy`](crate::Policy) that cannot be launched.
+    #[error("invalid launch policy: {0}")]
+    InvalidPolicy(String),
+    /// An error reported by the CUDA driver (including errors of earlier,
+    /// asynchronous work on the same stream).
+    #[error("CUDA driver error: {0}")]
+    Cuda(#[from] CudaError),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,136 @@
+//! GPU reductions for NVIDIA GPUs with kernels written in Rust.
+//!
+//! `reduce` folds a [`cust`] device buffer into one value — sum, max, min or
+//! product of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` — in a single kernel
+//! launch that reads the input once with 16-byte loads. The kernels live in the
+//! `kernels-gpu` crate, are compiled to PTX by rustc's NVPTX backend when this
+//! crate is built, and are JIT-compiled by the driver for your GPU (compute
+//! capability 7.0 or newer) the first time a [`Reducer`] is created.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use cust::prelude::*;
+//! let _ctx = cust::quick_init()?;
+//! let data: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+//! let buf = DeviceBuffer::from_slice(&data)?;
+//!
+//! let s: f32 = reduce::sum(&buf)?;
+//! let m: f32 = reduce::reduce(&buf, reduce::Op::Max)?;
+//! assert_eq!((s, m), (499_500.0, 999.0));
+//!
+//! // A Reducer keeps its module, stream and workspace: repeated calls allocate nothing.
+//! let mut r = reduce::Reducer::new()?;
+//! let p: f32 = r.reduce(&buf.index(1..4), reduce::Op::Product)?; // any sub-slice
+//! assert_eq!(p, 6.0);
+//! # Ok(()) }
+//! ```
+//!
+//! # Semantics
+//! - **Empty input**: `sum` is 0, `product` is 1, `max`/`min` return
+//!   [`Error::Empty`] (never a sentinel that looks like data).
+//! - **Floats**: `max`/`min` return NaN if any element is NaN, wherever it is;
+//!   `±inf` are ordinary values (the `min` of all `+inf` is `+inf`). `sum` and
+//!   `product` follow IEEE 754 (`inf + -inf` is NaN); they are computed in the
+//!   element type, in a tree order, so they differ from a sequential loop by
+//!   rounding (at most about `n·ε·Σ|x|`). Signed zeros compare equal in
+//!   `max`/`min`; which of `-0.0`/`+0.0` is returned is unspecified.
+//! - **Integers**: `sum` and `product` wrap on overflow (two's complement, as
+//!   `wrapping_add`/`wrapping_mul`); `max`/`min` are exact at the bounds.
+//! - **Determinism**: the same input at the same address on the same device
+//!   gives the bitwise same result on every run: the launch shape depends only
+//!   on the length, element size and device, and partial results are combined
+//!   in a fixed order (no atomics decide it). The same values at a different
+//!   alignment may round differently.
+//! - **Sizes**: any length, including more than 2³² elements, and any
+//!   sub-slice (`buf.index(3..)`); nothing outside the slice is read.
+//!
+//! # Errors
+//! Every fallible call returns [`Result`]; nothing panics on user input. CUDA
+//! errors (including those of earlier asynchronous work) come back as
+//! [`Error::Cuda`].
+//!
+//! # Free functions and threads
+//! The free functions use a [`Reducer`] cached per thread for the context that
+//! is current on that thread, created on first use (which loads the module).
+//! They block until the result is on the host. For async work on your own
+//! stream, use [`Reducer::reduce_into`].
+
+#[macro_use]
+#[path = "../../kernels-gpu/src/abi.rs"]
+mod abi;
+pub mod element;
+pub mod error;
+mod kernels;
+pub mod op;
+pub mod policy;
+pub mod reducer;
+
+pub use element::{Element, ElementType};
+pub use error::{Error, Result};
+pub use op::Op;
+pub use policy::Policy;
+pub use reducer::Reducer;
+
+use cust::memory::DeviceSlice;
+use std::cell::RefCell;
+
+/// The common imports: `use reduce::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Element, Error, Op, Reducer};
+}
+
+thread_local! {
+    /// This thread's reducer and the context it was created in.
+    static THREAD_REDUCER: RefCell<Option<(usize, Reducer)>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's reducer for the current context.
+fn with_thread_reducer<R>(f: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
+    let context = reducer::current_context()?;
+    THREAD_REDUCER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        match &mut *slot {
+            Some((cached, reducer)) if *cached == context => f(reducer),
+            _ => {
+                // Drop the old reducer (and its module) before loading a new one.
+                *slot = None;
+                let (_, reducer) = slot.insert((context, Reducer::new()?));
+                f(reducer)
+            }
+        }
+    })
+}
+
+/// Reduces `input` with `op` (see the crate docs for the rules).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[3i64, -7, 5])?;
+/// assert_eq!(reduce::reduce(&buf, reduce::Op::Min)?, -7);
+/// # Ok(()) }
+/// ```
+pub fn reduce<T: Element>(input: &DeviceSlice<T>, op: Op) -> Result<T> {
+    with_thread_reducer(|r| r.reduce(input, op))
+}
+
+/// The sum of `input`: 0 if empty; integers wrap; floats follow IEEE 754.
+pub fn sum<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
+    reduce(input, Op::Sum)
+}
+
+/// The product of `input`: 1 if empty; integers wrap; floats follow IEEE 754.
+pub fn product<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
+    reduce(input, Op::Product)
+}
+
+/// The largest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.
+pub fn max<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
+    reduce(input, Op::Max)
+}
+
+/// The smallest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.
+pub fn min<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
+    reduce(input, Op::Min)
+}

@@ -1,0 +1,175 @@
+//! [`Reducer`]: a loaded module, a stream and a workspace, reused across calls.
+
+use crate::abi::PARTIAL_SLOT_BYTES;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernels::Kernels;
+use crate::op::Op;
+use crate::policy::Policy;
+use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice, LockedBuffer};
+use cust::stream::{Stream, StreamFlags};
+use std::ffi::c_void;
+
+/// Reduces device buffers with kernels loaded once into the current CUDA context.
+///
+/// A `Reducer` owns the PTX module (JIT-compiled for the device when created),
+/// a non-blocking stream and a small workspace, so its calls allocate nothing
+/// and load nothing. The free functions ([`crate::sum`], [`crate::reduce`], ...)
+/// use one `Reducer` per thread and context behind the scenes.
+///
+/// # Workspace and streams
+/// The workspace (one 8-byte partial per block, and one ticket word that each
+/// launch leaves at zero) is shared by all calls of one `Reducer`. Calls on
+/// the `Reducer`'s own stream ([`Reducer::reduce`]) are ordered. Calls of
+/// [`Reducer::reduce_into`] on *different* streams must not overlap on the
+/// GPU: order them (events, or one stream), or use one `Reducer` per stream.
+///
+/// # Example
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[1.5f32, -2.0, 4.0, 8.25])?;
+/// let mut reducer = reduce::Reducer::new()?;
+/// assert_eq!(reducer.reduce(&buf, reduce::Op::Max)?, 8.25);
+/// assert_eq!(reducer.reduce(&buf.index(1..), reduce::Op::Sum)?, 10.25);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Reducer {
+    kernels: Kernels,
+    stream: Stream,
+    partials: DeviceBuffer<u64>,
+    ticket: DeviceBuffer<u32>,
+    /// Device-side result of [`Reducer::reduce`] (8 bytes hold any element).
+    result: DeviceBox<u64>,
+    /// Pinned host copy of `result`, so the copy back is a short async DMA.
+    result_host: LockedBuffer<u64>,
+}
+
+impl Reducer {
+    /// A reducer for the current context's device, with the tuned launch
+    /// policy for its compute capability.
+    ///
+    /// Errors: [`Error::NoContext`] if no context is current,
+    /// [`Error::UnsupportedDevice`] before compute capability 7.0, or a CUDA
+    /// error (for example out of memory).
+    pub fn new() -> Result<Self> {
+        Self::build(None)
+    }
+
+    /// A reducer that launches with `policy` instead of the tuned one.
+    pub fn with_policy(policy: Policy) -> Result<Self> {
+        Self::build(Some(policy))
+    }
+
+    fn build(policy: Option<Policy>) -> Result<Self> {
+        current_context()?;
+        let kernels = Kernels::load(policy)?;
+        let partials = DeviceBuffer::zeroed(kernels.max_grid() as usize)?;
+        // Zero once: every launch leaves the ticket at zero again.
+        let ticket = DeviceBuffer::zeroed(1)?;
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+        Ok(Reducer {
+            kernels,
+            stream,
+            partials,
+            ticket,
+            result: DeviceBox::zeroed()?,
+            result_host: LockedBuffer::new(&0, 1)?,
+        })
+    }
+
+    /// The stream [`Reducer::reduce`] runs on.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Reduces `input` with `op` and returns the result to the host.
+    ///
+    /// Blocks until the result is on the host. See [`Op`] for the rules on
+    /// empty input, NaN and overflow; the result is bitwise the same on every
+    /// run for the same input at the same address and the same device.
+    pub fn reduce<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op) -> Result<T> {
+        let out = self.result.as_device_ptr().as_raw();
+        self.enqueue(input, op, out, StreamChoice::Own)?;
+        // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
+        unsafe { self.result.async_copy_to(&mut self.result_host[0], &self.stream)? };
+        self.stream.synchronize()?;
+        let bits: u64 = self.result_host[0];
+        // SAFETY: the kernel wrote one `T` (4 or 8 bytes) at the start of the
+        // 8-byte slot, and `u64`'s alignment suffices for every `Element`.
+        Ok(unsafe { std::ptr::read(&bits as *const u64 as *const T) })
+    }
+
+    /// Enqueues the reduction of `input` with `op` on `stream`, writing the
+    /// result to `out` on the device. Returns without waiting for the GPU.
+    ///
+    /// Allocates nothing, synchronizes nothing and sets no memory, so it can be
+    /// captured in a CUDA graph. `input` must stay alive and unchanged until the
+    /// work completes. An empty `input` with `Max`/`Min` is rejected before
+    /// anything is enqueued.
+    pub fn reduce_into<T: Element>(
+        &mut self,
+        input: &DeviceSlice<T>,
+        op: Op,
+        out: &mut DeviceBox<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.enqueue(input, op, out.as_device_ptr().as_raw(), StreamChoice::Given(stream))
+    }
+
+    fn enqueue<T: Element>(
+        &mut self,
+        input: &DeviceSlice<T>,
+        op: Op,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        if input.is_empty() && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
+        let launch = self.kernels.launch_for::<T>(op, input.len())?;
+        let function = self.kernels.module().get_function(launch.function)?;
+        let stream = match stream {
+            StreamChoice::Own => &self.stream,
+            StreamChoice::Given(stream) => stream,
+        };
+        let mut input_ptr = input.as_device_ptr().as_raw();
+        let mut len = input.len() as u64;
+        let mut partials = self.partials.as_device_ptr().as_raw();
+        let mut ticket = self.ticket.as_device_ptr().as_raw();
+        let mut out = out;
+        let args = [
+            &mut input_ptr as *mut u64 as *mut c_void,
+            &mut len as *mut u64 as *mut c_void,
+            &mut partials as *mut u64 as *mut c_void,
+            &mut ticket as *mut u64 as *mut c_void,
+            &mut out as *mut u64 as *mut c_void,
+        ];
+        // SAFETY: the arguments match the entry point's parameters (see
+        // kernels-gpu/src/abi.rs); `partials` holds one slot per block of the
+        // largest grid; the ticket is zero between launches.
+        unsafe { stream.launch(&function, launch.grid, launch.block, 0, &args)? };
+        Ok(())
+    }
+}
+
+// `partials` is a buffer of u64: one slot per block, as the kernels expect.
+const _: () = assert!(PARTIAL_SLOT_BYTES == std::mem::size_of::<u64>() as u64);
+
+enum StreamChoice<'a> {
+    Own,
+    Given(&'a Stream),
+}
+
+/// The current context's handle, or [`Error::NoContext`].
+pub(crate) fn current_context() -> Result<usize> {
+    let mut context: cust::sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one handle to a valid location.
+    let status = unsafe { cust::sys::cuCtxGetCurrent(&mut context) };
+    if status != cust::sys::cudaError_enum::CUDA_SUCCESS || context.is_null() {
+        return Err(Error::NoContext);
+    }
+    Ok(context as usize)
+}

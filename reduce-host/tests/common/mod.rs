@@ -1,0 +1,173 @@
+//! Shared test support: the GPU context, random inputs and the CPU reference.
+#![allow(dead_code)] // each test file uses a different part of this module
+
+use cust::context::{Context, CurrentContext};
+use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
+use cust::stream::{Stream, StreamFlags};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use reduce::{Element, Op, Reducer};
+use std::sync::OnceLock;
+
+/// The shared context, made current on this thread; `None` (after printing
+/// that the test was skipped) when there is no CUDA device.
+pub fn gpu(test: &str) -> Option<&'static Context> {
+    static CONTEXT: OnceLock<Option<Context>> = OnceLock::new();
+    let context = CONTEXT.get_or_init(|| match cust::quick_init() {
+        Ok(context) => Some(context),
+        Err(e) => {
+            eprintln!("no usable CUDA device ({e})");
+            None
+        }
+    });
+    match context {
+        Some(context) => {
+            CurrentContext::set_current(context).expect("make the test context current");
+            Some(context)
+        }
+        None => {
+            println!("skipped {test}: no CUDA device");
+            None
+        }
+    }
+}
+
+/// A generator seeded from the clock (fresh data every run), or from
+/// `REDUCE_TEST_SEED` to replay a failure; the seed is printed either way.
+pub fn rng(test: &str) -> StdRng {
+    let seed = std::env::var("REDUCE_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    println!("{test}: REDUCE_TEST_SEED={seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+/// Element types under test: random data and the CPU reference.
+pub trait TestElement: Element + Default {
+    /// A random value suited to `op` over `n` elements: never zero for
+    /// products, close to 1 for float products (so they neither overflow nor
+    /// vanish), odd for integer products (so they never wrap to 0).
+    fn random(rng: &mut StdRng, op: Op, n: usize) -> Self;
+    /// A value no correct kernel writes for the inputs the tests use.
+    fn poison() -> Self;
+    fn to_bits(self) -> u64;
+    /// `Ok` if `got` is the right result of `op` over `data`.
+    fn check(got: Self, data: &[Self], op: Op) -> Result<(), String>;
+}
+
+macro_rules! integer_test_element {
+    ($($t:ty),*) => {$(
+        impl TestElement for $t {
+            fn random(rng: &mut StdRng, op: Op, _n: usize) -> Self {
+                let x: $t = rng.gen();
+                if op == Op::Product { x | 1 } else if x == 0 { 1 } else { x }
+            }
+            fn poison() -> Self { 0xA5A5_A5A5_A5A5_A5A5u64 as $t }
+            fn to_bits(self) -> u64 { self as u64 }
+            fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
+                let expected = match op {
+                    Op::Sum => data.iter().fold(0 as $t, |a, &b| a.wrapping_add(b)),
+                    Op::Product => data.iter().fold(1 as $t, |a, &b| a.wrapping_mul(b)),
+                    Op::Max => *data.iter().max().ok_or("max of empty")?,
+                    Op::Min => *data.iter().min().ok_or("min of empty")?,
+                    _ => return Err(format!("no reference for {op}")),
+                };
+                if got == expected { Ok(()) } else { Err(format!("got {got}, expected {expected}")) }
+            }
+        }
+    )*};
+}
+integer_test_element!(i32, u32, i64, u64);
+
+macro_rules! float_test_element {
+    ($($t:ty),*) => {$(
+        impl TestElement for $t {
+            fn random(rng: &mut StdRng, op: Op, n: usize) -> Self {
+                match op {
+                    Op::Product => {
+                        let spread = (1.0 / (n.max(1) as f64).sqrt()).min(0.5);
+                        (1.0 + rng.gen_range(-spread..spread)) as $t
+                    }
+                    _ => {
+                        let x: f64 = rng.gen_range(-1000.0..1000.0);
+                        if x == 0.0 { 1.0 } else { x as $t }
+                    }
+                }
+            }
+            fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
+            fn to_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
+            fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
+                let wide = data.iter().map(|&x| x as f64);
+                let has_nan = data.iter().any(|x| x.is_nan());
+                let (expected, bound) = match op {
+                    Op::Max | Op::Min if data.is_empty() => return Err(format!("{op} of empty")),
+                    Op::Max if has_nan => (f64::NAN, 0.0),
+                    Op::Min if has_nan => (f64::NAN, 0.0),
+                    Op::Max => (wide.fold(f64::NEG_INFINITY, f64::max), 0.0),
+                    Op::Min => (wide.fold(f64::INFINITY, f64::min), 0.0),
+                    Op::Sum => {
+                        let abs: f64 = data.iter().map(|&x| (x as f64).abs()).sum();
+                        (wide.sum::<f64>(), (data.len() + 1) as f64 * <$t>::EPSILON as f64 * abs)
+                    }
+                    Op::Product => {
+                        let p: f64 = wide.product();
+                        (p, (data.len() + 1) as f64 * <$t>::EPSILON as f64 * p.abs())
+                    }
+                    _ => return Err(format!("no reference for {op}")),
+                };
+                let got_wide = got as f64;
+                let ok = if expected.is_nan() {
+                    got.is_nan() && got.to_bits() != Self::poison().to_bits()
+                } else if expected.is_infinite() || bound == 0.0 {
+                    got_wide == expected
+                } else {
+                    (got_wide - expected).abs() <= bound
+                };
+                if ok { Ok(()) } else { Err(format!("got {got:e}, expected {expected:e} ± {bound:e}")) }
+            }
+        }
+    )*};
+}
+float_test_element!(f32, f64);
+
+/// Uploads `data` between `offset` leading and 4 trailing poison elements (so
+/// the slice starts at an address that is not 16-byte aligned when `offset` is
+/// not a multiple of the vector width, and any read outside the slice changes
+/// the result), reduces the slice both with the free function and with
+/// `reduce_into` into a poisoned output, and checks both against the CPU
+/// reference; the two GPU results must be bitwise equal.
+pub fn check_on_gpu<T: TestElement>(reducer: &mut Reducer, data: &[T], offset: usize, op: Op) -> Result<(), String> {
+    let mut padded = vec![T::poison(); offset];
+    padded.extend_from_slice(data);
+    padded.extend_from_slice(&[T::poison(); 4]);
+    let buffer = DeviceBuffer::from_slice(&padded).map_err(|e| e.to_string())?;
+    let slice: DeviceSlice<T> = buffer.index(offset..offset + data.len());
+
+    let free = reduce::reduce(&slice, op).map_err(|e| format!("reduce::reduce: {e}"))?;
+    T::check(free, data, op).map_err(|e| format!("reduce::reduce: {e}"))?;
+
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+    let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
+    reducer
+        .reduce_into(&slice, op, &mut out, &stream)
+        .map_err(|e| format!("reduce_into: {e}"))?;
+    stream.synchronize().map_err(|e| e.to_string())?;
+    let mut into = T::poison();
+    out.copy_to(&mut into).map_err(|e| e.to_string())?;
+    T::check(into, data, op).map_err(|e| format!("reduce_into: {e}"))?;
+    if free.to_bits() != into.to_bits() {
+        return Err(format!("reduce::reduce gave {free:?} but reduce_into gave {into:?}"));
+    }
+    Ok(())
+}
+
+/// Random data of length `n` for `op`.
+pub fn random_vec<T: TestElement>(rng: &mut StdRng, op: Op, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::random(rng, op, n)).collect()
+}

@@ -1,0 +1,59 @@
+//! Bad input gets a typed error with a helpful message, not a panic.
+
+mod common;
+use common::*;
+use cust::memory::DeviceBuffer;
+use reduce::{Error, Op, Policy};
+
+#[test]
+fn max_min_f32_empty_is_an_error() {
+    if gpu("max_min_f32_empty_is_an_error").is_none() {
+        return;
+    }
+    let buffer = DeviceBuffer::from_slice(&[1.0f32, 2.0]).unwrap();
+    let empty = buffer.index(2..);
+    for op in [Op::Max, Op::Min] {
+        match reduce::reduce(&empty, op) {
+            Err(Error::Empty { op: reported }) => assert_eq!(reported, op),
+            other => panic!("{op} of empty gave {other:?}"),
+        }
+    }
+    assert_eq!(reduce::sum(&empty).unwrap(), 0.0);
+    assert_eq!(reduce::product(&empty).unwrap(), 1.0);
+    // The failed calls left nothing behind: the next one works.
+    assert_eq!(reduce::max(&buffer).unwrap(), 2.0);
+}
+
+#[test]
+fn sum_f32_without_context_is_no_context() {
+    // Runs on a fresh thread, where no context is current, with or without a GPU.
+    let result = std::thread::spawn(|| {
+        // A dangling slice is never read: the call fails before any launch.
+        let slice = unsafe { cust::memory::DeviceSlice::<f32>::from_raw_parts(cust::memory::DevicePointer::null(), 0) };
+        reduce::sum(&slice).map_err(|e| e.to_string())
+    })
+    .join()
+    .unwrap();
+    let message = result.expect_err("no context must be an error");
+    assert!(message.contains("no CUDA context"), "{message}");
+}
+
+#[test]
+fn policy_rejects_bad_block_sizes() {
+    for bad in [0, 31, 100, 1056, 2048] {
+        let error = Policy::new(bad).expect_err("invalid block size accepted");
+        assert!(error.to_string().contains("multiple of 32"), "{error}");
+    }
+    assert_eq!(Policy::new(256).unwrap().block_threads(), 256);
+    assert!(matches!(
+        Policy::for_compute_capability(6, 1),
+        Err(Error::UnsupportedDevice { major: 6, minor: 1 })
+    ));
+    assert_eq!(Policy::for_compute_capability(9, 0).unwrap().block_threads(), 512);
+}
+
+#[test]
+fn empty_error_message_says_what_to_do() {
+    let message = Error::Empty { op: Op::Max }.to_string();
+    assert!(message.contains("max of an empty input"), "{message}");
+}

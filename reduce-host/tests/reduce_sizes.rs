@@ -1,0 +1,67 @@
+//! Every op × type over the edge sizes and a random size, at aligned and
+//! unaligned starting addresses, against the CPU reference.
+
+mod common;
+use common::*;
+use rand::Rng;
+use reduce::{Op, Reducer};
+
+const SIZES: &[usize] = &[0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 4097, 65537, 1_000_003];
+
+fn sizes_and_offsets<T: TestElement>(test: &str, op: Op) {
+    if gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let random_n = rng.gen_range(1..=5_000_000);
+    let mut failures = Vec::new();
+    for &n in SIZES.iter().chain([random_n].iter()) {
+        if n == 0 && !op.defined_on_empty() {
+            continue; // the empty case of max/min is an error: see errors.rs
+        }
+        for offset in [0, 1, 2, 3] {
+            let data = random_vec::<T>(&mut rng, op, n);
+            if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
+                failures.push(format!("n={n} offset={offset}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{test}:\n{}", failures.join("\n"));
+}
+
+macro_rules! size_tests {
+    ($($name:ident: $op:ident, $t:ty;)*) => {$(
+        #[test]
+        fn $name() {
+            sizes_and_offsets::<$t>(stringify!($name), Op::$op);
+        }
+    )*};
+}
+
+size_tests! {
+    sum_i32_sizes_offsets: Sum, i32;
+    sum_u32_sizes_offsets: Sum, u32;
+    sum_i64_sizes_offsets: Sum, i64;
+    sum_u64_sizes_offsets: Sum, u64;
+    sum_f32_sizes_offsets: Sum, f32;
+    sum_f64_sizes_offsets: Sum, f64;
+    max_i32_sizes_offsets: Max, i32;
+    max_u32_sizes_offsets: Max, u32;
+    max_i64_sizes_offsets: Max, i64;
+    max_u64_sizes_offsets: Max, u64;
+    max_f32_sizes_offsets: Max, f32;
+    max_f64_sizes_offsets: Max, f64;
+    min_i32_sizes_offsets: Min, i32;
+    min_u32_sizes_offsets: Min, u32;
+    min_i64_sizes_offsets: Min, i64;
+    min_u64_sizes_offsets: Min, u64;
+    min_f32_sizes_offsets: Min, f32;
+    min_f64_sizes_offsets: Min, f64;
+    product_i32_sizes_offsets: Product, i32;
+    product_u32_sizes_offsets: Product, u32;
+    product_i64_sizes_offsets: Product, i64;
+    product_u64_sizes_offsets: Product, u64;
+    product_f32_sizes_offsets: Product, f32;
+    product_f64_sizes_offsets: Product, f64;
+}

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Runs examples/quickstart.rs: 100M random f32 on the GPU, the four
+# reductions checked against the CPU. Without a GPU it says so and exits 1.
+source "$(dirname "$0")/env.sh"
+cargo run --release --example quickstart "$@"

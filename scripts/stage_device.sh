@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds (here, where Rust is) everything scripts/device_run.sh runs on the GPU
+# machine and copies it into .device-bin/ (git-ignored; name it in `carry`).
+source "$(dirname "$0")/env.sh"
+rm -rf .device-bin && mkdir -p .device-bin/tests
+cargo build --release --example quickstart --example bench
+cp target/release/examples/quickstart target/release/examples/bench .device-bin/
+cargo test --workspace --release --no-run --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])' \
+  | while read -r exe; do cp "$exe" .device-bin/tests/; done
+cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" .device-bin/
+strip .device-bin/tests/* .device-bin/quickstart .device-bin/bench
+du -sh .device-bin; ls .device-bin/tests
