@@ -34,37 +34,52 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     println!("device: {}", device.name()?);
 
     // xorshift: fast, and fresh every run (seeded from the clock).
-    let mut state = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_nanos() as u64
-        | 1;
+    let mut state = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64 | 1;
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        (state >> 40) as f32 / (1u64 << 24) as f32 // [0, 1)
+        state >> 11 // 53 random bits
     };
-    let data: Vec<f32> = (0..N).map(|_| next() * 2.0 - 1.0).collect();
-    // Products of 100M arbitrary values under/overflow; use values near 1 for it.
-    let near_one: Vec<f32> = (0..N).map(|_| 1.0 + (next() - 0.5) * 1e-3).collect();
-    let buffer = DeviceBuffer::from_slice(&data)?;
-    let near_one_buffer = DeviceBuffer::from_slice(&near_one)?;
+    // Three inputs of N f32 each, chosen so that every check is exact:
+    // - reals in [-1, 1): max and min are exact whatever the order;
+    // - integers in [-100, 100]: every partial sum stays far below 2^24, so the
+    //   f32 sum has no rounding in any order and must equal the f64 sum;
+    // - ±1 with a few ±2 and ±0.5: the product is a power of two, exact in f32.
+    //   (Products of arbitrary reals drift: 10^8 roundings move an f32 product
+    //   by several percent, and the worst-case bound n·ε exceeds 1.)
+    let reals: Vec<f32> = (0..N).map(|_| (next() as f64 / (1u64 << 52) as f64 - 1.0) as f32).collect();
+    let integers: Vec<f32> = (0..N).map(|_| (next() % 201) as f32 - 100.0).collect();
+    let powers_of_two: Vec<f32> = (0..N)
+        .map(|_| {
+            let r = next();
+            let magnitude = match r % 50_000_000 {
+                0 => 2.0,
+                1 => 0.5,
+                _ => 1.0,
+            };
+            if r & (1 << 40) == 0 { magnitude } else { -magnitude }
+        })
+        .collect();
+    let reals_buffer = DeviceBuffer::from_slice(&reals)?;
+    let integers_buffer = DeviceBuffer::from_slice(&integers)?;
+    let powers_buffer = DeviceBuffer::from_slice(&powers_of_two)?;
 
     let mut reducer = Reducer::new()?;
     let mut all_ok = true;
     for op in Op::ALL {
-        let (input, host) = if op == Op::Product {
-            (&near_one_buffer, &near_one)
-        } else {
-            (&buffer, &data)
+        let (input, host, kind) = match op {
+            Op::Sum => (&integers_buffer, &integers, "integers"),
+            Op::Product => (&powers_buffer, &powers_of_two, "±2^k"),
+            _ => (&reals_buffer, &reals, "reals"),
         };
         let gpu: f32 = reducer.reduce(input, op)?;
-        let (reference, tolerance) = cpu_reference(host, op);
-        let ok = (gpu as f64 - reference).abs() <= tolerance;
+        let reference = cpu_reference(host, op);
+        let ok = gpu as f64 == reference;
         all_ok &= ok;
         println!(
-            "{op:>7}: gpu {gpu:>+16.6e}   cpu (f64) {reference:>+16.6e}   {}",
-            if ok { "ok" } else { "MISMATCH" }
+            "{op:>7} of {N} {kind:<8}: gpu {gpu:>+14.7e}   cpu (f64) {reference:>+14.7e}   {}",
+            if ok { "ok (exact)" } else { "MISMATCH" }
         );
     }
 
@@ -75,7 +90,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let mut times = Vec::new();
     for i in 0..53 {
         start.record(&stream)?;
-        reducer.reduce_into(&buffer, Op::Sum, &mut out, &stream)?;
+        reducer.reduce_into(&reals_buffer, Op::Sum, &mut out, &stream)?;
         stop.record(&stream)?;
         stop.synchronize()?;
         if i >= 3 {
@@ -92,23 +107,14 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     Ok(all_ok)
 }
 
-/// The exact-ish reference in f64 and the error bound for an f32 tree reduction.
-fn cpu_reference(data: &[f32], op: Op) -> (f64, f64) {
-    let n = data.len() as f64;
+/// The reference, computed in f64 on the CPU.
+fn cpu_reference(data: &[f32], op: Op) -> f64 {
+    let wide = data.iter().map(|&x| x as f64);
     match op {
-        Op::Sum => {
-            let abs: f64 = data.iter().map(|&x| (x as f64).abs()).sum();
-            (
-                data.iter().map(|&x| x as f64).sum(),
-                (n + 1.0) * f32::EPSILON as f64 * abs,
-            )
-        }
-        Op::Product => {
-            let p: f64 = data.iter().map(|&x| x as f64).product();
-            (p, (n + 1.0) * f32::EPSILON as f64 * p.abs())
-        }
-        Op::Max => (data.iter().fold(f64::NEG_INFINITY, |a, &x| a.max(x as f64)), 0.0),
-        Op::Min => (data.iter().fold(f64::INFINITY, |a, &x| a.min(x as f64)), 0.0),
-        _ => (f64::NAN, 0.0),
+        Op::Sum => wide.sum(),
+        Op::Product => wide.product(),
+        Op::Max => wide.fold(f64::NEG_INFINITY, f64::max),
+        Op::Min => wide.fold(f64::INFINITY, f64::min),
+        _ => f64::NAN,
     }
 }

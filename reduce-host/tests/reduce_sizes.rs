@@ -25,6 +25,15 @@ fn sizes_and_offsets<T: TestElement>(test: &str, op: Op) {
             if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
                 failures.push(format!("n={n} offset={offset}: {e}"));
             }
+            if op == Op::Sum {
+                // For floats, random reals are only checked to the rounding bound,
+                // which at large n exceeds any one element; small integers are
+                // summed exactly and checked bit for bit.
+                let data = random_exact_sum_vec::<T>(&mut rng, n);
+                if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
+                    failures.push(format!("n={n} offset={offset} exact-sum data: {e}"));
+                }
+            }
         }
     }
     assert!(failures.is_empty(), "{test}:\n{}", failures.join("\n"));

@@ -55,6 +55,9 @@ pub trait TestElement: Element + Default {
     /// vanish), odd for integer products (so they never wrap to 0).
     fn random(rng: &mut StdRng, op: Op, n: usize) -> Self;
     /// A value no correct kernel writes for the inputs the tests use.
+    /// A random value such that sums of a few million of them are exact in
+    /// the element type (small integers), so a sum can be checked bit for bit.
+    fn random_exact_sum(rng: &mut StdRng) -> Self;
     fn poison() -> Self;
     fn to_bits(self) -> u64;
     /// `Ok` if `got` is the right result of `op` over `data`.
@@ -68,6 +71,7 @@ macro_rules! integer_test_element {
                 let x: $t = rng.gen();
                 if op == Op::Product { x | 1 } else if x == 0 { 1 } else { x }
             }
+            fn random_exact_sum(rng: &mut StdRng) -> Self { Self::random(rng, Op::Sum, 0) }
             fn poison() -> Self { 0xA5A5_A5A5_A5A5_A5A5u64 as $t }
             fn to_bits(self) -> u64 { self as u64 }
             fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
@@ -90,9 +94,17 @@ macro_rules! float_test_element {
         impl TestElement for $t {
             fn random(rng: &mut StdRng, op: Op, n: usize) -> Self {
                 match op {
+                    // ±1, with about one 2 and one 0.5 per input (fewer per element
+                    // as n grows, so the exponent stays small): the product is
+                    // exact in the element type, so it is checked bit for bit and
+                    // a single skipped or repeated element changes the result.
                     Op::Product => {
-                        let spread = (1.0 / (n.max(1) as f64).sqrt()).min(0.5);
-                        (1.0 + rng.gen_range(-spread..spread)) as $t
+                        let magnitude = match rng.gen_range(0..n.max(64)) {
+                            0 => 2.0,
+                            1 => 0.5,
+                            _ => 1.0,
+                        };
+                        if rng.gen() { magnitude } else { -magnitude }
                     }
                     _ => {
                         let x: f64 = rng.gen_range(-1000.0..1000.0);
@@ -100,21 +112,30 @@ macro_rules! float_test_element {
                     }
                 }
             }
+            fn random_exact_sum(rng: &mut StdRng) -> Self {
+                let x: i32 = rng.gen_range(-3..=3);
+                if x == 0 { 1.0 } else { x as $t }
+            }
             fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
             fn to_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
             fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
                 let wide = data.iter().map(|&x| x as f64);
                 let has_nan = data.iter().any(|x| x.is_nan());
+                let abs_sum: f64 = data.iter().map(|&x| (x as f64).abs()).sum();
+                // Integers whose absolute sum fits the mantissa add without rounding
+                // in any order; ±powers of two multiply without rounding while the
+                // result stays in range. Such inputs are checked exactly.
+                let exact_sum = abs_sum < (1u64 << <$t>::MANTISSA_DIGITS) as f64 && data.iter().all(|x| x.fract() == 0.0);
+                let exact_product = data.iter().all(|&x| x != 0.0 && (x.abs() as f64).log2().fract() == 0.0);
                 let (expected, bound) = match op {
                     Op::Max | Op::Min if data.is_empty() => return Err(format!("{op} of empty")),
                     Op::Max if has_nan => (f64::NAN, 0.0),
                     Op::Min if has_nan => (f64::NAN, 0.0),
                     Op::Max => (wide.fold(f64::NEG_INFINITY, f64::max), 0.0),
                     Op::Min => (wide.fold(f64::INFINITY, f64::min), 0.0),
-                    Op::Sum => {
-                        let abs: f64 = data.iter().map(|&x| (x as f64).abs()).sum();
-                        (wide.sum::<f64>(), (data.len() + 1) as f64 * <$t>::EPSILON as f64 * abs)
-                    }
+                    Op::Sum if exact_sum => (wide.sum::<f64>(), 0.0),
+                    Op::Sum => (wide.sum::<f64>(), (data.len() + 1) as f64 * <$t>::EPSILON as f64 * abs_sum),
+                    Op::Product if exact_product => (wide.product::<f64>(), 0.0),
                     Op::Product => {
                         let p: f64 = wide.product();
                         (p, (data.len() + 1) as f64 * <$t>::EPSILON as f64 * p.abs())
@@ -170,4 +191,9 @@ pub fn check_on_gpu<T: TestElement>(reducer: &mut Reducer, data: &[T], offset: u
 /// Random data of length `n` for `op`.
 pub fn random_vec<T: TestElement>(rng: &mut StdRng, op: Op, n: usize) -> Vec<T> {
     (0..n).map(|_| T::random(rng, op, n)).collect()
+}
+
+/// Random small integers (as `T`) whose sum is exact in `T`.
+pub fn random_exact_sum_vec<T: TestElement>(rng: &mut StdRng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::random_exact_sum(rng)).collect()
 }
