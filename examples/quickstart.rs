@@ -34,7 +34,10 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     println!("device: {}", device.name()?);
 
     // xorshift: fast, and fresh every run (seeded from the clock).
-    let mut state = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64 | 1;
+    let mut state = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_nanos() as u64
+        | 1;
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
@@ -48,7 +51,9 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     // - ±1 with a few ±2 and ±0.5: the product is a power of two, exact in f32.
     //   (Products of arbitrary reals drift: 10^8 roundings move an f32 product
     //   by several percent, and the worst-case bound n·ε exceeds 1.)
-    let reals: Vec<f32> = (0..N).map(|_| (next() as f64 / (1u64 << 52) as f64 - 1.0) as f32).collect();
+    let reals: Vec<f32> = (0..N)
+        .map(|_| (next() as f64 / (1u64 << 52) as f64 - 1.0) as f32)
+        .collect();
     let integers: Vec<f32> = (0..N).map(|_| (next() % 201) as f32 - 100.0).collect();
     let powers_of_two: Vec<f32> = (0..N)
         .map(|_| {
@@ -58,7 +63,11 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
                 1 => 0.5,
                 _ => 1.0,
             };
-            if r & (1 << 40) == 0 { magnitude } else { -magnitude }
+            if r & (1 << 40) == 0 {
+                magnitude
+            } else {
+                -magnitude
+            }
         })
         .collect();
     let reals_buffer = DeviceBuffer::from_slice(&reals)?;

@@ -53,7 +53,7 @@ fn main() {
             )
         })
         .collect();
-    arches.sort_by(|a, b| b.0.cmp(&a.0));
+    arches.sort_by_key(|(cc, _)| std::cmp::Reverse(*cc));
     let rows: String = arches
         .iter()
         .map(|(cc, arch)| format!("    ({cc}, include_str!(concat!(env!(\"OUT_DIR\"), \"/kernels_{arch}.ptx\"))),\n"))

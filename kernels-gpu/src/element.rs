@@ -4,7 +4,6 @@
 //! docs promise. Float `max`/`min` propagate NaN: if either operand is NaN the
 //! result is NaN, so a NaN anywhere in the input reaches the result.
 
-use crate::device;
 use num_traits::float::FloatCore;
 use num_traits::{Bounded, One, WrappingAdd, WrappingMul, Zero};
 
@@ -103,12 +102,12 @@ impl Element for f32 {
     #[cfg(target_feature = "sm_80")]
     #[inline(always)]
     fn max(self, other: Self) -> Self {
-        device::max_nan_f32(self, other)
+        crate::device::max_nan_f32(self, other)
     }
     #[cfg(target_feature = "sm_80")]
     #[inline(always)]
     fn min(self, other: Self) -> Self {
-        device::min_nan_f32(self, other)
+        crate::device::min_nan_f32(self, other)
     }
     #[cfg(not(target_feature = "sm_80"))]
     #[inline(always)]

@@ -26,7 +26,7 @@ const POLICIES: &[(u32, Policy)] = &[(90, Policy { block_threads: 512 }), (70, P
 impl Policy {
     /// A policy with `block_threads` threads per block: a multiple of 32 from 32 to 1024.
     pub fn new(block_threads: u32) -> Result<Self> {
-        if block_threads == 0 || block_threads % 32 != 0 || block_threads > 1024 {
+        if !(32..=1024).contains(&block_threads) || !block_threads.is_multiple_of(32) {
             return Err(Error::InvalidPolicy(format!(
                 "block_threads must be a multiple of 32 between 32 and 1024, got {block_threads}"
             )));
