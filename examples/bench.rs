@@ -9,6 +9,7 @@
 //!
 //! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce`.
 //! Usage: `bench [TYPE ...]` (default: f32 i32 f64 u32 i64 u64).
+//! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
@@ -26,7 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut sizes: Vec<usize> = (10..=30).step_by(2).map(|e| 1usize << e).collect();
     sizes.push(100_000_000);
     let sizes_64: Vec<usize> = sizes.iter().copied().filter(|&n| n <= 1 << 29).collect();
-    let mut reducer = Reducer::new()?;
+    let mut reducer = match std::env::var("REDUCE_BLOCK_THREADS") {
+        Ok(threads) => Reducer::with_policy(reduce::Policy::new(threads.parse()?)?)?,
+        Err(_) => Reducer::new()?,
+    };
     for t in &types {
         match t.as_str() {
             "f32" => bench_type::<f32>(&mut reducer, "f32", &sizes)?,
@@ -74,6 +78,11 @@ fn bench_type<T: FromSmall>(
             .map(|_| DeviceBuffer::from_slice(&host))
             .collect::<Result<Vec<_>, _>>()?;
         drop(host);
+        let shape = reducer.launch_shape::<T>(Op::Sum, n)?;
+        println!(
+            "# {name} n={n}: {} blocks x {} threads",
+            shape.blocks, shape.threads_per_block
+        );
         let iterations = if n < 1 << 24 { 200 } else { 30 };
         for op in Op::ALL {
             for warm_up in 0..3 {

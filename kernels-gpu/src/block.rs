@@ -9,8 +9,12 @@ use crate::warp;
 /// Reduces one value per thread over the whole block.
 ///
 /// The result is valid in thread 0 only. The block size must be a multiple of
-/// 32 and at most 1024 (the host checks this before launching). Ends with a
-/// barrier, so the shared scratch can be reused by the next collective.
+/// 32 and at most 1024 (the host checks this before launching).
+///
+/// Does not end with a barrier: before the block calls `reduce` again, every
+/// thread must pass a barrier after this call returns (for example the one in
+/// [`broadcast_from_thread_0`]), or warp 0 may still be reading the scratch
+/// slots that the next call overwrites.
 ///
 /// # Safety
 /// Every thread of the block must call it together.
@@ -36,11 +40,14 @@ pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
         };
         block_total = warp::reduce::<T, O>(mine);
     }
-    sync_threads();
     block_total
 }
 
 /// Shares thread 0's `flag` with every thread of the block.
+///
+/// Also a barrier: every thread's earlier shared-memory accesses are done
+/// when any thread returns. Call it at most once per launch (the flag slot is
+/// not guarded against being overwritten by a second call).
 ///
 /// # Safety
 /// Every thread of the block must call it together.
@@ -51,7 +58,5 @@ pub unsafe fn broadcast_from_thread_0(flag: bool) -> bool {
         slot.write_volatile(flag as u32);
     }
     sync_threads();
-    let shared = slot.read_volatile() != 0;
-    sync_threads();
-    shared
+    slot.read_volatile() != 0
 }

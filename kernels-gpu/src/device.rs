@@ -201,13 +201,6 @@ pub unsafe fn store_relaxed_gpu_u32(address: u64, value: u32) {
     );
 }
 
-/// `fence.acq_rel.gpu`: orders this thread's memory accesses at GPU scope.
-#[inline(always)]
-pub fn fence_acq_rel_gpu() {
-    // SAFETY: a fence has no operands and no preconditions.
-    unsafe { asm!("fence.acq_rel.gpu;", options(nostack, preserves_flags)) }
-}
-
 /// Generic address of this block's warp-slot scratch (32 slots of 8 bytes).
 #[inline(always)]
 pub fn warp_slots() -> *mut u64 {

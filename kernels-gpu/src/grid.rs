@@ -63,8 +63,15 @@ pub unsafe fn reduce<T: Element, O: Operator<T>>(
 }
 
 /// Publishes this block's partial (valid in thread 0) and tells every thread
-/// of the block whether it was the last block to do so. In the last block,
-/// every thread has fenced, so all partials are visible to its loads.
+/// of the block whether it was the last block to do so.
+///
+/// Why the last block's loads see every partial: each block's thread 0 writes
+/// its partial, then releases it with the `acq_rel` ticket add; the last
+/// block's thread 0 acquires all of them with its own add (the ticket's
+/// modification order chains the releases); the barrier in the broadcast then
+/// orders that acquire before every other thread's loads (as in CUDA's
+/// threadFenceReduction sample). The loads are `ld.relaxed.gpu`, so no stale
+/// L1 line can answer them.
 ///
 /// # Safety
 /// As [`reduce`]; every thread of the block must call it together.
@@ -78,9 +85,5 @@ unsafe fn finished_last<T: Element>(partials: u64, ticket: u64, block_total: T) 
         );
         last = device::atomic_add_acq_rel_gpu_u32(ticket, 1) == grid_dim_x() - 1;
     }
-    let last = block::broadcast_from_thread_0(last);
-    if last {
-        device::fence_acq_rel_gpu();
-    }
-    last
+    block::broadcast_from_thread_0(last)
 }

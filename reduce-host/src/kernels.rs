@@ -3,6 +3,7 @@
 use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
+use crate::launch::KernelHandle;
 use crate::op::Op;
 use crate::policy::Policy;
 use cust::device::{Device, DeviceAttribute};
@@ -42,18 +43,21 @@ fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
 /// The kernels loaded into the current context, with their launch limits.
 #[derive(Debug)]
 pub(crate) struct Kernels {
-    module: Module,
+    /// Per entry of `KERNELS`: its handle and its largest useful grid (SMs ×
+    /// resident blocks per SM). Declared before `module`, so dropped first.
+    loaded: Vec<(KernelHandle, u32)>,
+    /// Never read, only kept loaded: the handles in `loaded` point into it.
+    _module: Module,
     policy: Policy,
-    /// Largest useful grid per entry of `KERNELS`: SMs × resident blocks per SM.
-    grid_caps: Vec<u32>,
 }
 
-/// How to launch one kernel on one input.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Launch<'a> {
-    pub function: &'a str,
-    pub grid: u32,
-    pub block: u32,
+/// The launch shape of one reduction: blocks × threads per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks in the (1-D) grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
 }
 
 impl Kernels {
@@ -69,7 +73,7 @@ impl Kernels {
         let module = Module::from_ptx(ptx_for(major, minor)?, &[])?;
         let sms = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
 
-        let mut grid_caps = Vec::with_capacity(KERNELS.len());
+        let mut loaded = Vec::with_capacity(KERNELS.len());
         for entry in KERNELS {
             let function: Function<'_> = module.get_function(entry.name)?;
             let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(policy.block_threads()), 0)?;
@@ -80,29 +84,25 @@ impl Kernels {
                     policy.block_threads()
                 )));
             }
-            grid_caps.push(sms * per_sm);
+            loaded.push((KernelHandle(function.to_raw()), sms * per_sm));
         }
         Ok(Kernels {
-            module,
+            loaded,
+            _module: module,
             policy,
-            grid_caps,
         })
     }
 
     /// The largest grid any kernel is launched with: the workspace holds one
     /// partial per block of it.
     pub(crate) fn max_grid(&self) -> u32 {
-        self.grid_caps.iter().copied().max().unwrap_or(1)
-    }
-
-    pub(crate) fn module(&self) -> &Module {
-        &self.module
+        self.loaded.iter().map(|&(_, cap)| cap).max().unwrap_or(1)
     }
 
     /// The kernel and launch shape for reducing `len` elements of `T` with `op`.
     /// (A unit test checks that every `Op` × `Element` pair has a kernel, so
     /// the `NotFound` error cannot happen with the PTX this crate embeds.)
-    pub(crate) fn launch_for<T: Element>(&self, op: Op, len: usize) -> Result<Launch<'static>> {
+    pub(crate) fn launch_for<T: Element>(&self, op: Op, len: usize) -> Result<(KernelHandle, LaunchShape)> {
         let index = KERNELS
             .iter()
             .position(|k| k.op == op && k.element == T::TYPE)
@@ -110,12 +110,15 @@ impl Kernels {
         let block = self.policy.block_threads();
         let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / T::TYPE.size() as u64);
         let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
-        let grid = blocks_needed.min(self.grid_caps[index] as u64) as u32;
-        Ok(Launch {
-            function: KERNELS[index].name,
-            grid,
-            block,
-        })
+        let (kernel, grid_cap) = self.loaded[index];
+        let blocks = blocks_needed.min(grid_cap as u64) as u32;
+        Ok((
+            kernel,
+            LaunchShape {
+                blocks,
+                threads_per_block: block,
+            },
+        ))
     }
 }
 

@@ -61,12 +61,14 @@ mod abi;
 pub mod element;
 pub mod error;
 mod kernels;
+mod launch;
 pub mod op;
 pub mod policy;
 pub mod reducer;
 
 pub use element::{Element, ElementType};
 pub use error::{Error, Result};
+pub use kernels::LaunchShape;
 pub use op::Op;
 pub use policy::Policy;
 pub use reducer::Reducer;

@@ -3,7 +3,8 @@
 use crate::abi::PARTIAL_SLOT_BYTES;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::kernels::Kernels;
+use crate::kernels::{Kernels, LaunchShape};
+use crate::launch;
 use crate::op::Op;
 use crate::policy::Policy;
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice, LockedBuffer};
@@ -129,8 +130,7 @@ impl Reducer {
         if input.is_empty() && !op.defined_on_empty() {
             return Err(Error::Empty { op });
         }
-        let launch = self.kernels.launch_for::<T>(op, input.len())?;
-        let function = self.kernels.module().get_function(launch.function)?;
+        let (kernel, shape) = self.kernels.launch_for::<T>(op, input.len())?;
         let stream = match stream {
             StreamChoice::Own => &self.stream,
             StreamChoice::Given(stream) => stream,
@@ -140,7 +140,7 @@ impl Reducer {
         let mut partials = self.partials.as_device_ptr().as_raw();
         let mut ticket = self.ticket.as_device_ptr().as_raw();
         let mut out = out;
-        let args = [
+        let mut args = [
             &mut input_ptr as *mut u64 as *mut c_void,
             &mut len as *mut u64 as *mut c_void,
             &mut partials as *mut u64 as *mut c_void,
@@ -150,8 +150,19 @@ impl Reducer {
         // SAFETY: the arguments match the entry point's parameters (see
         // kernels-gpu/src/abi.rs); `partials` holds one slot per block of the
         // largest grid; the ticket is zero between launches.
-        unsafe { stream.launch(&function, launch.grid, launch.block, 0, &args)? };
+        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, stream, &mut args)? };
         Ok(())
+    }
+
+    /// The launch shape a reduction of `len` elements of `T` with `op` uses.
+    ///
+    /// It depends only on `len`, the element size and the device: threads per
+    /// block come from the [`Policy`] (tuned per compute capability), and the
+    /// grid is the smaller of "enough blocks for one full tile of 16-byte loads
+    /// per thread" and "as many blocks as the device holds at once" (SMs ×
+    /// the occupancy calculator's blocks per SM), at least 1.
+    pub fn launch_shape<T: Element>(&self, op: Op, len: usize) -> Result<LaunchShape> {
+        Ok(self.kernels.launch_for::<T>(op, len)?.1)
     }
 }
 

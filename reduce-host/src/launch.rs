@@ -1,0 +1,75 @@
+//! The one driver call `cust` does not let us make cheaply: launching a kernel
+//! through a cached `CUfunction` handle.
+//!
+//! `cust::function::Function` borrows its `Module`, so a `Reducer` that owns
+//! the module cannot also keep the functions; looking them up on every call
+//! (`cuModuleGetFunction`) costs host time that device-event timings of small
+//! reductions see. The handles are valid as long as the module is loaded,
+//! which `Kernels` guarantees by owning both.
+
+use cust::error::CudaError;
+use cust::stream::Stream;
+use cust::sys::{cuLaunchKernel, cudaError_enum, CUfunction};
+use std::ffi::c_void;
+
+/// A kernel handle, valid while the module it came from is loaded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KernelHandle(pub(crate) CUfunction);
+
+// SAFETY: a CUfunction is an opaque driver handle usable from any thread that
+// has its context current (the same reasoning as cust's `Function`).
+unsafe impl Send for KernelHandle {}
+unsafe impl Sync for KernelHandle {}
+
+/// Launches `kernel` on `stream` with a 1-D grid and no dynamic shared memory.
+///
+/// # Safety
+/// `kernel` belongs to a loaded module of the current context, and `args`
+/// point to values matching the kernel's parameters, alive for the call.
+pub(crate) unsafe fn launch(
+    kernel: KernelHandle,
+    grid: u32,
+    block: u32,
+    stream: &Stream,
+    args: &mut [*mut c_void],
+) -> Result<(), CudaError> {
+    let code = cuLaunchKernel(
+        kernel.0,
+        grid,
+        1,
+        1,
+        block,
+        1,
+        1,
+        0,
+        stream.as_inner(),
+        args.as_mut_ptr(),
+        std::ptr::null_mut(),
+    );
+    launch_result(code)
+}
+
+/// The `CudaError` for a `cuLaunchKernel` status (cust's own conversion is private).
+fn launch_result(code: cudaError_enum) -> Result<(), CudaError> {
+    use cudaError_enum::*;
+    Err(match code {
+        CUDA_SUCCESS => return Ok(()),
+        CUDA_ERROR_INVALID_VALUE => CudaError::InvalidValue,
+        CUDA_ERROR_OUT_OF_MEMORY => CudaError::OutOfMemory,
+        CUDA_ERROR_NOT_INITIALIZED => CudaError::NotInitialized,
+        CUDA_ERROR_DEINITIALIZED => CudaError::Deinitialized,
+        CUDA_ERROR_INVALID_CONTEXT => CudaError::InvalidContext,
+        CUDA_ERROR_CONTEXT_IS_DESTROYED => CudaError::ContextIsDestroyed,
+        CUDA_ERROR_INVALID_HANDLE => CudaError::InvalidHandle,
+        CUDA_ERROR_ILLEGAL_ADDRESS => CudaError::IllegalAddress,
+        CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => CudaError::LaunchOutOfResources,
+        CUDA_ERROR_LAUNCH_TIMEOUT => CudaError::LaunchTimeout,
+        CUDA_ERROR_LAUNCH_FAILED => CudaError::LaunchFailed,
+        CUDA_ERROR_ILLEGAL_INSTRUCTION => CudaError::IllegalInstruction,
+        CUDA_ERROR_MISALIGNED_ADDRESS => CudaError::MisalignedAddress,
+        CUDA_ERROR_HARDWARE_STACK_ERROR => CudaError::HardwareStackError,
+        CUDA_ERROR_NOT_PERMITTED => CudaError::NotPermitted,
+        CUDA_ERROR_NOT_SUPPORTED => CudaError::NotSupported,
+        _ => CudaError::UnknownError,
+    })
+}
