@@ -1,0 +1,133 @@
+//! `Reducer::reduce_into` inside a CUDA graph: captured once, replayed many
+//! times, and timed against direct calls at small sizes, where launch cost
+//! dominates.
+//!
+//! `reduce_into` enqueues one kernel and nothing else (no allocation, no host
+//! synchronization, no memset: the kernel leaves its ticket at zero for the
+//! next launch), so stream capture records exactly one kernel node. cust 0.3.2
+//! has no wrappers for capture, instantiation or graph launch, so this example
+//! makes those driver calls itself.
+//!
+//! Each replay's result is checked: the output is poisoned (outside the graph)
+//! before a replay and compared with the exact sum after it.
+//!
+//! Output: one line per size with the median of direct calls and of graph
+//! replays, each timed with device events around a single call.
+
+use cust::context::CurrentContext;
+use cust::event::{Event, EventFlags};
+use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
+use cust::stream::{Stream, StreamFlags};
+use cust::sys::{self, cudaError_enum, CUgraph, CUgraphExec, CUstreamCaptureMode_enum};
+use reduce::{Op, Reducer};
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// Turns a raw driver status into an error naming the call.
+fn check(status: cudaError_enum, call: &str) -> Result<(), BoxError> {
+    if status == cudaError_enum::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{call} failed: {status:?}").into())
+    }
+}
+
+/// An instantiated graph holding one captured `reduce_into`.
+struct CapturedReduction {
+    graph: CUgraph,
+    exec: CUgraphExec,
+}
+
+impl CapturedReduction {
+    fn capture(reducer: &mut Reducer, input: &DeviceBuffer<i32>, out: &mut DeviceBox<i32>, stream: &Stream) -> Result<Self, BoxError> {
+        let mut graph: CUgraph = std::ptr::null_mut();
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        // SAFETY: plain driver calls on a live stream; the graph and its
+        // executable are destroyed in Drop.
+        unsafe {
+            check(
+                sys::cuStreamBeginCapture_v2(stream.as_inner(), CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                "cuStreamBeginCapture",
+            )?;
+            let enqueued = reducer.reduce_into(input, Op::Sum, out, stream);
+            check(sys::cuStreamEndCapture(stream.as_inner(), &mut graph), "cuStreamEndCapture")?;
+            enqueued?;
+            check(sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0), "cuGraphInstantiateWithFlags")?;
+        }
+        Ok(CapturedReduction { graph, exec })
+    }
+
+    fn launch(&self, stream: &Stream) -> Result<(), BoxError> {
+        // SAFETY: `exec` is a live executable graph.
+        unsafe { check(sys::cuGraphLaunch(self.exec, stream.as_inner()), "cuGraphLaunch") }
+    }
+}
+
+impl Drop for CapturedReduction {
+    fn drop(&mut self) {
+        // SAFETY: both handles were created by `capture` and are not used after this.
+        unsafe {
+            sys::cuGraphExecDestroy(self.exec);
+            sys::cuGraphDestroy(self.graph);
+        }
+    }
+}
+
+fn median_us(mut times_ms: Vec<f32>) -> f64 {
+    times_ms.sort_by(f32::total_cmp);
+    times_ms[times_ms.len() / 2] as f64 * 1e3
+}
+
+fn main() -> Result<(), BoxError> {
+    let _context = cust::quick_init().map_err(|e| format!("graph_replay needs a CUDA GPU: {e}"))?;
+    let mut reducer = Reducer::new()?;
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    const CALLS: usize = 500;
+    const POISON: i32 = 0x5A5A_5A5A;
+    println!("{:>9} {:>12} {:>12}   (i32 sum, median of {CALLS} single calls, device events)", "n", "direct µs", "graph µs");
+    for log2 in [10, 12, 14, 16, 18, 20] {
+        let n = 1usize << log2;
+        let host: Vec<i32> = (0..n as i32).map(|i| (i % 7) - 3 + (i & 1)).collect();
+        let expected = host.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+        let input = DeviceBuffer::from_slice(&host)?;
+        let mut out = DeviceBox::new(&POISON)?;
+
+        let mut direct = Vec::with_capacity(CALLS);
+        for _ in 0..CALLS {
+            start.record(&stream)?;
+            reducer.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+            stop.record(&stream)?;
+            stop.synchronize()?;
+            direct.push(stop.elapsed_time_f32(&start)?);
+        }
+
+        let mut got = POISON;
+        out.copy_to(&mut got)?;
+        if got != expected {
+            return Err(format!("n={n} direct call: got {got}, expected {expected}").into());
+        }
+
+        let graph = CapturedReduction::capture(&mut reducer, &input, &mut out, &stream)?;
+        let mut replayed = Vec::with_capacity(CALLS);
+        for call in 0..CALLS {
+            out.copy_from(&POISON)?;
+            // A copy from pageable memory may return before its DMA lands, and
+            // `stream` does not wait for the legacy stream: wait here.
+            CurrentContext::synchronize()?;
+            start.record(&stream)?;
+            graph.launch(&stream)?;
+            stop.record(&stream)?;
+            stop.synchronize()?;
+            replayed.push(stop.elapsed_time_f32(&start)?);
+            let mut got = POISON;
+            out.copy_to(&mut got)?;
+            if got != expected {
+                return Err(format!("n={n} replay {call}: got {got}, expected {expected}").into());
+            }
+        }
+        println!("{n:>9} {:>12.2} {:>12.2}", median_us(direct), median_us(replayed));
+    }
+    println!("every replay wrote the exact sum");
+    Ok(())
+}
