@@ -39,20 +39,34 @@ struct CapturedReduction {
 }
 
 impl CapturedReduction {
-    fn capture(reducer: &mut Reducer, input: &DeviceBuffer<i32>, out: &mut DeviceBox<i32>, stream: &Stream) -> Result<Self, BoxError> {
+    fn capture(
+        reducer: &mut Reducer,
+        input: &DeviceBuffer<i32>,
+        out: &mut DeviceBox<i32>,
+        stream: &Stream,
+    ) -> Result<Self, BoxError> {
         let mut graph: CUgraph = std::ptr::null_mut();
         let mut exec: CUgraphExec = std::ptr::null_mut();
         // SAFETY: plain driver calls on a live stream; the graph and its
         // executable are destroyed in Drop.
         unsafe {
             check(
-                sys::cuStreamBeginCapture_v2(stream.as_inner(), CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                sys::cuStreamBeginCapture_v2(
+                    stream.as_inner(),
+                    CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                ),
                 "cuStreamBeginCapture",
             )?;
             let enqueued = reducer.reduce_into(input, Op::Sum, out, stream);
-            check(sys::cuStreamEndCapture(stream.as_inner(), &mut graph), "cuStreamEndCapture")?;
+            check(
+                sys::cuStreamEndCapture(stream.as_inner(), &mut graph),
+                "cuStreamEndCapture",
+            )?;
             enqueued?;
-            check(sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0), "cuGraphInstantiateWithFlags")?;
+            check(
+                sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+                "cuGraphInstantiateWithFlags",
+            )?;
         }
         Ok(CapturedReduction { graph, exec })
     }
@@ -85,7 +99,10 @@ fn main() -> Result<(), BoxError> {
     let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
     const CALLS: usize = 500;
     const POISON: i32 = 0x5A5A_5A5A;
-    println!("{:>9} {:>12} {:>12}   (i32 sum, median of {CALLS} single calls, device events)", "n", "direct µs", "graph µs");
+    println!(
+        "{:>9} {:>12} {:>12}   (i32 sum, median of {CALLS} single calls, device events)",
+        "n", "direct µs", "graph µs"
+    );
     for log2 in [10, 12, 14, 16, 18, 20] {
         let n = 1usize << log2;
         let host: Vec<i32> = (0..n as i32).map(|i| (i % 7) - 3 + (i & 1)).collect();

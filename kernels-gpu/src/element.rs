@@ -73,102 +73,57 @@ fn min_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
     }
 }
 
-impl Element for f32 {
-    const WORDS: u32 = 1;
-    #[inline(always)]
-    fn zero() -> Self {
-        Zero::zero()
-    }
-    #[inline(always)]
-    fn one() -> Self {
-        One::one()
-    }
-    #[inline(always)]
-    fn lowest() -> Self {
-        FloatCore::neg_infinity()
-    }
-    #[inline(always)]
-    fn highest() -> Self {
-        FloatCore::infinity()
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self + other
-    }
-    #[inline(always)]
-    fn mul(self, other: Self) -> Self {
-        self * other
-    }
-    #[cfg(target_feature = "sm_80")]
-    #[inline(always)]
-    fn max(self, other: Self) -> Self {
-        crate::device::max_nan_f32(self, other)
-    }
-    #[cfg(target_feature = "sm_80")]
-    #[inline(always)]
-    fn min(self, other: Self) -> Self {
-        crate::device::min_nan_f32(self, other)
-    }
-    #[cfg(not(target_feature = "sm_80"))]
-    #[inline(always)]
-    fn max(self, other: Self) -> Self {
-        max_propagating_nan(self, other)
-    }
-    #[cfg(not(target_feature = "sm_80"))]
-    #[inline(always)]
-    fn min(self, other: Self) -> Self {
-        min_propagating_nan(self, other)
-    }
-    #[inline(always)]
-    fn to_bits(self) -> u64 {
-        f32::to_bits(self) as u64
-    }
-    #[inline(always)]
-    fn from_bits(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
-    }
-}
+// f32 max/min: the hardware's NaN-propagating instructions where they exist.
+#[cfg(target_feature = "sm_80")]
+use crate::device::{max_nan_f32, min_nan_f32};
+#[cfg(not(target_feature = "sm_80"))]
+use {max_propagating_nan as max_nan_f32, min_propagating_nan as min_nan_f32};
 
-impl Element for f64 {
-    const WORDS: u32 = 2;
-    #[inline(always)]
-    fn zero() -> Self {
-        Zero::zero()
-    }
-    #[inline(always)]
-    fn one() -> Self {
-        One::one()
-    }
-    #[inline(always)]
-    fn lowest() -> Self {
-        FloatCore::neg_infinity()
-    }
-    #[inline(always)]
-    fn highest() -> Self {
-        FloatCore::infinity()
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self + other
-    }
-    #[inline(always)]
-    fn mul(self, other: Self) -> Self {
-        self * other
-    }
-    #[inline(always)]
-    fn max(self, other: Self) -> Self {
-        max_propagating_nan(self, other)
-    }
-    #[inline(always)]
-    fn min(self, other: Self) -> Self {
-        min_propagating_nan(self, other)
-    }
-    #[inline(always)]
-    fn to_bits(self) -> u64 {
-        f64::to_bits(self)
-    }
-    #[inline(always)]
-    fn from_bits(bits: u64) -> Self {
-        f64::from_bits(bits)
-    }
+macro_rules! float_element {
+    ($($t:ty, $words:expr, $max:ident, $min:ident);* $(;)?) => {$(
+        impl Element for $t {
+            const WORDS: u32 = $words;
+            #[inline(always)]
+            fn zero() -> Self {
+                Zero::zero()
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                One::one()
+            }
+            #[inline(always)]
+            fn lowest() -> Self {
+                FloatCore::neg_infinity()
+            }
+            #[inline(always)]
+            fn highest() -> Self {
+                FloatCore::infinity()
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                self + other
+            }
+            #[inline(always)]
+            fn mul(self, other: Self) -> Self {
+                self * other
+            }
+            #[inline(always)]
+            fn max(self, other: Self) -> Self {
+                $max(self, other)
+            }
+            #[inline(always)]
+            fn min(self, other: Self) -> Self {
+                $min(self, other)
+            }
+            #[inline(always)]
+            fn to_bits(self) -> u64 {
+                <$t>::to_bits(self) as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                <$t>::from_bits(bits as _)
+            }
+        }
+    )*};
 }
+float_element!(f32, 1, max_nan_f32, min_nan_f32; f64, 2, max_propagating_nan, min_propagating_nan);

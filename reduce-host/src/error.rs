@@ -24,6 +24,16 @@ pub enum Error {
         /// Minor compute capability of the current device.
         minor: u32,
     },
+    /// The input does not start at a multiple of its element size (possible
+    /// only with a slice made by `DeviceSlice::from_raw_parts`); the kernels
+    /// would fault on it.
+    #[error("input starts at {address:#x}, which is not a multiple of its element size {align}")]
+    MisalignedInput {
+        /// The input's device address.
+        address: u64,
+        /// The element size it must be a multiple of.
+        align: usize,
+    },
     /// A [`Policy`](crate::Policy) that cannot be launched.
     #[error("invalid launch policy: {0}")]
     InvalidPolicy(String),

@@ -33,7 +33,8 @@
 //!   `product` follow IEEE 754 (`inf + -inf` is NaN); they are computed in the
 //!   element type, in a tree order, so they differ from a sequential loop by
 //!   rounding (at most about `n·ε·Σ|x|`). Signed zeros compare equal in
-//!   `max`/`min`; which of `-0.0`/`+0.0` is returned is unspecified.
+//!   `max`/`min`; which of `-0.0`/`+0.0` is returned is unspecified. Sums
+//!   start from `+0.0`, so a sum of only `-0.0` terms is `+0.0`.
 //! - **Integers**: `sum` and `product` wrap on overflow (two's complement, as
 //!   `wrapping_add`/`wrapping_mul`); `max`/`min` are exact at the bounds.
 //! - **Determinism**: the same input at the same address on the same device
@@ -53,7 +54,13 @@
 //! The free functions use a [`Reducer`] cached per thread for the context that
 //! is current on that thread, created on first use (which loads the module).
 //! They block until the result is on the host. For async work on your own
-//! stream, use [`Reducer::reduce_into`].
+//! stream, use [`Reducer::reduce_into`]; it enqueues one kernel and nothing
+//! else, so it can be captured in a CUDA graph (`examples/graph_replay.rs`).
+//!
+//! The cache is keyed by the context handle. If a thread destroys its context
+//! and then creates another that the driver gives the same handle, the cached
+//! reducer's module is gone and calls fail with a CUDA error; use an explicit
+//! [`Reducer`] per context in programs that recreate contexts.
 
 #[macro_use]
 #[path = "../../kernels-gpu/src/abi.rs"]

@@ -130,12 +130,19 @@ impl Reducer {
         if input.is_empty() && !op.defined_on_empty() {
             return Err(Error::Empty { op });
         }
+        let address = input.as_device_ptr().as_raw();
+        if address % std::mem::size_of::<T>() as u64 != 0 {
+            return Err(Error::MisalignedInput {
+                address,
+                align: std::mem::size_of::<T>(),
+            });
+        }
         let (kernel, shape) = self.kernels.launch_for::<T>(op, input.len())?;
         let stream = match stream {
             StreamChoice::Own => &self.stream,
             StreamChoice::Given(stream) => stream,
         };
-        let mut input_ptr = input.as_device_ptr().as_raw();
+        let mut input_ptr = address;
         let mut len = input.len() as u64;
         let mut partials = self.partials.as_device_ptr().as_raw();
         let mut ticket = self.ticket.as_device_ptr().as_raw();
@@ -165,6 +172,12 @@ impl Reducer {
         Ok(self.kernels.launch_for::<T>(op, len)?.1)
     }
 }
+
+// A Reducer can move to another thread (with its context made current there).
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Reducer>();
+};
 
 // `partials` is a buffer of u64: one slot per block, as the kernels expect.
 const _: () = assert!(PARTIAL_SLOT_BYTES == std::mem::size_of::<u64>() as u64);

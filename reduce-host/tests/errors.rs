@@ -57,3 +57,21 @@ fn empty_error_message_says_what_to_do() {
     let message = Error::Empty { op: Op::Max }.to_string();
     assert!(message.contains("max of an empty input"), "{message}");
 }
+
+#[test]
+fn sum_f32_misaligned_input_is_an_error() {
+    if gpu("sum_f32_misaligned_input_is_an_error").is_none() {
+        return;
+    }
+    let buffer = DeviceBuffer::from_slice(&[1.0f32; 8]).unwrap();
+    // An f32 slice one byte into the buffer: only unsafe code can make one.
+    let address = buffer.as_device_ptr().as_raw() + 1;
+    let slice =
+        unsafe { cust::memory::DeviceSlice::<f32>::from_raw_parts(cust::memory::DevicePointer::from_raw(address), 4) };
+    match reduce::sum(&slice) {
+        Err(Error::MisalignedInput { align: 4, .. }) => {}
+        other => panic!("misaligned input gave {other:?}"),
+    }
+    // Nothing was launched, so the context is fine: the next call works.
+    assert_eq!(reduce::sum(&buffer).unwrap(), 8.0);
+}
