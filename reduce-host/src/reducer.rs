@@ -131,7 +131,7 @@ impl Reducer {
             return Err(Error::Empty { op });
         }
         let address = input.as_device_ptr().as_raw();
-        if address % std::mem::size_of::<T>() as u64 != 0 {
+        if !address.is_multiple_of(std::mem::size_of::<T>() as u64) {
             return Err(Error::MisalignedInput {
                 address,
                 align: std::mem::size_of::<T>(),
