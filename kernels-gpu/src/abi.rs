@@ -59,3 +59,25 @@ macro_rules! for_each_reduce_kernel {
         }
     };
 }
+
+/// Calls `$callback! { (rung number, kernel-name stem, load shape, tree shape), ... }`
+/// with every rung of the ladder. Its kernels are named
+/// `ladder_<stem>_<op>_<type>` for op in sum/max/min/product and type in
+/// i32/f32, with parameters `(input: .u64, len: .u64, out: .u64)` (one result
+/// per block in `out`) and dynamic shared memory sized by the host. The dot
+/// products are `ladder_dot_atomic_per_element_<type>` and
+/// `ladder_dot_block_tree_<type>`, parameters `(a, b, len, out)`.
+#[macro_export]
+macro_rules! for_each_ladder_rung {
+    ($callback:ident) => {
+        $callback! {
+            (1, interleaved_divergent, Strided<1>, InterleavedDivergent),
+            (2, interleaved_strided, Strided<1>, InterleavedStrided),
+            (3, sequential_addressing, Strided<1>, Sequential),
+            (4, first_add_during_load, Strided<2>, Sequential),
+            (5, vector_via_shared, Vector<true>, Sequential),
+            (6, coarsened_vector, Vector<false>, Sequential),
+            (7, warp_shuffle, Vector<false>, Shuffle),
+        }
+    };
+}

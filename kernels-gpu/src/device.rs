@@ -14,6 +14,8 @@ use core::arch::{asm, global_asm, nvptx};
 // (at most 32 warps in a 1024-thread block) and one flag word.
 global_asm!(".shared .align 8 .b8 reduce_warp_slots[256];");
 global_asm!(".shared .align 4 .b8 reduce_block_flag[4];");
+// The ladder's shared array, sized by the host at launch (dynamic shared memory).
+global_asm!(".extern .shared .align 16 .b8 ladder_shared[];");
 
 /// Index of this thread in its block (`%tid.x`).
 #[inline(always)]
@@ -229,6 +231,49 @@ pub fn block_flag() -> *mut u32 {
         );
     }
     address as *mut u32
+}
+
+/// Generic address of the dynamic shared array (its size is set at launch).
+#[inline(always)]
+pub fn dynamic_shared() -> *mut u8 {
+    let address: u64;
+    // SAFETY: takes the address of the module-scope `.extern .shared` array.
+    unsafe {
+        asm!(
+            "cvta.shared.u64 {a}, ladder_shared;",
+            a = out(reg64) address,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    address as *mut u8
+}
+
+/// `red.global.add.f32`: adds `value` at `address`, returns nothing.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+pub unsafe fn red_add_f32(address: u64, value: f32) {
+    asm!(
+        "red.global.add.f32 [{p}], {v};",
+        p = in(reg64) address,
+        v = in(reg32) value.to_bits(),
+        options(nostack, preserves_flags),
+    );
+}
+
+/// `red.global.add.u32` (also the two's-complement add of `i32` bits).
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+pub unsafe fn red_add_u32(address: u64, value: u32) {
+    asm!(
+        "red.global.add.u32 [{p}], {v};",
+        p = in(reg64) address,
+        v = in(reg32) value,
+        options(nostack, preserves_flags),
+    );
 }
 
 /// `max.NaN.f32` (sm_80+): the larger operand, or NaN if either is NaN.

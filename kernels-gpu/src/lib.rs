@@ -25,6 +25,7 @@ pub mod block;
 pub mod device;
 pub mod element;
 pub mod grid;
+pub mod ladder;
 pub mod op;
 pub mod thread;
 pub mod warp;
@@ -42,6 +43,50 @@ macro_rules! reduce_entry_points {
     )*};
 }
 for_each_reduce_kernel!(reduce_entry_points);
+
+macro_rules! ladder_entry_points {
+    ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {$(
+        ladder_entry_points!(@rung $stem, $load, $tree; Sum sum, Max max, Min min, Product product);
+    )*};
+    (@rung $stem:ident, $load:ty, $tree:ty; $($op:ident $op_name:ident),*) => {$(
+        ladder_entry_points!(@op $stem, $load, $tree, $op, $op_name; i32 f32);
+    )*};
+    (@op $stem:ident, $load:ty, $tree:ty, $op:ident, $op_name:ident; $($t:ident)*) => {$(
+        const _: () = {
+            use $crate::ladder::load::*;
+            use $crate::ladder::tree::*;
+            /// Ladder entry point; see [`ladder::rung`].
+            #[export_name = concat!("ladder_", stringify!($stem), "_", stringify!($op_name), "_", stringify!($t))]
+            pub unsafe extern "ptx-kernel" fn entry(input: *const $t, len: u64, out: *mut $t) {
+                // SAFETY: the host launches this with the parameters `abi` documents.
+                unsafe { $crate::ladder::rung::<$t, $op, $load, $tree>(input, len, out) }
+            }
+        };
+    )*};
+}
+for_each_ladder_rung!(ladder_entry_points);
+
+macro_rules! dot_entry_points {
+    ($($t:ident)*) => {$(
+        const _: () = {
+            /// Seed 004's naive dot product; see [`ladder::dot::atomic_per_element`].
+            #[export_name = concat!("ladder_dot_atomic_per_element_", stringify!($t))]
+            pub unsafe extern "ptx-kernel" fn entry(a: *const $t, b: *const $t, len: u64, out: *mut $t) {
+                // SAFETY: the host launches this with the parameters `abi` documents.
+                unsafe { ladder::dot::atomic_per_element::<$t>(a, b, len, out) }
+            }
+        };
+        const _: () = {
+            /// Seed 004's block-tree dot product; see [`ladder::dot::block_tree`].
+            #[export_name = concat!("ladder_dot_block_tree_", stringify!($t))]
+            pub unsafe extern "ptx-kernel" fn entry(a: *const $t, b: *const $t, len: u64, out: *mut $t) {
+                // SAFETY: the host launches this with the parameters `abi` documents.
+                unsafe { ladder::dot::block_tree::<$t>(a, b, len, out) }
+            }
+        };
+    )*};
+}
+dot_entry_points!(i32 f32);
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {

@@ -16,6 +16,18 @@ pub enum ElementType {
 }
 
 impl ElementType {
+    /// Lower-case name, as in the kernel names (`"i32"`, `"f32"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementType::I32 => "i32",
+            ElementType::U32 => "u32",
+            ElementType::I64 => "i64",
+            ElementType::U64 => "u64",
+            ElementType::F32 => "f32",
+            ElementType::F64 => "f64",
+        }
+    }
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {

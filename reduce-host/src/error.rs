@@ -34,8 +34,26 @@ pub enum Error {
         /// The element size it must be a multiple of.
         align: usize,
     },
+    /// Two inputs that must have the same length (a dot product) do not.
+    #[error("the two inputs differ in length ({left} and {right} elements); a dot product needs equal lengths")]
+    LengthMismatch {
+        /// Length of the first input.
+        left: usize,
+        /// Length of the second input.
+        right: usize,
+    },
+    /// The chosen [`Strategy`](crate::Strategy) has no kernel for this element type.
+    #[error(
+        "{strategy:?} has kernels for i32 and f32 only, not {element:?}; use Strategy::Production for other types"
+    )]
+    UnsupportedStrategy {
+        /// The strategy in force.
+        strategy: crate::Strategy,
+        /// The element type that was asked for.
+        element: crate::ElementType,
+    },
     /// A [`Policy`](crate::Policy) that cannot be launched.
-    #[error("invalid launch policy: {0}")]
+    #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),
     /// An error reported by the CUDA driver (including errors of earlier,
     /// asynchronous work on the same stream).

@@ -46,8 +46,8 @@ pub(crate) struct Kernels {
     /// Per entry of `KERNELS`: its handle and its largest useful grid (SMs ×
     /// resident blocks per SM). Declared before `module`, so dropped first.
     loaded: Vec<(KernelHandle, u32)>,
-    /// Never read, only kept loaded: the handles in `loaded` point into it.
-    _module: Module,
+    /// Kept loaded: the handles in `loaded` point into it.
+    module: Module,
     policy: Policy,
 }
 
@@ -86,17 +86,19 @@ impl Kernels {
             }
             loaded.push((KernelHandle(function.to_raw()), sms * per_sm));
         }
-        Ok(Kernels {
-            loaded,
-            _module: module,
-            policy,
-        })
+        Ok(Kernels { loaded, module, policy })
     }
 
     /// The largest grid any kernel is launched with: the workspace holds one
     /// partial per block of it.
     pub(crate) fn max_grid(&self) -> u32 {
         self.loaded.iter().map(|&(_, cap)| cap).max().unwrap_or(1)
+    }
+
+    /// Any entry point of the module by name (the ladder's kernels, which are
+    /// looked up when a ladder strategy is chosen, not on every call).
+    pub(crate) fn function(&self, name: &str) -> Result<KernelHandle> {
+        Ok(KernelHandle(self.module.get_function(name)?.to_raw()))
     }
 
     /// The kernel and launch shape for reducing `len` elements of `T` with `op`.

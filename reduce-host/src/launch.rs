@@ -21,7 +21,7 @@ pub(crate) struct KernelHandle(pub(crate) CUfunction);
 unsafe impl Send for KernelHandle {}
 unsafe impl Sync for KernelHandle {}
 
-/// Launches `kernel` on `stream` with a 1-D grid and no dynamic shared memory.
+/// Launches `kernel` on `stream` with a 1-D grid and `shared_bytes` of dynamic shared memory.
 ///
 /// # Safety
 /// `kernel` belongs to a loaded module of the current context, and `args`
@@ -30,6 +30,7 @@ pub(crate) unsafe fn launch(
     kernel: KernelHandle,
     grid: u32,
     block: u32,
+    shared_bytes: u32,
     stream: &Stream,
     args: &mut [*mut c_void],
 ) -> Result<(), CudaError> {
@@ -41,7 +42,7 @@ pub(crate) unsafe fn launch(
         block,
         1,
         1,
-        0,
+        shared_bytes,
         stream.as_inner(),
         args.as_mut_ptr(),
         std::ptr::null_mut(),
@@ -49,7 +50,15 @@ pub(crate) unsafe fn launch(
     launch_result(code)
 }
 
-/// The `CudaError` for a `cuLaunchKernel` status (cust's own conversion is private).
+/// Sets the `count` 4-byte words at `address` to zero, on `stream`.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned device address of `count` writable words.
+pub(crate) unsafe fn zero_words_async(address: u64, count: usize, stream: &Stream) -> Result<(), CudaError> {
+    launch_result(cust::sys::cuMemsetD32Async(address, 0, count, stream.as_inner()))
+}
+
+/// The `CudaError` for a driver status (cust's own conversion is private).
 fn launch_result(code: cudaError_enum) -> Result<(), CudaError> {
     use cudaError_enum::*;
     Err(match code {

@@ -72,6 +72,8 @@ mod launch;
 pub mod op;
 pub mod policy;
 pub mod reducer;
+#[macro_use]
+pub mod strategy;
 
 pub use element::{Element, ElementType};
 pub use error::{Error, Result};
@@ -79,13 +81,14 @@ pub use kernels::LaunchShape;
 pub use op::Op;
 pub use policy::Policy;
 pub use reducer::Reducer;
+pub use strategy::{DotKernel, Rung, Strategy};
 
 use cust::memory::DeviceSlice;
 use std::cell::RefCell;
 
 /// The common imports: `use reduce::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Element, Error, Op, Reducer};
+    pub use crate::{Element, Error, Op, Reducer, Strategy};
 }
 
 thread_local! {

@@ -7,6 +7,7 @@ use crate::kernels::{Kernels, LaunchShape};
 use crate::launch;
 use crate::op::Op;
 use crate::policy::Policy;
+use crate::strategy::{DotKernel, Rung, Strategy};
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
 use std::ffi::c_void;
@@ -43,9 +44,12 @@ pub struct Reducer {
     partials: DeviceBuffer<u64>,
     ticket: DeviceBuffer<u32>,
     /// Device-side result of [`Reducer::reduce`] (8 bytes hold any element).
-    result: DeviceBox<u64>,
+    result: DeviceBuffer<u64>,
     /// Pinned host copy of `result`, so the copy back is a short async DMA.
     result_host: LockedBuffer<u64>,
+    strategy: Strategy,
+    /// The ladder's per-pass results; grown on demand, never shrunk.
+    ladder_passes: Option<DeviceBuffer<u64>>,
 }
 
 impl Reducer {
@@ -76,9 +80,24 @@ impl Reducer {
             stream,
             partials,
             ticket,
-            result: DeviceBox::zeroed()?,
+            result: DeviceBuffer::zeroed(1)?,
             result_host: LockedBuffer::new(&0, 1)?,
+            strategy: Strategy::Production,
+            ladder_passes: None,
         })
+    }
+
+    /// The kernel this reducer runs: [`Strategy::Production`] unless changed.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Runs `strategy`'s kernel from now on. A ladder rung works on `i32`
+    /// and `f32` only; calls with other types then return
+    /// [`Error::UnsupportedStrategy`]. Ladder rungs allocate a buffer for
+    /// their per-block results when a call needs a larger one than they have.
+    pub fn set_strategy(&mut self, strategy: Strategy) {
+        self.strategy = strategy;
     }
 
     /// The stream [`Reducer::reduce`] runs on.
@@ -94,8 +113,13 @@ impl Reducer {
     pub fn reduce<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op) -> Result<T> {
         let out = self.result.as_device_ptr().as_raw();
         self.enqueue(input, op, out, StreamChoice::Own)?;
+        self.result_to_host()
+    }
+
+    /// Copies the `T` at the start of `result` to the host, after the stream's work.
+    fn result_to_host<T: Element>(&mut self) -> Result<T> {
         // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
-        unsafe { self.result.async_copy_to(&mut self.result_host[0], &self.stream)? };
+        unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
         self.stream.synchronize()?;
         let bits: u64 = self.result_host[0];
         // SAFETY: the kernel wrote one `T` (4 or 8 bytes) at the start of the
@@ -130,12 +154,9 @@ impl Reducer {
         if input.is_empty() && !op.defined_on_empty() {
             return Err(Error::Empty { op });
         }
-        let address = input.as_device_ptr().as_raw();
-        if !address.is_multiple_of(std::mem::size_of::<T>() as u64) {
-            return Err(Error::MisalignedInput {
-                address,
-                align: std::mem::size_of::<T>(),
-            });
+        let address = checked_address(input)?;
+        if let Strategy::Ladder { rung, block_threads } = self.strategy {
+            return self.enqueue_ladder::<T>(rung, block_threads, address, input.len(), op, out, stream);
         }
         let (kernel, shape) = self.kernels.launch_for::<T>(op, input.len())?;
         let stream = match stream {
@@ -157,7 +178,154 @@ impl Reducer {
         // SAFETY: the arguments match the entry point's parameters (see
         // kernels-gpu/src/abi.rs); `partials` holds one slot per block of the
         // largest grid; the ticket is zero between launches.
-        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, stream, &mut args)? };
+        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut args)? };
+        Ok(())
+    }
+
+    /// A ladder rung: one launch per pass, each pass reducing the previous
+    /// pass's per-block results, until one block writes `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_ladder<T: Element>(
+        &mut self,
+        rung: Rung,
+        block_threads: u32,
+        input: u64,
+        len: usize,
+        op: Op,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        check_ladder_type::<T>(Strategy::Ladder { rung, block_threads })?;
+        let kernel = self
+            .kernels
+            .function(&format!("ladder_{}_{}_{}", rung.name(), op.name(), T::TYPE.name()))?;
+        let per_block = rung.elements_per_block(block_threads, T::TYPE);
+        let shared = rung.shared_bytes(block_threads, T::TYPE);
+
+        // Pass sizes: blocks of the first pass, then of each later pass.
+        let mut passes = Vec::new();
+        let mut remaining = len as u64;
+        loop {
+            let blocks = remaining.div_ceil(per_block).max(1);
+            passes.push(blocks);
+            if blocks == 1 {
+                break;
+            }
+            remaining = blocks;
+        }
+        if passes.iter().any(|&blocks| blocks > i32::MAX as u64) {
+            return Err(Error::InvalidPolicy(format!(
+                "{len} elements need more than 2^31 blocks of {block_threads} threads; use more threads per block"
+            )));
+        }
+        // Two alternating regions for the per-block results of the passes.
+        let regions = [passes[0] as usize, passes.get(1).copied().unwrap_or(0) as usize];
+        let words = (regions[0] + regions[1]).div_ceil(8 / T::TYPE.size());
+        if self.ladder_passes.as_ref().is_none_or(|b| b.len() < words) {
+            self.ladder_passes = Some(DeviceBuffer::zeroed(words.max(1))?);
+        }
+        let base = self.ladder_passes.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let region_address = [base, base + (regions[0] * T::TYPE.size()).next_multiple_of(8) as u64];
+
+        let stream = match stream {
+            StreamChoice::Own => &self.stream,
+            StreamChoice::Given(stream) => stream,
+        };
+        let (mut source, mut source_len) = (input, len as u64);
+        for (pass, &blocks) in passes.iter().enumerate() {
+            let mut destination = if blocks == 1 { out } else { region_address[pass % 2] };
+            let mut args = [
+                &mut source as *mut u64 as *mut c_void,
+                &mut source_len as *mut u64 as *mut c_void,
+                &mut destination as *mut u64 as *mut c_void,
+            ];
+            // SAFETY: the arguments match the ladder entry points (kernels-gpu/src/abi.rs);
+            // `destination` has a slot per block; `shared` is what the rung needs.
+            unsafe { launch::launch(kernel, blocks as u32, block_threads, shared, stream, &mut args)? };
+            source = destination;
+            source_len = blocks;
+        }
+        Ok(())
+    }
+
+    /// The dot product `Σ a[i]·b[i]` with one of seed 004's kernels (`i32`
+    /// or `f32`), on this reducer's stream; blocks until the result is on the
+    /// host. Float results depend on the order the atomics land in, so they
+    /// can differ between runs by rounding.
+    ///
+    /// Errors: [`Error::LengthMismatch`] if `a` and `b` differ in length.
+    pub fn dot_with<T: Element>(&mut self, a: &DeviceSlice<T>, b: &DeviceSlice<T>, kernel: DotKernel) -> Result<T> {
+        let out = self.result.as_device_ptr().as_raw();
+        self.enqueue_dot(a, b, kernel, out, StreamChoice::Own)?;
+        self.result_to_host()
+    }
+
+    /// As [`Reducer::dot_with`], but enqueued on `stream` with the result
+    /// left in `out`; returns without waiting. `out` is zeroed on `stream`
+    /// first (the kernels add into it).
+    pub fn dot_into_with<T: Element>(
+        &mut self,
+        a: &DeviceSlice<T>,
+        b: &DeviceSlice<T>,
+        kernel: DotKernel,
+        out: &mut DeviceBox<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.enqueue_dot(a, b, kernel, out.as_device_ptr().as_raw(), StreamChoice::Given(stream))
+    }
+
+    fn enqueue_dot<T: Element>(
+        &mut self,
+        a: &DeviceSlice<T>,
+        b: &DeviceSlice<T>,
+        kernel: DotKernel,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        if a.len() != b.len() {
+            return Err(Error::LengthMismatch {
+                left: a.len(),
+                right: b.len(),
+            });
+        }
+        check_ladder_type::<T>(self.strategy)?;
+        let (mut a_address, mut b_address) = (checked_address(a)?, checked_address(b)?);
+        let function = self
+            .kernels
+            .function(&format!("ladder_{}_{}", kernel.name(), T::TYPE.name()))?;
+        const BLOCK: u32 = 256;
+        let blocks = (a.len() as u64).div_ceil(BLOCK as u64).max(1);
+        if blocks > i32::MAX as u64 {
+            return Err(Error::InvalidPolicy(format!(
+                "{} elements are too many for one thread each",
+                a.len()
+            )));
+        }
+        let stream = match stream {
+            StreamChoice::Own => &self.stream,
+            StreamChoice::Given(stream) => stream,
+        };
+        let (mut len, mut out) = (a.len() as u64, out);
+        let mut args = [
+            &mut a_address as *mut u64 as *mut c_void,
+            &mut b_address as *mut u64 as *mut c_void,
+            &mut len as *mut u64 as *mut c_void,
+            &mut out as *mut u64 as *mut c_void,
+        ];
+        // SAFETY: `out` holds one 4-byte `T` (i32 or f32, checked above), zeroed
+        // on the same stream before the kernel adds into it; the arguments match
+        // the dot entry points; the block tree needs one `T` of shared memory per thread.
+        unsafe {
+            launch::zero_words_async(out, 1, stream)?;
+            launch::launch(
+                function,
+                blocks as u32,
+                BLOCK,
+                BLOCK * T::TYPE.size() as u32,
+                stream,
+                &mut args,
+            )?;
+        }
         Ok(())
     }
 
@@ -185,6 +353,26 @@ const _: () = assert!(PARTIAL_SLOT_BYTES == std::mem::size_of::<u64>() as u64);
 enum StreamChoice<'a> {
     Own,
     Given(&'a Stream),
+}
+
+/// The slice's address, checked to be a multiple of the element size.
+fn checked_address<T: Element>(slice: &DeviceSlice<T>) -> Result<u64> {
+    let address = slice.as_device_ptr().as_raw();
+    if !address.is_multiple_of(std::mem::size_of::<T>() as u64) {
+        return Err(Error::MisalignedInput {
+            address,
+            align: std::mem::size_of::<T>(),
+        });
+    }
+    Ok(address)
+}
+
+/// Ladder kernels exist for the seeds' types only.
+fn check_ladder_type<T: Element>(strategy: Strategy) -> Result<()> {
+    match T::TYPE {
+        crate::ElementType::I32 | crate::ElementType::F32 => Ok(()),
+        element => Err(Error::UnsupportedStrategy { strategy, element }),
+    }
 }
 
 /// The current context's handle, or [`Error::NoContext`].

@@ -1,0 +1,147 @@
+//! Which kernel a [`Reducer`](crate::Reducer) runs: the production kernel
+//! (the default), or one rung of the seeds' ladder.
+
+use crate::element::ElementType;
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// A rung of the ladder the seed tutorials climb: each is a kernel that shows
+/// one technique. Run them all with `examples/ladder.rs`; `docs/LADDER.md`
+/// says what each costs on an H200.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rung {
+    /// 1. One element per thread into shared memory; at stride `s` the threads
+    ///    with `tid % 2s == 0` combine: divergent warps at every step.
+    InterleavedDivergent,
+    /// 2. Thread `t` combines at `2·s·t`: contiguous active threads, but
+    ///    2-, 4-, 8-…-way shared-memory bank conflicts.
+    InterleavedStrided,
+    /// 3. Strides halve from `B/2`, thread `t < s` combines `t` and `t + s`:
+    ///    no divergence in busy warps, no bank conflicts.
+    SequentialAddressing,
+    /// 4. Each thread adds two elements (`B` apart) while loading: half the blocks.
+    FirstAddDuringLoad,
+    /// 5. One 16-byte vector per thread stored into a shared array of `4·B`
+    ///    values, then summed from there: 4× fewer load instructions, 4× the
+    ///    shared memory.
+    VectorViaShared,
+    /// 6. One 16-byte vector per thread, summed in registers: shared memory
+    ///    back to `B` values.
+    CoarsenedVector,
+    /// 7. As 6, but the block combines with warp shuffles (`shfl.sync`) and
+    ///    one barrier instead of a shared-memory tree.
+    WarpShuffle,
+}
+
+macro_rules! rung_table {
+    ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
+        impl Rung {
+            /// Every rung, in ladder order.
+            pub const ALL: [Rung; 7] = [
+                Rung::InterleavedDivergent,
+                Rung::InterleavedStrided,
+                Rung::SequentialAddressing,
+                Rung::FirstAddDuringLoad,
+                Rung::VectorViaShared,
+                Rung::CoarsenedVector,
+                Rung::WarpShuffle,
+            ];
+
+            /// The rung's number on the ladder, 1 to 7.
+            pub fn number(self) -> u32 {
+                Rung::ALL.iter().position(|&r| r == self).map_or(0, |i| i as u32 + 1)
+            }
+
+            /// The rung's kernel-name stem (`ladder_<stem>_<op>_<type>`), from
+            /// the list in `kernels-gpu/src/abi.rs`.
+            pub fn name(self) -> &'static str {
+                const STEMS: &[(u32, &str)] = &[$(($number, stringify!($stem))),*];
+                STEMS.iter().find(|(n, _)| *n == self.number()).map_or("unknown", |(_, stem)| stem)
+            }
+        }
+    };
+}
+for_each_ladder_rung!(rung_table);
+
+impl Rung {
+    /// Input elements one block covers.
+    pub(crate) fn elements_per_block(self, block_threads: u32, element: ElementType) -> u64 {
+        let lanes = (crate::abi::VECTOR_BYTES / element.size() as u64) as u32;
+        let per_thread = match self {
+            Rung::InterleavedDivergent | Rung::InterleavedStrided | Rung::SequentialAddressing => 1,
+            Rung::FirstAddDuringLoad => 2,
+            Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => lanes,
+        };
+        block_threads as u64 * per_thread as u64
+    }
+
+    /// Dynamic shared memory one block needs.
+    pub(crate) fn shared_bytes(self, block_threads: u32, element: ElementType) -> u32 {
+        let values = match self {
+            Rung::VectorViaShared => self.elements_per_block(block_threads, element) as u32,
+            Rung::WarpShuffle => 0,
+            _ => block_threads,
+        };
+        values * element.size() as u32
+    }
+}
+
+impl fmt::Display for Rung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}. {}", self.number(), self.name())
+    }
+}
+
+/// The kernel a [`Reducer`](crate::Reducer) runs. Build ladder strategies
+/// with [`Strategy::ladder`], which checks the block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// The production kernel: one launch, every element type, tuned launch
+    /// shape. The default.
+    #[default]
+    Production,
+    /// A rung of the ladder with `block_threads` threads per block. Only for
+    /// `i32` and `f32` (the seeds' types); per-block results are combined by
+    /// further launches of the same rung, so results are deterministic.
+    Ladder {
+        /// The rung.
+        rung: Rung,
+        /// Threads per block: a power of two from 8 to 1024 (from 32 for
+        /// [`Rung::WarpShuffle`]).
+        block_threads: u32,
+    },
+}
+
+impl Strategy {
+    /// The ladder's `rung` at `block_threads` threads per block.
+    pub fn ladder(rung: Rung, block_threads: u32) -> Result<Self> {
+        let smallest = if rung == Rung::WarpShuffle { 32 } else { 8 };
+        if !block_threads.is_power_of_two() || !(smallest..=1024).contains(&block_threads) {
+            return Err(Error::InvalidPolicy(format!(
+                "rung {rung} needs a power-of-two block size from {smallest} to 1024, got {block_threads}"
+            )));
+        }
+        Ok(Strategy::Ladder { rung, block_threads })
+    }
+}
+
+/// The dot-product kernels of seed 004, for [`Reducer::dot_with`](crate::Reducer::dot_with).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DotKernel {
+    /// Every thread atomically adds its product into the result: one atomic per element.
+    AtomicPerElement,
+    /// Products into shared memory, a block tree, one atomic per block.
+    BlockTree,
+}
+
+impl DotKernel {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DotKernel::AtomicPerElement => "dot_atomic_per_element",
+            DotKernel::BlockTree => "dot_block_tree",
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Every ladder rung, every op, i32 and f32: the same CPU-reference checks
+//! as the production kernel (sizes, unaligned starts, NaN), at the default
+//! block size and at the small blocks of the seeds' coalescing experiment.
+
+mod common;
+use common::*;
+use cust::memory::DeviceBuffer;
+use num_traits::Float;
+use rand::Rng;
+use reduce::{DotKernel, Error, Op, Reducer, Rung, Strategy};
+
+const SIZES: &[usize] = &[1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 4097, 65537, 1_000_003];
+
+/// Block sizes each rung is tested at: the seeds' 256, and the smallest it allows.
+fn block_sizes(rung: Rung) -> [u32; 2] {
+    [256, if rung == Rung::WarpShuffle { 32 } else { 8 }]
+}
+
+fn every_rung<T: TestElement>(test: &str, op: Op) {
+    if gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let mut failures = Vec::new();
+    for rung in Rung::ALL {
+        for block_threads in block_sizes(rung) {
+            reducer.set_strategy(Strategy::ladder(rung, block_threads).unwrap());
+            let empty_ok = op.defined_on_empty();
+            let sizes = SIZES
+                .iter()
+                .copied()
+                .chain(empty_ok.then_some(0))
+                .chain([rng.gen_range(1..3_000_000)]);
+            for n in sizes {
+                let offset = rng.gen_range(0..4);
+                let data = if op == Op::Sum && rng.gen() {
+                    random_exact_sum_vec::<T>(&mut rng, n)
+                } else {
+                    random_vec::<T>(&mut rng, op, n)
+                };
+                if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
+                    failures.push(format!("{rung} at {block_threads} threads, n={n} offset={offset}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{test}:\n{}", failures.join("\n"));
+}
+
+macro_rules! rung_tests {
+    ($($name:ident: $op:ident, $t:ty;)*) => {$(
+        #[test]
+        fn $name() {
+            every_rung::<$t>(stringify!($name), Op::$op);
+        }
+    )*};
+}
+
+rung_tests! {
+    sum_i32_every_rung: Sum, i32;
+    sum_f32_every_rung: Sum, f32;
+    max_i32_every_rung: Max, i32;
+    max_f32_every_rung: Max, f32;
+    min_i32_every_rung: Min, i32;
+    min_f32_every_rung: Min, f32;
+    product_i32_every_rung: Product, i32;
+    product_f32_every_rung: Product, f32;
+}
+
+#[test]
+fn all_ops_f32_every_rung_nan_anywhere() {
+    let test = "all_ops_f32_every_rung_nan_anywhere";
+    if gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().unwrap();
+    for rung in Rung::ALL {
+        reducer.set_strategy(Strategy::ladder(rung, 256).unwrap());
+        for op in Op::ALL {
+            for n in [1usize, 1000, 70_001] {
+                for position in [0, n / 2, n - 1] {
+                    let mut data = random_vec::<f32>(&mut rng, op, n);
+                    data[position] = f32::nan();
+                    check_on_gpu(&mut reducer, &data, 1, op)
+                        .unwrap_or_else(|e| panic!("{rung} {op} n={n} NaN at {position}: {e}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sum_f64_every_rung_is_unsupported() {
+    if gpu("sum_f64_every_rung_is_unsupported").is_none() {
+        return;
+    }
+    let buffer = DeviceBuffer::from_slice(&[1.0f64, 2.0]).unwrap();
+    let mut reducer = Reducer::new().unwrap();
+    for rung in Rung::ALL {
+        reducer.set_strategy(Strategy::ladder(rung, 256).unwrap());
+        match reducer.reduce(&buffer, Op::Sum) {
+            Err(Error::UnsupportedStrategy { .. }) => {}
+            other => panic!("{rung} on f64 gave {other:?}"),
+        }
+    }
+    reducer.set_strategy(Strategy::Production);
+    assert_eq!(reducer.reduce(&buffer, Op::Sum).unwrap(), 3.0);
+}
+
+#[test]
+fn strategy_rejects_bad_block_sizes() {
+    for bad in [0, 4, 48, 100, 2048] {
+        assert!(
+            Strategy::ladder(Rung::SequentialAddressing, bad).is_err(),
+            "{bad} accepted"
+        );
+    }
+    assert!(Strategy::ladder(Rung::WarpShuffle, 8).is_err());
+    assert!(Strategy::ladder(Rung::InterleavedDivergent, 8).is_ok());
+    assert_eq!(Rung::ALL.map(|r| r.number()), [1, 2, 3, 4, 5, 6, 7]);
+}
+
+/// Small integers (as `T`): every product and every partial sum is exact, so
+/// the atomics' order cannot change the result and it is checked exactly.
+fn dot_exact<T: TestElement + From<i8>>(test: &str, kernel: DotKernel) {
+    if gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().unwrap();
+    for n in [1usize, 255, 256, 257, 100_003] {
+        let a: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
+        let b: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
+        let expected: i64 = (0..n).map(|i| to_i64(a[i]) * to_i64(b[i])).sum();
+        let (da, db) = (
+            DeviceBuffer::from_slice(&a).unwrap(),
+            DeviceBuffer::from_slice(&b).unwrap(),
+        );
+        let got = reducer.dot_with(&da.index(0..n), &db.index(0..n), kernel).unwrap();
+        assert_eq!(to_i64(got), expected, "{kernel:?} n={n}");
+    }
+    let (a, b) = (
+        DeviceBuffer::from_slice(&[T::from(1); 3]).unwrap(),
+        DeviceBuffer::from_slice(&[T::from(1); 2]).unwrap(),
+    );
+    match reducer.dot_with(&a, &b, kernel) {
+        Err(Error::LengthMismatch { left: 3, right: 2 }) => {}
+        other => panic!("mismatched lengths gave {other:?}"),
+    }
+}
+
+fn to_i64<T: TestElement>(value: T) -> i64 {
+    let text = format!("{value:?}");
+    text.trim_end_matches(".0")
+        .parse()
+        .unwrap_or_else(|_| panic!("{text} is not an integer"))
+}
+
+#[test]
+fn dot_f32_atomic_per_element() {
+    dot_exact::<f32>("dot_f32_atomic_per_element", DotKernel::AtomicPerElement);
+}
+
+#[test]
+fn dot_f32_block_tree() {
+    dot_exact::<f32>("dot_f32_block_tree", DotKernel::BlockTree);
+}
+
+#[test]
+fn dot_i32_atomic_per_element() {
+    dot_exact::<i32>("dot_i32_atomic_per_element", DotKernel::AtomicPerElement);
+}
+
+#[test]
+fn dot_i32_block_tree() {
+    dot_exact::<i32>("dot_i32_block_tree", DotKernel::BlockTree);
+}
