@@ -5,12 +5,15 @@
 //! `reduce_into` calls (so it measures GPU time, not host wake-ups), rotating
 //! over enough buffers to cover 4× the L2. Without a GPU it says so and exits.
 //! For the side-by-side comparison with CUB, use `examples/bench.rs`.
+//!
+//! Group `ladder`: every rung of the seeds' ladder (256 threads) and the
+//! production kernel, i32 sum of 2^24 elements.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{Element, Op, Reducer};
+use reduce::{Element, Op, Reducer, Rung, Strategy};
 use std::time::Duration;
 
 fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, max_log2: u32) {
@@ -53,6 +56,38 @@ fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, ma
     group.finish();
 }
 
+fn bench_ladder(c: &mut Criterion) {
+    const N: usize = 1 << 24;
+    let host: Vec<i32> = (0..N).map(|i| (i % 7) as i32 - 3).collect();
+    let input = DeviceBuffer::from_slice(&host).expect("upload");
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let (start, stop) = (Event::new(EventFlags::DEFAULT).unwrap(), Event::new(EventFlags::DEFAULT).unwrap());
+    let mut out = DeviceBox::new(&0i32).expect("output");
+    let mut group = c.benchmark_group("ladder");
+    group.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    group.throughput(Throughput::Bytes((N * 4) as u64));
+    let strategies = Rung::ALL
+        .iter()
+        .map(|&rung| (rung.to_string(), Strategy::ladder(rung, 256).expect("valid block size")))
+        .chain([("production".to_string(), Strategy::Production)]);
+    for (name, strategy) in strategies {
+        reducer.set_strategy(strategy);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                start.record(&stream).unwrap();
+                for _ in 0..iters {
+                    reducer.reduce_into(&input, Op::Sum, &mut out, &stream).unwrap();
+                }
+                stop.record(&stream).unwrap();
+                stop.synchronize().unwrap();
+                Duration::from_secs_f64(stop.elapsed_time_f32(&start).unwrap() as f64 * 1e-3)
+            })
+        });
+    }
+    group.finish();
+}
+
 fn main() {
     let _context = match cust::quick_init() {
         Ok(context) => context,
@@ -68,5 +103,6 @@ fn main() {
     bench_type::<f64>(&mut c, "f64", 28);
     bench_type::<i64>(&mut c, "i64", 28);
     bench_type::<u64>(&mut c, "u64", 28);
+    bench_ladder(&mut c);
     c.final_summary();
 }

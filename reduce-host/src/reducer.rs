@@ -199,40 +199,43 @@ impl Reducer {
         let kernel = self
             .kernels
             .function(&format!("ladder_{}_{}_{}", rung.name(), op.name(), T::TYPE.name()))?;
-        let per_block = rung.elements_per_block(block_threads, T::TYPE);
         let shared = rung.shared_bytes(block_threads, T::TYPE);
+        let element_bytes = T::TYPE.size();
 
-        // Pass sizes: blocks of the first pass, then of each later pass.
-        let mut passes = Vec::new();
-        let mut remaining = len as u64;
-        loop {
-            let blocks = remaining.div_ceil(per_block).max(1);
-            passes.push(blocks);
-            if blocks == 1 {
-                break;
-            }
-            remaining = blocks;
-        }
-        if passes.iter().any(|&blocks| blocks > i32::MAX as u64) {
+        // Per-block results alternate between two regions of `ladder_passes`:
+        // the first pass's (at most `first` results) and the second's.
+        let first = rung.blocks_for(len as u64, input, block_threads, T::TYPE);
+        // Later passes read a region at an 8-byte-aligned address; count the
+        // worst case (it starts one 8-byte word into a 16-byte group).
+        let second = if first > 1 {
+            rung.blocks_for(first, 8, block_threads, T::TYPE)
+        } else {
+            0
+        };
+        if first > i32::MAX as u64 {
             return Err(Error::InvalidPolicy(format!(
                 "{len} elements need more than 2^31 blocks of {block_threads} threads; use more threads per block"
             )));
         }
-        // Two alternating regions for the per-block results of the passes.
-        let regions = [passes[0] as usize, passes.get(1).copied().unwrap_or(0) as usize];
-        let words = (regions[0] + regions[1]).div_ceil(8 / T::TYPE.size());
+        let region_words = [
+            (first as usize * element_bytes).div_ceil(8),
+            (second as usize * element_bytes).div_ceil(8),
+        ];
+        let words = region_words[0] + region_words[1];
         if self.ladder_passes.as_ref().is_none_or(|b| b.len() < words) {
             self.ladder_passes = Some(DeviceBuffer::zeroed(words.max(1))?);
         }
         let base = self.ladder_passes.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
-        let region_address = [base, base + (regions[0] * T::TYPE.size()).next_multiple_of(8) as u64];
+        let region_address = [base, base + 8 * region_words[0] as u64];
 
         let stream = match stream {
             StreamChoice::Own => &self.stream,
             StreamChoice::Given(stream) => stream,
         };
         let (mut source, mut source_len) = (input, len as u64);
-        for (pass, &blocks) in passes.iter().enumerate() {
+        let mut pass = 0;
+        loop {
+            let blocks = rung.blocks_for(source_len, source, block_threads, T::TYPE);
             let mut destination = if blocks == 1 { out } else { region_address[pass % 2] };
             let mut args = [
                 &mut source as *mut u64 as *mut c_void,
@@ -242,10 +245,13 @@ impl Reducer {
             // SAFETY: the arguments match the ladder entry points (kernels-gpu/src/abi.rs);
             // `destination` has a slot per block; `shared` is what the rung needs.
             unsafe { launch::launch(kernel, blocks as u32, block_threads, shared, stream, &mut args)? };
+            if blocks == 1 {
+                return Ok(());
+            }
             source = destination;
             source_len = blocks;
+            pass += 1;
         }
-        Ok(())
     }
 
     /// The dot product `Σ a[i]·b[i]` with one of seed 004's kernels (`i32`

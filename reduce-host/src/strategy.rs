@@ -67,13 +67,32 @@ for_each_ladder_rung!(rung_table);
 impl Rung {
     /// Input elements one block covers.
     pub(crate) fn elements_per_block(self, block_threads: u32, element: ElementType) -> u64 {
-        let lanes = (crate::abi::VECTOR_BYTES / element.size() as u64) as u32;
-        let per_thread = match self {
+        block_threads as u64 * self.elements_per_thread(element)
+    }
+
+    fn elements_per_thread(self, element: ElementType) -> u64 {
+        match self {
             Rung::InterleavedDivergent | Rung::InterleavedStrided | Rung::SequentialAddressing => 1,
             Rung::FirstAddDuringLoad => 2,
-            Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => lanes,
+            Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => {
+                crate::abi::VECTOR_BYTES / element.size() as u64
+            }
+        }
+    }
+
+    /// Blocks one pass over `len` elements starting at `address` needs. The
+    /// vector rungs read the 16-byte-aligned groups of the address range, so
+    /// an input that starts inside a group needs that group counted too.
+    pub(crate) fn blocks_for(self, len: u64, address: u64, block_threads: u32, element: ElementType) -> u64 {
+        let per_thread = self.elements_per_thread(element);
+        let threads = match self {
+            Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => {
+                let skipped = address % crate::abi::VECTOR_BYTES / element.size() as u64;
+                (skipped + len).div_ceil(per_thread)
+            }
+            _ => len.div_ceil(per_thread),
         };
-        block_threads as u64 * per_thread as u64
+        threads.div_ceil(block_threads as u64).max(1)
     }
 
     /// Dynamic shared memory one block needs.
