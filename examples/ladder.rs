@@ -7,9 +7,11 @@
 //! the speed-up over rung 1. Every result is checked exactly against the CPU
 //! (the inputs are small integers, so every sum is exact in any order).
 //!
-//! Usage: `ladder [--cub CUB_CSV] [--csv OUT_CSV]`, or `ladder --profile`,
-//! which runs rung 2 and rung 3 (256 threads) and rung 3 at 8 and 32 threads
-//! once each on the 100M i32 input, for `ncu` (see docs/LADDER.md). With `--cub`, the output of
+//! Usage: `ladder [--cub CUB_CSV] [--csv OUT_CSV] [--png OUT_PNG]`.
+//! `--png` draws the table as a bar chart (GB/s per kernel, one panel per input).
+//! `ladder --plot-csv CSV --png OUT_PNG` redraws a saved table, no GPU needed.
+//! `ladder --profile` runs rung 2 and rung 3 (256 threads) and rung 3 at 8 and
+//! 32 threads once each on the 100M i32 input, for `ncu` (see docs/LADDER.md). With `--cub`, the output of
 //! `shared/bench/cub_reduce.cu` from the same machine, the production rows get
 //! their ratio to CUB's time for the same type and size. `--csv` also writes
 //! the table as CSV (`scripts/plot_ladder.py` draws it).
@@ -224,6 +226,11 @@ fn main() -> Result<(), BoxError> {
         .map(std::fs::read_to_string)
         .transpose()?
         .unwrap_or_default();
+    if let Some(csv) = flag("--plot-csv") {
+        let png = flag("--png").ok_or("--plot-csv needs --png OUT_PNG")?;
+        let (bars, copy) = bars_from_csv(&std::fs::read_to_string(csv)?)?;
+        return draw_chart(&png, &bars, copy);
+    }
     let _context = cust::quick_init().map_err(|e| format!("ladder needs a CUDA GPU: {e}"))?;
     println!("device: {}", cust::device::Device::get_device(0)?.name()?);
     if args.iter().any(|a| a == "--profile") {
@@ -286,9 +293,93 @@ fn main() -> Result<(), BoxError> {
         )?;
     }
     println!("\nevery result matched the exact CPU sum");
+    if let Some(path) = flag("--png") {
+        let (bars, copy) = bars_from_csv(&csv)?;
+        draw_chart(&path, &bars, copy)?;
+        println!("wrote {path}");
+    }
     if let Some(path) = flag("--csv") {
         std::fs::write(&path, csv)?;
         println!("wrote {path}");
     }
+    Ok(())
+}
+
+/// One bar of the chart: input, kernel label, GB/s.
+struct Bar {
+    dataset: String,
+    label: String,
+    gbps: f64,
+}
+
+/// The bars and the copy bandwidth from the table's CSV.
+fn bars_from_csv(csv: &str) -> Result<(Vec<Bar>, f64), BoxError> {
+    let mut bars = Vec::new();
+    let mut copy = 0.0;
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() < 6 {
+            continue;
+        }
+        let (gbps, percent): (f64, f64) = (cells[4].parse()?, cells[5].parse()?);
+        copy = gbps / (percent / 100.0);
+        let label = format!("{} ({} thr)", cells[1].replace(" (block-size experiment)", ""), cells[2]);
+        bars.push(Bar { dataset: cells[0].to_string(), label, gbps });
+    }
+    Ok((bars, copy))
+}
+
+/// Horizontal bars of GB/s per kernel, one panel per input, with the
+/// device-to-device copy bandwidth as a reference line.
+fn draw_chart(path: &str, bars: &[Bar], copy_gbps: f64) -> Result<(), BoxError> {
+    use plotters::prelude::*;
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| "the embedded DejaVu font did not load")?;
+    let mut datasets: Vec<&str> = Vec::new();
+    for bar in bars {
+        if !datasets.contains(&bar.dataset.as_str()) {
+            datasets.push(&bar.dataset);
+        }
+    }
+    let root = BitMapBackend::new(path, (1500, 260 * datasets.len() as u32 + 60)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (title, body) = root.split_vertically(50);
+    title.titled(
+        "reduce: the seeds' ladder on one GPU, GB/s of input read (median of one call, device events); black line: device-to-device copy",
+        ("sans-serif", 22),
+    )?;
+    let x_max = copy_gbps.max(bars.iter().map(|b| b.gbps).fold(0.0, f64::max)) * 1.1;
+    for (panel, dataset) in body.split_evenly((datasets.len(), 1)).iter().zip(&datasets) {
+        let rows: Vec<&Bar> = bars.iter().filter(|b| b.dataset == *dataset).collect();
+        let mut chart = ChartBuilder::on(panel)
+            .caption(*dataset, ("sans-serif", 20))
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(380)
+            .build_cartesian_2d(0.0..x_max, (0..rows.len()).into_segmented())?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(rows.len())
+            .y_label_formatter(&|value| match value {
+                SegmentValue::CenterOf(i) => rows.get(*i).map_or(String::new(), |r| r.label.clone()),
+                _ => String::new(),
+            })
+            .x_desc("GB/s")
+            .label_style(("sans-serif", 14))
+            .draw()?;
+        chart.draw_series(rows.iter().enumerate().map(|(i, row)| {
+            let color = if row.label.starts_with("production") { RED } else { BLUE };
+            Rectangle::new(
+                [(0.0, SegmentValue::Exact(i)), (row.gbps, SegmentValue::Exact(i + 1))],
+                color.mix(0.7).filled(),
+            )
+        }))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(copy_gbps, SegmentValue::Exact(0)), (copy_gbps, SegmentValue::Exact(rows.len()))],
+            BLACK.stroke_width(2),
+        )))?;
+    }
+    root.present()?;
     Ok(())
 }
