@@ -62,10 +62,16 @@ fn bench_ladder(c: &mut Criterion) {
     let input = DeviceBuffer::from_slice(&host).expect("upload");
     let mut reducer = Reducer::new().expect("Reducer::new");
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
-    let (start, stop) = (Event::new(EventFlags::DEFAULT).unwrap(), Event::new(EventFlags::DEFAULT).unwrap());
+    let (start, stop) = (
+        Event::new(EventFlags::DEFAULT).unwrap(),
+        Event::new(EventFlags::DEFAULT).unwrap(),
+    );
     let mut out = DeviceBox::new(&0i32).expect("output");
     let mut group = c.benchmark_group("ladder");
-    group.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
     group.throughput(Throughput::Bytes((N * 4) as u64));
     let strategies = Rung::ALL
         .iter()

@@ -1,6 +1,7 @@
 //! The seeds' ladder on your GPU: every rung on 100M i32 (the seeds' size) and
 //! on 2^28 f32, the block-size experiment (rung 3 with 8 and 32 threads), the
-//! two dot products of seed 004 on 1M f32, and the production kernel.
+//! production kernel, and on 1M f32 the two dot products of seed 004 beside
+//! the production `dot`.
 //!
 //! Each row: median time of one call (device events, after warm-up), GB/s of
 //! input read, % of the device-to-device copy bandwidth measured first, and
@@ -151,15 +152,27 @@ fn dot_rows(timer: &Timer, rows: &mut Vec<Row>) -> Result<(), BoxError> {
     let (da, db) = (DeviceBuffer::from_slice(&a)?, DeviceBuffer::from_slice(&b)?);
     let mut reducer = Reducer::new()?;
     let mut out = DeviceBox::new(&0.0f32)?;
-    for kernel in [DotKernel::AtomicPerElement, DotKernel::BlockTree] {
-        let us = timer.median_us(|stream| Ok(reducer.dot_into_with(&da, &db, kernel, &mut out, stream)?))?;
+    let kernels = [Some(DotKernel::AtomicPerElement), Some(DotKernel::BlockTree), None];
+    for kernel in kernels {
+        let us = timer.median_us(|stream| {
+            match kernel {
+                Some(kernel) => reducer.dot_into_with(&da, &db, kernel, &mut out, stream)?,
+                None => reducer.dot_into(&da, &db, &mut out, stream)?,
+            }
+            Ok(())
+        })?;
+        let name = kernel.map_or("dot production".to_string(), |k| format!("dot {k:?}"));
         let mut got = 0.0f32;
         cust::memory::CopyDestination::copy_to(&out, &mut got)?;
-        check_sum(&format!("dot {kernel:?}"), got, expected)?;
+        check_sum(&name, got, expected)?;
+        let block_threads = match kernel {
+            Some(_) => 256,
+            None => reducer.launch_shape::<f32>(Op::Sum, N)?.threads_per_block,
+        };
         rows.push(Row {
             dataset: "1M f32 dot".into(),
-            kernel: format!("dot {kernel:?}"),
-            block_threads: 256,
+            kernel: name,
+            block_threads,
             us,
             bytes: 2 * N * 4,
             cub_us: None,
@@ -323,8 +336,16 @@ fn bars_from_csv(csv: &str) -> Result<(Vec<Bar>, f64), BoxError> {
         }
         let (gbps, percent): (f64, f64) = (cells[4].parse()?, cells[5].parse()?);
         copy = gbps / (percent / 100.0);
-        let label = format!("{} ({} thr)", cells[1].replace(" (block-size experiment)", ""), cells[2]);
-        bars.push(Bar { dataset: cells[0].to_string(), label, gbps });
+        let label = format!(
+            "{} ({} thr)",
+            cells[1].replace(" (block-size experiment)", ""),
+            cells[2]
+        );
+        bars.push(Bar {
+            dataset: cells[0].to_string(),
+            label,
+            gbps,
+        });
     }
     Ok((bars, copy))
 }
@@ -376,7 +397,10 @@ fn draw_chart(path: &str, bars: &[Bar], copy_gbps: f64) -> Result<(), BoxError> 
             )
         }))?;
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(copy_gbps, SegmentValue::Exact(0)), (copy_gbps, SegmentValue::Exact(rows.len()))],
+            vec![
+                (copy_gbps, SegmentValue::Exact(0)),
+                (copy_gbps, SegmentValue::Exact(rows.len())),
+            ],
             BLACK.stroke_width(2),
         )))?;
     }

@@ -60,6 +60,23 @@ macro_rules! for_each_reduce_kernel {
     };
 }
 
+/// Calls `$callback! { (entry_point, element_type), ... }` with every
+/// production dot-product kernel: parameters `(a, b, len, partials, ticket,
+/// out)`, the same as the reduction kernels with two inputs in place of one.
+#[macro_export]
+macro_rules! for_each_dot_kernel {
+    ($callback:ident) => {
+        $callback! {
+            (reduce_dot_i32, i32),
+            (reduce_dot_u32, u32),
+            (reduce_dot_i64, i64),
+            (reduce_dot_u64, u64),
+            (reduce_dot_f32, f32),
+            (reduce_dot_f64, f64),
+        }
+    };
+}
+
 /// Calls `$callback! { (rung number, kernel-name stem, load shape, tree shape), ... }`
 /// with every rung of the ladder. Its kernels are named
 /// `ladder_<stem>_<op>_<type>` for op in sum/max/min/product and type in

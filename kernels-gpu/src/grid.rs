@@ -13,27 +13,26 @@ use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::element::Element;
 use crate::op::Operator;
-use crate::thread;
+use crate::thread::{self, Source};
 
 /// The body of every reduction entry point (parameters: see [`crate::abi`]).
 ///
 /// # Safety
-/// - `input` points to `len` readable, element-aligned `T`s not written during the launch;
+/// - `source` reads `len` readable, element-aligned `T`s per array, not written during the launch;
 /// - `partials` has one writable 8-byte slot per block of the grid;
 /// - `ticket` is a writable `u32` that is zero, and no other launch uses
 ///   `partials` or `ticket` concurrently;
 /// - `out` is a writable `T`;
 /// - the block size is a multiple of 32, at most 1024; the grid is 1-D.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, O: Operator<T>>(
-    input: *const T,
+pub unsafe fn reduce<T: Element, O: Operator<T>, S: Source<T>>(
+    source: S,
     len: u64,
     partials: *mut u64,
     ticket: *mut u32,
     out: *mut T,
 ) {
-    let input = device::to_global(input as u64);
-    let block_total = block::reduce::<T, O>(thread::accumulate::<T, O>(input, len));
+    let block_total = block::reduce::<T, O>(thread::accumulate::<T, O, S>(source, len));
 
     if grid_dim_x() == 1 {
         if thread_idx_x() == 0 {

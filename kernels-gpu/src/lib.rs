@@ -38,11 +38,36 @@ macro_rules! reduce_entry_points {
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, partials: *mut u64, ticket: *mut u32, out: *mut $t) {
             // SAFETY: the host launches this with the parameters `abi` documents.
-            unsafe { grid::reduce::<$t, $op>(input, len, partials, ticket, out) }
+            unsafe {
+                let source = thread::Single { input: device::to_global(input as u64) };
+                grid::reduce::<$t, $op, _>(source, len, partials, ticket, out)
+            }
         }
     )*};
 }
 for_each_reduce_kernel!(reduce_entry_points);
+
+macro_rules! production_dot_entry_points {
+    ($(($name:ident, $t:ty)),* $(,)?) => {$(
+        /// Dot product entry point: the sum of `a[i] * b[i]`; see [`grid::reduce`].
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(
+            a: *const $t,
+            b: *const $t,
+            len: u64,
+            partials: *mut u64,
+            ticket: *mut u32,
+            out: *mut $t,
+        ) {
+            // SAFETY: the host launches this with the parameters `abi` documents.
+            unsafe {
+                let source = thread::Product { a: device::to_global(a as u64), b: device::to_global(b as u64) };
+                grid::reduce::<$t, Sum, _>(source, len, partials, ticket, out)
+            }
+        }
+    )*};
+}
+for_each_dot_kernel!(production_dot_entry_points);
 
 macro_rules! ladder_entry_points {
     ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {$(

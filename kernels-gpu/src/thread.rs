@@ -1,5 +1,7 @@
 //! Thread-level accumulation: each thread folds its share of the input into
-//! one value, reading 16-byte vectors wherever the input allows it.
+//! one value, reading 16-byte vectors wherever the input allows it. The input
+//! is a [`Source`]: one array, or the elementwise product of two (a dot
+//! product), so both share every layer above this one.
 //!
 //! The input `[0, len)` is split into
 //! - a *head* of fewer than one vector's worth of elements, up to the first
@@ -48,30 +50,120 @@ unsafe fn load_element<T: Element>(address: u64) -> T {
     }
 }
 
-/// This thread's fold of its share of `input[0..len]`.
+/// Where the elements a reduction folds come from: element `i` of the
+/// (virtual) input, read as part of a 16-byte vector or on its own.
+pub trait Source<T: Element>: Copy {
+    /// The byte offset of element 0 within its 16-byte group, if every array
+    /// the source reads shares it (then the body is read in vectors).
+    fn common_misalignment(&self) -> Option<u64>;
+
+    /// Elements `[index, index + 16 / size_of::<T>())` as one vector's words.
+    ///
+    /// # Safety
+    /// Element `index` starts a 16-byte group of every array, all in range.
+    unsafe fn vector(&self, index: u64) -> [u32; 4];
+
+    /// Element `index`.
+    ///
+    /// # Safety
+    /// `index` is in range.
+    unsafe fn element(&self, index: u64) -> T;
+}
+
+/// One array at a global address.
+#[derive(Clone, Copy)]
+pub struct Single {
+    pub input: u64,
+}
+
+impl<T: Element> Source<T> for Single {
+    #[inline(always)]
+    fn common_misalignment(&self) -> Option<u64> {
+        Some(self.input % VECTOR_BYTES)
+    }
+
+    #[inline(always)]
+    unsafe fn vector(&self, index: u64) -> [u32; 4] {
+        device::load_global_nc_v4(self.input + index * size_of::<T>() as u64)
+    }
+
+    #[inline(always)]
+    unsafe fn element(&self, index: u64) -> T {
+        load_element::<T>(self.input + index * size_of::<T>() as u64)
+    }
+}
+
+/// The elementwise product of two arrays (a dot product's terms), computed
+/// as the elements are read, without a temporary array.
+#[derive(Clone, Copy)]
+pub struct Product {
+    pub a: u64,
+    pub b: u64,
+}
+
+impl<T: Element> Source<T> for Product {
+    #[inline(always)]
+    fn common_misalignment(&self) -> Option<u64> {
+        let misalignment = self.a % VECTOR_BYTES;
+        (misalignment == self.b % VECTOR_BYTES).then_some(misalignment)
+    }
+
+    #[inline(always)]
+    unsafe fn vector(&self, index: u64) -> [u32; 4] {
+        let offset = index * size_of::<T>() as u64;
+        let (a, b) = (device::load_global_nc_v4(self.a + offset), device::load_global_nc_v4(self.b + offset));
+        if T::WORDS == 1 {
+            let lane = |k: usize| T::from_bits(a[k] as u64).mul(T::from_bits(b[k] as u64)).to_bits() as u32;
+            [lane(0), lane(1), lane(2), lane(3)]
+        } else {
+            let lane = |k: usize| {
+                let x = T::from_bits(a[k] as u64 | (a[k + 1] as u64) << 32);
+                let y = T::from_bits(b[k] as u64 | (b[k + 1] as u64) << 32);
+                x.mul(y).to_bits()
+            };
+            let (first, second) = (lane(0), lane(2));
+            [first as u32, (first >> 32) as u32, second as u32, (second >> 32) as u32]
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn element(&self, index: u64) -> T {
+        let offset = index * size_of::<T>() as u64;
+        load_element::<T>(self.a + offset).mul(load_element::<T>(self.b + offset))
+    }
+}
+
+/// This thread's fold of its share of the `len` elements of `source`.
 ///
 /// # Safety
-/// `input` is the global address of `len` readable elements of `T`, aligned to
-/// `size_of::<T>()`, not written during the kernel.
+/// `source` reads `len` readable, element-aligned `T`s from every array, none
+/// written during the kernel.
 #[inline(always)]
-pub unsafe fn accumulate<T: Element, O: Operator<T>>(input: u64, len: u64) -> T {
+pub unsafe fn accumulate<T: Element, O: Operator<T>, S: Source<T>>(source: S, len: u64) -> T {
     let element_bytes = size_of::<T>() as u64;
     let lanes = VECTOR_BYTES / element_bytes;
-
-    let head = core::cmp::min(
-        len,
-        (VECTOR_BYTES - input % VECTOR_BYTES) % VECTOR_BYTES / element_bytes,
-    );
-    let vectors = (len - head) / lanes;
-    let tail_start = head + vectors * lanes;
-    let tail = len - tail_start;
-    let body = input + head * element_bytes;
 
     let block_threads = block_dim_x() as u64;
     let grid_threads = block_threads * grid_dim_x() as u64;
     let thread_in_grid = block_idx_x() as u64 * block_threads + thread_idx_x() as u64;
 
     let mut acc = O::identity();
+
+    let Some(misalignment) = source.common_misalignment() else {
+        // Arrays at different offsets within 16 bytes share no vector
+        // alignment: read element by element, grid-stride.
+        let mut index = thread_in_grid;
+        while index < len {
+            acc = O::combine(acc, source.element(index));
+            index += grid_threads;
+        }
+        return acc;
+    };
+
+    let head = core::cmp::min(len, (VECTOR_BYTES - misalignment) % VECTOR_BYTES / element_bytes);
+    let vectors = (len - head) / lanes;
+    let tail_start = head + vectors * lanes;
+    let tail = len - tail_start;
 
     let tile_vectors = block_threads * VECTORS_PER_THREAD;
     // `checked_div` keeps a panic path (and an unresolved extern) out of the PTX.
@@ -82,7 +174,7 @@ pub unsafe fn accumulate<T: Element, O: Operator<T>>(input: u64, len: u64) -> T 
         let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
         let mut k = 0;
         while k < VECTORS_PER_THREAD as usize {
-            loaded[k] = device::load_global_nc_v4(body + (first + k as u64 * block_threads) * VECTOR_BYTES);
+            loaded[k] = source.vector(head + (first + k as u64 * block_threads) * lanes);
             k += 1;
         }
         let mut k = 0;
@@ -95,15 +187,14 @@ pub unsafe fn accumulate<T: Element, O: Operator<T>>(input: u64, len: u64) -> T 
 
     let mut vector = full_tiles * tile_vectors + thread_in_grid;
     while vector < vectors {
-        acc = fold_vector::<T, O>(acc, device::load_global_nc_v4(body + vector * VECTOR_BYTES));
+        acc = fold_vector::<T, O>(acc, source.vector(head + vector * lanes));
         vector += grid_threads;
     }
 
     if thread_in_grid < head {
-        acc = O::combine(acc, load_element::<T>(input + thread_in_grid * element_bytes));
+        acc = O::combine(acc, source.element(thread_in_grid));
     } else if thread_in_grid - head < tail {
-        let index = tail_start + (thread_in_grid - head);
-        acc = O::combine(acc, load_element::<T>(input + index * element_bytes));
+        acc = O::combine(acc, source.element(tail_start + (thread_in_grid - head)));
     }
     acc
 }

@@ -31,6 +31,14 @@ macro_rules! kernel_table {
 }
 for_each_reduce_kernel!(kernel_table);
 
+macro_rules! dot_kernel_table {
+    ($(($name:ident, $t:ty)),* $(,)?) => {
+        /// The production dot-product kernels, from the list in `kernels-gpu/src/abi.rs`.
+        const DOT_KERNELS: &[(ElementType, &str)] = &[$((<$t as Element>::TYPE, stringify!($name)),)*];
+    };
+}
+for_each_dot_kernel!(dot_kernel_table);
+
 /// The PTX for the newest architecture not newer than `major.minor`.
 fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
     let cc = major * 10 + minor;
@@ -46,6 +54,8 @@ pub(crate) struct Kernels {
     /// Per entry of `KERNELS`: its handle and its largest useful grid (SMs ×
     /// resident blocks per SM). Declared before `module`, so dropped first.
     loaded: Vec<(KernelHandle, u32)>,
+    /// The same for each entry of `DOT_KERNELS`.
+    loaded_dots: Vec<(KernelHandle, u32)>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
     policy: Policy,
@@ -73,26 +83,42 @@ impl Kernels {
         let module = Module::from_ptx(ptx_for(major, minor)?, &[])?;
         let sms = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
 
-        let mut loaded = Vec::with_capacity(KERNELS.len());
-        for entry in KERNELS {
-            let function: Function<'_> = module.get_function(entry.name)?;
-            let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(policy.block_threads()), 0)?;
+        let block = policy.block_threads();
+        let load = |name: &str| -> Result<(KernelHandle, u32)> {
+            let function: Function<'_> = module.get_function(name)?;
+            let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(block), 0)?;
             if per_sm == 0 {
                 return Err(Error::InvalidPolicy(format!(
-                    "{} cannot run with {} threads per block on this device",
-                    entry.name,
-                    policy.block_threads()
+                    "{name} cannot run with {block} threads per block on this device"
                 )));
             }
-            loaded.push((KernelHandle(function.to_raw()), sms * per_sm));
-        }
-        Ok(Kernels { loaded, module, policy })
+            Ok((KernelHandle(function.to_raw()), sms * per_sm))
+        };
+        let loaded = KERNELS
+            .iter()
+            .map(|entry| load(entry.name))
+            .collect::<Result<Vec<_>>>()?;
+        let loaded_dots = DOT_KERNELS
+            .iter()
+            .map(|(_, name)| load(name))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Kernels {
+            loaded,
+            loaded_dots,
+            module,
+            policy,
+        })
     }
 
     /// The largest grid any kernel is launched with: the workspace holds one
     /// partial per block of it.
     pub(crate) fn max_grid(&self) -> u32 {
-        self.loaded.iter().map(|&(_, cap)| cap).max().unwrap_or(1)
+        self.loaded
+            .iter()
+            .chain(&self.loaded_dots)
+            .map(|&(_, cap)| cap)
+            .max()
+            .unwrap_or(1)
     }
 
     /// Any entry point of the module by name (the ladder's kernels, which are
@@ -109,18 +135,30 @@ impl Kernels {
             .iter()
             .position(|k| k.op == op && k.element == T::TYPE)
             .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
+        let (kernel, grid_cap) = self.loaded[index];
+        Ok((kernel, self.shape::<T>(len, grid_cap)))
+    }
+
+    /// The production dot-product kernel and launch shape for `len` pairs of `T`.
+    pub(crate) fn dot_launch_for<T: Element>(&self, len: usize) -> Result<(KernelHandle, LaunchShape)> {
+        let index = DOT_KERNELS
+            .iter()
+            .position(|(element, _)| *element == T::TYPE)
+            .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
+        let (kernel, grid_cap) = self.loaded_dots[index];
+        Ok((kernel, self.shape::<T>(len, grid_cap)))
+    }
+
+    /// Enough blocks for one full tile of 16-byte loads per thread, at most `grid_cap`.
+    fn shape<T: Element>(&self, len: usize, grid_cap: u32) -> LaunchShape {
         let block = self.policy.block_threads();
         let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / T::TYPE.size() as u64);
         let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
-        let (kernel, grid_cap) = self.loaded[index];
         let blocks = blocks_needed.min(grid_cap as u64) as u32;
-        Ok((
-            kernel,
-            LaunchShape {
-                blocks,
-                threads_per_block: block,
-            },
-        ))
+        LaunchShape {
+            blocks,
+            threads_per_block: block,
+        }
     }
 }
 
@@ -154,12 +192,15 @@ mod tests {
 
     #[test]
     fn every_kernel_is_in_every_ptx() {
-        for (arch, ptx) in PTX {
-            for kernel in KERNELS {
+        let names = KERNELS
+            .iter()
+            .map(|k| k.name)
+            .chain(DOT_KERNELS.iter().map(|(_, name)| *name));
+        for name in names {
+            for (arch, ptx) in PTX {
                 assert!(
-                    ptx.contains(&format!(".entry {}(", kernel.name)),
-                    "{} missing from sm_{arch} PTX",
-                    kernel.name
+                    ptx.contains(&format!(".entry {name}(")),
+                    "{name} missing from sm_{arch} PTX"
                 );
             }
         }

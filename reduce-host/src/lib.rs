@@ -2,7 +2,9 @@
 //!
 //! `reduce` folds a [`cust`] device buffer into one value — sum, max, min or
 //! product of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` — in a single kernel
-//! launch that reads the input once with 16-byte loads. The kernels live in the
+//! launch that reads the input once with 16-byte loads; [`dot`] does the same
+//! for the products of two buffers. [`Strategy`] switches a [`Reducer`] to the
+//! rungs of the classic reduction ladder (`docs/LADDER.md`). The kernels live in the
 //! `kernels-gpu` crate, are compiled to PTX by rustc's NVPTX backend when this
 //! crate is built, and are JIT-compiled by the driver for your GPU (compute
 //! capability 7.0 or newer) the first time a [`Reducer`] is created.
@@ -135,6 +137,12 @@ pub fn sum<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
 /// The product of `input`: 1 if empty; integers wrap; floats follow IEEE 754.
 pub fn product<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Product)
+}
+
+/// The dot product `Σ a[i]·b[i]` (see [`Reducer::dot`]):
+/// [`Error::LengthMismatch`] if the lengths differ; 0 if both are empty.
+pub fn dot<T: Element>(a: &DeviceSlice<T>, b: &DeviceSlice<T>) -> Result<T> {
+    with_thread_reducer(|r| r.dot(a, b))
 }
 
 /// The largest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.

@@ -254,6 +254,78 @@ impl Reducer {
         }
     }
 
+    /// The dot product `Σ a[i]·b[i]` with the production kernel (any
+    /// [`Element`] type, one launch, deterministic), returned to the host.
+    /// An empty pair of inputs gives 0. Integers wrap, floats follow IEEE 754
+    /// (each product is rounded, then summed in a tree); the products are
+    /// formed as the inputs are read, with no temporary array.
+    ///
+    /// Errors: [`Error::LengthMismatch`] if `a` and `b` differ in length.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// let _ctx = cust::quick_init()?;
+    /// let a = DeviceBuffer::from_slice(&[1.0f64, 2.0, 3.0])?;
+    /// let b = DeviceBuffer::from_slice(&[4.0f64, 5.0, 6.0])?;
+    /// assert_eq!(reduce::Reducer::new()?.dot(&a, &b)?, 32.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn dot<T: Element>(&mut self, a: &DeviceSlice<T>, b: &DeviceSlice<T>) -> Result<T> {
+        let out = self.result.as_device_ptr().as_raw();
+        self.enqueue_production_dot(a, b, out, StreamChoice::Own)?;
+        self.result_to_host()
+    }
+
+    /// As [`Reducer::dot`], enqueued on `stream` with the result left in
+    /// `out`; returns without waiting, allocates nothing.
+    pub fn dot_into<T: Element>(
+        &mut self,
+        a: &DeviceSlice<T>,
+        b: &DeviceSlice<T>,
+        out: &mut DeviceBox<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.enqueue_production_dot(a, b, out.as_device_ptr().as_raw(), StreamChoice::Given(stream))
+    }
+
+    fn enqueue_production_dot<T: Element>(
+        &mut self,
+        a: &DeviceSlice<T>,
+        b: &DeviceSlice<T>,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        if a.len() != b.len() {
+            return Err(Error::LengthMismatch {
+                left: a.len(),
+                right: b.len(),
+            });
+        }
+        let (mut a_address, mut b_address) = (checked_address(a)?, checked_address(b)?);
+        let (kernel, shape) = self.kernels.dot_launch_for::<T>(a.len())?;
+        let stream = match stream {
+            StreamChoice::Own => &self.stream,
+            StreamChoice::Given(stream) => stream,
+        };
+        let mut len = a.len() as u64;
+        let mut partials = self.partials.as_device_ptr().as_raw();
+        let mut ticket = self.ticket.as_device_ptr().as_raw();
+        let mut out = out;
+        let mut args = [
+            &mut a_address as *mut u64 as *mut c_void,
+            &mut b_address as *mut u64 as *mut c_void,
+            &mut len as *mut u64 as *mut c_void,
+            &mut partials as *mut u64 as *mut c_void,
+            &mut ticket as *mut u64 as *mut c_void,
+            &mut out as *mut u64 as *mut c_void,
+        ];
+        // SAFETY: as in `enqueue`, with the dot entry points' parameters
+        // (kernels-gpu/src/abi.rs).
+        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut args)? };
+        Ok(())
+    }
+
     /// The dot product `Σ a[i]·b[i]` with one of seed 004's kernels (`i32`
     /// or `f32`), on this reducer's stream; blocks until the result is on the
     /// host. Float results depend on the order the atomics land in, so they

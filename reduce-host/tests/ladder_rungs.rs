@@ -177,3 +177,35 @@ fn dot_i32_atomic_per_element() {
 fn dot_i32_block_tree() {
     dot_exact::<i32>("dot_i32_block_tree", DotKernel::BlockTree);
 }
+
+/// The special values of the production suite, through every rung: all ±inf,
+/// mixed ±inf, and integers at their bounds.
+#[test]
+fn all_ops_i32_f32_every_rung_infinities_and_bounds() {
+    let test = "all_ops_i32_f32_every_rung_infinities_and_bounds";
+    if gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().unwrap();
+    for rung in Rung::ALL {
+        reducer.set_strategy(Strategy::ladder(rung, 256).unwrap());
+        for n in [1usize, 33, 65537] {
+            for op in Op::ALL {
+                for value in [f32::INFINITY, f32::NEG_INFINITY] {
+                    check_on_gpu(&mut reducer, &vec![value; n], 1, op)
+                        .unwrap_or_else(|e| panic!("{rung} {op} of {n} × {value}: {e}"));
+                }
+                let mut mixed = random_vec::<f32>(&mut rng, Op::Sum, n.max(2));
+                let last = mixed.len() - 1;
+                (mixed[0], mixed[last]) = (f32::INFINITY, f32::NEG_INFINITY);
+                check_on_gpu(&mut reducer, &mixed, 2, op).unwrap_or_else(|e| panic!("{rung} {op} mixed ±inf: {e}"));
+
+                let mut bounded = random_vec::<i32>(&mut rng, op, n.max(2));
+                let (low, high) = (rng.gen_range(0..bounded.len()), rng.gen_range(0..bounded.len()));
+                (bounded[low], bounded[high]) = (i32::MIN, i32::MAX);
+                check_on_gpu(&mut reducer, &bounded, 3, op).unwrap_or_else(|e| panic!("{rung} {op} with bounds: {e}"));
+            }
+        }
+    }
+}

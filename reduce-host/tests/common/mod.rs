@@ -171,24 +171,32 @@ pub fn check_on_gpu<T: TestElement>(reducer: &mut Reducer, data: &[T], offset: u
     let buffer = DeviceBuffer::from_slice(&padded).map_err(|e| e.to_string())?;
     let slice: DeviceSlice<T> = buffer.index(offset..offset + data.len());
 
-    let via_reduce = reducer.reduce(&slice, op).map_err(|e| format!("Reducer::reduce: {e}"))?;
+    let via_reduce = reducer
+        .reduce(&slice, op)
+        .map_err(|e| format!("Reducer::reduce: {e}"))?;
     T::check(via_reduce, data, op).map_err(|e| format!("Reducer::reduce: {e}"))?;
 
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
     let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
-    reducer.reduce_into(&slice, op, &mut out, &stream).map_err(|e| format!("reduce_into: {e}"))?;
+    reducer
+        .reduce_into(&slice, op, &mut out, &stream)
+        .map_err(|e| format!("reduce_into: {e}"))?;
     stream.synchronize().map_err(|e| e.to_string())?;
     let mut via_into = T::poison();
     out.copy_to(&mut via_into).map_err(|e| e.to_string())?;
     T::check(via_into, data, op).map_err(|e| format!("reduce_into: {e}"))?;
     if via_reduce.to_bits() != via_into.to_bits() {
-        return Err(format!("Reducer::reduce gave {via_reduce:?} but reduce_into gave {via_into:?}"));
+        return Err(format!(
+            "Reducer::reduce gave {via_reduce:?} but reduce_into gave {via_into:?}"
+        ));
     }
 
     if reducer.strategy() == Strategy::Production {
         let free = reduce::reduce(&slice, op).map_err(|e| format!("reduce::reduce: {e}"))?;
         if free.to_bits() != via_reduce.to_bits() {
-            return Err(format!("reduce::reduce gave {free:?} but Reducer::reduce gave {via_reduce:?}"));
+            return Err(format!(
+                "reduce::reduce gave {free:?} but Reducer::reduce gave {via_reduce:?}"
+            ));
         }
     }
     Ok(())
