@@ -111,7 +111,10 @@ impl<T: Element> Source<T> for Product {
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
         let offset = index * size_of::<T>() as u64;
-        let (a, b) = (device::load_global_nc_v4(self.a + offset), device::load_global_nc_v4(self.b + offset));
+        let (a, b) = (
+            device::load_global_nc_v4(self.a + offset),
+            device::load_global_nc_v4(self.b + offset),
+        );
         if T::WORDS == 1 {
             let lane = |k: usize| T::from_bits(a[k] as u64).mul(T::from_bits(b[k] as u64)).to_bits() as u32;
             [lane(0), lane(1), lane(2), lane(3)]
