@@ -40,7 +40,9 @@ macro_rules! float_dot {
             fn exact_dot(a: &[Self], b: &[Self]) -> Self {
                 // Every product and partial sum is an integer below 2^24 for the
                 // sizes tested: exact in f64 and in $t.
-                a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum::<f64>() as $t
+                // Fold from +0.0, the library's documented start (Rust's `sum`
+                // starts from -0.0, which differs on an empty or all-(-0.0) input).
+                a.iter().zip(b).fold(0.0f64, |acc, (x, y)| acc + *x as f64 * *y as f64) as $t
             }
         }
     )*};
