@@ -390,7 +390,7 @@ fn draw_chart(path: &str, bars: &[Bar], copy_gbps: f64) -> Result<(), BoxError> 
             .label_style(("sans-serif", 14))
             .draw()?;
         chart.draw_series(rows.iter().enumerate().map(|(i, row)| {
-            let color = if row.label.starts_with("production") { RED } else { BLUE };
+            let color = if row.label.contains("production") { RED } else { BLUE };
             Rectangle::new(
                 [(0.0, SegmentValue::Exact(i)), (row.gbps, SegmentValue::Exact(i + 1))],
                 color.mix(0.7).filled(),
