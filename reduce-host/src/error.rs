@@ -42,13 +42,15 @@ pub enum Error {
         /// Length of the second input.
         right: usize,
     },
-    /// The chosen [`Strategy`](crate::Strategy) has no kernel for this element type.
+    /// A ladder kernel (a [`Strategy::Ladder`](crate::Strategy::Ladder) rung
+    /// or a seed 004 dot kernel) was asked for an element type other than
+    /// `i32` or `f32`.
     #[error(
-        "{strategy:?} has kernels for i32 and f32 only, not {element:?}; use Strategy::Production for other types"
+        "the {kernel} exists for i32 and f32 only, not {element:?}; use Strategy::Production (or reduce::dot) for other types"
     )]
     UnsupportedStrategy {
-        /// The strategy in force.
-        strategy: crate::Strategy,
+        /// The kernel that was asked for.
+        kernel: String,
         /// The element type that was asked for.
         element: crate::ElementType,
     },

@@ -207,6 +207,28 @@ mod tests {
     }
 
     #[test]
+    fn every_ladder_and_seed_dot_kernel_is_in_every_ptx() {
+        use crate::{DotKernel, Rung};
+        let seed_types = [ElementType::I32, ElementType::F32];
+        let mut names = Vec::new();
+        for element in seed_types {
+            for rung in Rung::ALL {
+                names.extend(Op::ALL.map(|op| rung.kernel_name(op, element)));
+            }
+            names.extend([DotKernel::AtomicPerElement, DotKernel::BlockTree].map(|k| k.kernel_name(element)));
+        }
+        assert_eq!(names.len(), 2 * (7 * 4 + 2));
+        for name in names {
+            for (arch, ptx) in PTX {
+                assert!(
+                    ptx.contains(&format!(".entry {name}(")),
+                    "{name} missing from sm_{arch} PTX"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn ptx_is_chosen_by_compute_capability() {
         assert!(ptx_for(9, 0).unwrap().contains(".target sm_90"));
         assert!(ptx_for(10, 0).unwrap().contains(".target sm_90"));

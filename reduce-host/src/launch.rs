@@ -21,19 +21,32 @@ pub(crate) struct KernelHandle(pub(crate) CUfunction);
 unsafe impl Send for KernelHandle {}
 unsafe impl Sync for KernelHandle {}
 
-/// Launches `kernel` on `stream` with a 1-D grid and `shared_bytes` of dynamic shared memory.
+/// Most parameters any entry point has (the dot products have six).
+const MAX_PARAMS: usize = 8;
+
+/// Launches `kernel` on `stream` with a 1-D grid, `shared_bytes` of dynamic
+/// shared memory, and `params` as its parameters in order. Every parameter
+/// of every entry point is a `.u64` (an address or a length; see
+/// kernels-gpu/src/abi.rs).
 ///
 /// # Safety
-/// `kernel` belongs to a loaded module of the current context, and `args`
-/// point to values matching the kernel's parameters, alive for the call.
+/// `kernel` belongs to a loaded module of the current context, and `params`
+/// are the values its parameters expect (valid addresses of the right sizes).
 pub(crate) unsafe fn launch(
     kernel: KernelHandle,
     grid: u32,
     block: u32,
     shared_bytes: u32,
     stream: &Stream,
-    args: &mut [*mut c_void],
+    params: &mut [u64],
 ) -> Result<(), CudaError> {
+    if params.len() > MAX_PARAMS {
+        return Err(CudaError::InvalidValue);
+    }
+    let mut pointers = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
+    for (pointer, param) in pointers.iter_mut().zip(params.iter_mut()) {
+        *pointer = param as *mut u64 as *mut c_void;
+    }
     let code = cuLaunchKernel(
         kernel.0,
         grid,
@@ -44,7 +57,7 @@ pub(crate) unsafe fn launch(
         1,
         shared_bytes,
         stream.as_inner(),
-        args.as_mut_ptr(),
+        pointers.as_mut_ptr(),
         std::ptr::null_mut(),
     );
     launch_result(code)

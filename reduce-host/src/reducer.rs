@@ -10,13 +10,12 @@ use crate::policy::Policy;
 use crate::strategy::{DotKernel, Rung, Strategy};
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
-use std::ffi::c_void;
 
 /// Reduces device buffers with kernels loaded once into the current CUDA context.
 ///
 /// A `Reducer` owns the PTX module (JIT-compiled for the device when created),
-/// a non-blocking stream and a small workspace, so its calls allocate nothing
-/// and load nothing. The free functions ([`crate::sum`], [`crate::reduce`], ...)
+/// a non-blocking stream and a small workspace, so calls with the production
+/// kernel (the default [`Strategy`]) allocate nothing and load nothing. The free functions ([`crate::sum`], [`crate::reduce`], ...)
 /// use one `Reducer` per thread and context behind the scenes.
 ///
 /// # Workspace and streams
@@ -159,26 +158,13 @@ impl Reducer {
             return self.enqueue_ladder::<T>(rung, block_threads, address, input.len(), op, out, stream);
         }
         let (kernel, shape) = self.kernels.launch_for::<T>(op, input.len())?;
-        let stream = match stream {
-            StreamChoice::Own => &self.stream,
-            StreamChoice::Given(stream) => stream,
-        };
-        let mut input_ptr = address;
-        let mut len = input.len() as u64;
-        let mut partials = self.partials.as_device_ptr().as_raw();
-        let mut ticket = self.ticket.as_device_ptr().as_raw();
-        let mut out = out;
-        let mut args = [
-            &mut input_ptr as *mut u64 as *mut c_void,
-            &mut len as *mut u64 as *mut c_void,
-            &mut partials as *mut u64 as *mut c_void,
-            &mut ticket as *mut u64 as *mut c_void,
-            &mut out as *mut u64 as *mut c_void,
-        ];
-        // SAFETY: the arguments match the entry point's parameters (see
-        // kernels-gpu/src/abi.rs); `partials` holds one slot per block of the
-        // largest grid; the ticket is zero between launches.
-        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut args)? };
+        let stream = stream.resolve(&self.stream);
+        let [partials, ticket] = self.workspace();
+        let mut params = [address, input.len() as u64, partials, ticket, out];
+        // SAFETY: the parameters of a reduction entry point (kernels-gpu/src/abi.rs);
+        // `partials` holds one slot per block of the largest grid; the ticket
+        // is zero between launches.
+        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut params)? };
         Ok(())
     }
 
@@ -195,10 +181,8 @@ impl Reducer {
         out: u64,
         stream: StreamChoice<'_>,
     ) -> Result<()> {
-        check_ladder_type::<T>(Strategy::Ladder { rung, block_threads })?;
-        let kernel = self
-            .kernels
-            .function(&format!("ladder_{}_{}_{}", rung.name(), op.name(), T::TYPE.name()))?;
+        check_ladder_type::<T>(format!("ladder rung {rung}"))?;
+        let kernel = self.kernels.function(&rung.kernel_name(op, T::TYPE))?;
         let shared = rung.shared_bytes(block_threads, T::TYPE);
         let element_bytes = T::TYPE.size();
 
@@ -228,23 +212,24 @@ impl Reducer {
         let base = self.ladder_passes.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
         let region_address = [base, base + 8 * region_words[0] as u64];
 
-        let stream = match stream {
-            StreamChoice::Own => &self.stream,
-            StreamChoice::Given(stream) => stream,
-        };
+        let stream = stream.resolve(&self.stream);
         let (mut source, mut source_len) = (input, len as u64);
         let mut pass = 0;
         loop {
             let blocks = rung.blocks_for(source_len, source, block_threads, T::TYPE);
-            let mut destination = if blocks == 1 { out } else { region_address[pass % 2] };
-            let mut args = [
-                &mut source as *mut u64 as *mut c_void,
-                &mut source_len as *mut u64 as *mut c_void,
-                &mut destination as *mut u64 as *mut c_void,
-            ];
-            // SAFETY: the arguments match the ladder entry points (kernels-gpu/src/abi.rs);
+            let destination = if blocks == 1 { out } else { region_address[pass % 2] };
+            // SAFETY: the parameters of a ladder entry point (kernels-gpu/src/abi.rs);
             // `destination` has a slot per block; `shared` is what the rung needs.
-            unsafe { launch::launch(kernel, blocks as u32, block_threads, shared, stream, &mut args)? };
+            unsafe {
+                launch::launch(
+                    kernel,
+                    blocks as u32,
+                    block_threads,
+                    shared,
+                    stream,
+                    &mut [source, source_len, destination],
+                )?
+            };
             if blocks == 1 {
                 return Ok(());
             }
@@ -302,27 +287,14 @@ impl Reducer {
                 right: b.len(),
             });
         }
-        let (mut a_address, mut b_address) = (checked_address(a)?, checked_address(b)?);
+        let (a_address, b_address) = (checked_address(a)?, checked_address(b)?);
         let (kernel, shape) = self.kernels.dot_launch_for::<T>(a.len())?;
-        let stream = match stream {
-            StreamChoice::Own => &self.stream,
-            StreamChoice::Given(stream) => stream,
-        };
-        let mut len = a.len() as u64;
-        let mut partials = self.partials.as_device_ptr().as_raw();
-        let mut ticket = self.ticket.as_device_ptr().as_raw();
-        let mut out = out;
-        let mut args = [
-            &mut a_address as *mut u64 as *mut c_void,
-            &mut b_address as *mut u64 as *mut c_void,
-            &mut len as *mut u64 as *mut c_void,
-            &mut partials as *mut u64 as *mut c_void,
-            &mut ticket as *mut u64 as *mut c_void,
-            &mut out as *mut u64 as *mut c_void,
-        ];
+        let stream = stream.resolve(&self.stream);
+        let [partials, ticket] = self.workspace();
+        let mut params = [a_address, b_address, a.len() as u64, partials, ticket, out];
         // SAFETY: as in `enqueue`, with the dot entry points' parameters
         // (kernels-gpu/src/abi.rs).
-        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut args)? };
+        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut params)? };
         Ok(())
     }
 
@@ -366,11 +338,9 @@ impl Reducer {
                 right: b.len(),
             });
         }
-        check_ladder_type::<T>(self.strategy)?;
-        let (mut a_address, mut b_address) = (checked_address(a)?, checked_address(b)?);
-        let function = self
-            .kernels
-            .function(&format!("ladder_{}_{}", kernel.name(), T::TYPE.name()))?;
+        check_ladder_type::<T>(format!("seed 004 dot kernel {kernel:?}"))?;
+        let (a_address, b_address) = (checked_address(a)?, checked_address(b)?);
+        let function = self.kernels.function(&kernel.kernel_name(T::TYPE))?;
         const BLOCK: u32 = 256;
         let blocks = (a.len() as u64).div_ceil(BLOCK as u64).max(1);
         if blocks > i32::MAX as u64 {
@@ -379,17 +349,8 @@ impl Reducer {
                 a.len()
             )));
         }
-        let stream = match stream {
-            StreamChoice::Own => &self.stream,
-            StreamChoice::Given(stream) => stream,
-        };
-        let (mut len, mut out) = (a.len() as u64, out);
-        let mut args = [
-            &mut a_address as *mut u64 as *mut c_void,
-            &mut b_address as *mut u64 as *mut c_void,
-            &mut len as *mut u64 as *mut c_void,
-            &mut out as *mut u64 as *mut c_void,
-        ];
+        let stream = stream.resolve(&self.stream);
+        let mut params = [a_address, b_address, a.len() as u64, out];
         // SAFETY: `out` holds one 4-byte `T` (i32 or f32, checked above), zeroed
         // on the same stream before the kernel adds into it; the arguments match
         // the dot entry points; the block tree needs one `T` of shared memory per thread.
@@ -401,10 +362,19 @@ impl Reducer {
                 BLOCK,
                 BLOCK * T::TYPE.size() as u32,
                 stream,
-                &mut args,
+                &mut params,
             )?;
         }
         Ok(())
+    }
+
+    /// Device addresses of the production kernels' workspace: the per-block
+    /// partials and the ticket.
+    fn workspace(&self) -> [u64; 2] {
+        [
+            self.partials.as_device_ptr().as_raw(),
+            self.ticket.as_device_ptr().as_raw(),
+        ]
     }
 
     /// The launch shape a reduction of `len` elements of `T` with `op` uses.
@@ -428,9 +398,19 @@ const _: () = {
 // `partials` is a buffer of u64: one slot per block, as the kernels expect.
 const _: () = assert!(PARTIAL_SLOT_BYTES == std::mem::size_of::<u64>() as u64);
 
+/// The reducer's own stream, or a caller's.
 enum StreamChoice<'a> {
     Own,
     Given(&'a Stream),
+}
+
+impl<'a> StreamChoice<'a> {
+    fn resolve(self, own: &'a Stream) -> &'a Stream {
+        match self {
+            StreamChoice::Own => own,
+            StreamChoice::Given(stream) => stream,
+        }
+    }
 }
 
 /// The slice's address, checked to be a multiple of the element size.
@@ -446,10 +426,10 @@ fn checked_address<T: Element>(slice: &DeviceSlice<T>) -> Result<u64> {
 }
 
 /// Ladder kernels exist for the seeds' types only.
-fn check_ladder_type<T: Element>(strategy: Strategy) -> Result<()> {
+fn check_ladder_type<T: Element>(kernel: String) -> Result<()> {
     match T::TYPE {
         crate::ElementType::I32 | crate::ElementType::F32 => Ok(()),
-        element => Err(Error::UnsupportedStrategy { strategy, element }),
+        element => Err(Error::UnsupportedStrategy { kernel, element }),
     }
 }
 

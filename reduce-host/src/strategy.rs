@@ -106,6 +106,14 @@ impl Rung {
     }
 }
 
+impl Rung {
+    /// The entry point of this rung for `op` and `element`
+    /// (`ladder_<stem>_<op>_<type>`, the rule in kernels-gpu/src/abi.rs).
+    pub(crate) fn kernel_name(self, op: crate::Op, element: ElementType) -> String {
+        format!("ladder_{}_{}_{}", self.name(), op.name(), element.name())
+    }
+}
+
 impl fmt::Display for Rung {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}. {}", self.number(), self.name())
@@ -157,10 +165,12 @@ pub enum DotKernel {
 }
 
 impl DotKernel {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            DotKernel::AtomicPerElement => "dot_atomic_per_element",
-            DotKernel::BlockTree => "dot_block_tree",
-        }
+    /// The entry point of this kernel for `element` (`ladder_dot_<kind>_<type>`).
+    pub(crate) fn kernel_name(self, element: ElementType) -> String {
+        let kind = match self {
+            DotKernel::AtomicPerElement => "atomic_per_element",
+            DotKernel::BlockTree => "block_tree",
+        };
+        format!("ladder_dot_{kind}_{}", element.name())
     }
 }
