@@ -27,6 +27,17 @@ pub trait Element: Copy {
     fn to_bits(self) -> u64;
     /// Inverse of [`Element::to_bits`]; bits above `32 * WORDS` are ignored.
     fn from_bits(bits: u64) -> Self;
+
+    /// Lane `lane` of a 16-byte vector of `Self`s, given as its four 32-bit
+    /// words (4 lanes of a 4-byte type, 2 of an 8-byte one).
+    #[inline(always)]
+    fn vector_lane(words: [u32; 4], lane: usize) -> Self {
+        if Self::WORDS == 1 {
+            Self::from_bits(words[lane] as u64)
+        } else {
+            Self::from_bits(words[2 * lane] as u64 | (words[2 * lane + 1] as u64) << 32)
+        }
+    }
 }
 
 macro_rules! integer_element {

@@ -23,17 +23,17 @@ use crate::element::Element;
 use crate::op::Operator;
 use core::mem::size_of;
 
-/// Folds one 16-byte vector (4 or 2 elements) into `acc`.
+/// Folds one 16-byte vector (4 or 2 elements) into `acc`, pairwise.
 #[inline(always)]
 fn fold_vector<T: Element, O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
+    let lane = |k| T::vector_lane(words, k);
     if T::WORDS == 1 {
-        let pair_01 = O::combine(T::from_bits(words[0] as u64), T::from_bits(words[1] as u64));
-        let pair_23 = O::combine(T::from_bits(words[2] as u64), T::from_bits(words[3] as u64));
-        O::combine(acc, O::combine(pair_01, pair_23))
+        O::combine(
+            acc,
+            O::combine(O::combine(lane(0), lane(1)), O::combine(lane(2), lane(3))),
+        )
     } else {
-        let first = T::from_bits(words[0] as u64 | (words[1] as u64) << 32);
-        let second = T::from_bits(words[2] as u64 | (words[3] as u64) << 32);
-        O::combine(acc, O::combine(first, second))
+        O::combine(acc, O::combine(lane(0), lane(1)))
     }
 }
 
@@ -42,7 +42,7 @@ fn fold_vector<T: Element, O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
 /// # Safety
 /// `address` is a global address of a readable, element-aligned `T`.
 #[inline(always)]
-unsafe fn load_element<T: Element>(address: u64) -> T {
+pub(crate) unsafe fn load_element<T: Element>(address: u64) -> T {
     if T::WORDS == 1 {
         T::from_bits(device::load_global_nc_u32(address) as u64)
     } else {
@@ -115,16 +115,16 @@ impl<T: Element> Source<T> for Product {
             device::load_global_nc_v4(self.a + offset),
             device::load_global_nc_v4(self.b + offset),
         );
+        let product = |k| T::vector_lane(a, k).mul(T::vector_lane(b, k)).to_bits();
         if T::WORDS == 1 {
-            let lane = |k: usize| T::from_bits(a[k] as u64).mul(T::from_bits(b[k] as u64)).to_bits() as u32;
-            [lane(0), lane(1), lane(2), lane(3)]
+            [
+                product(0) as u32,
+                product(1) as u32,
+                product(2) as u32,
+                product(3) as u32,
+            ]
         } else {
-            let lane = |k: usize| {
-                let x = T::from_bits(a[k] as u64 | (a[k + 1] as u64) << 32);
-                let y = T::from_bits(b[k] as u64 | (b[k + 1] as u64) << 32);
-                x.mul(y).to_bits()
-            };
-            let (first, second) = (lane(0), lane(2));
+            let (first, second) = (product(0), product(1));
             [first as u32, (first >> 32) as u32, second as u32, (second >> 32) as u32]
         }
     }

@@ -7,17 +7,19 @@ use crate::abi::VECTOR_BYTES;
 use crate::device::{self, block_dim_x, block_idx_x, sync_threads, thread_idx_x};
 use crate::element::Element;
 use crate::op::Operator;
+use crate::thread::load_element;
 use core::mem::size_of;
 
-/// How a rung's threads read the input.
-/// (The host computes the elements one block covers, from the same rung table.)
+/// How a rung's threads read the input. (The host sizes the grid and the
+/// dynamic shared memory from its copy of the rung table, `Rung` in
+/// reduce-host's `strategy.rs`.)
 pub trait LoadShape {
     /// This thread's value. A shape that uses the dynamic shared array returns
     /// with every thread past a barrier, so the caller may reuse the array.
     ///
     /// # Safety
     /// `input` is the global address of `len` readable, element-aligned `T`s;
-    /// the dynamic shared array holds at least `elements_per_block` `T`s.
+    /// the dynamic shared array is as large as the host's rung table says.
     /// Every thread of the block calls it together.
     unsafe fn load<T: Element, O: Operator<T>>(input: u64, len: u64) -> T;
 }
@@ -28,12 +30,7 @@ pub(crate) unsafe fn element_or_identity<T: Element, O: Operator<T>>(input: u64,
     if index >= len {
         return O::identity();
     }
-    let address = input + index * size_of::<T>() as u64;
-    if T::WORDS == 1 {
-        T::from_bits(device::load_global_nc_u32(address) as u64)
-    } else {
-        T::from_bits(device::load_global_nc_u64(address))
-    }
+    load_element::<T>(input + index * size_of::<T>() as u64)
 }
 
 /// `ELEMENTS` elements per thread, `block_dim` apart (coalesced), combined in
@@ -87,11 +84,7 @@ impl<const THROUGH_SHARED: bool> LoadShape for Vector<THROUGH_SHARED> {
             let words = device::load_global_nc_v4(input - skipped * element_bytes + group * VECTOR_BYTES);
             let mut k = 0;
             while k < lanes as usize {
-                values[k] = if T::WORDS == 1 {
-                    T::from_bits(words[k] as u64)
-                } else {
-                    T::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32)
-                };
+                values[k] = T::vector_lane(words, k);
                 k += 1;
             }
         } else {
@@ -119,6 +112,8 @@ impl<const THROUGH_SHARED: bool> LoadShape for Vector<THROUGH_SHARED> {
                 values[k] = mine.add(k).read_volatile();
                 k += 1;
             }
+            // The tree may overwrite this array next: wait until all have read.
+            sync_threads();
         }
         let mut value = values[0];
         let mut k = 1;
@@ -126,7 +121,6 @@ impl<const THROUGH_SHARED: bool> LoadShape for Vector<THROUGH_SHARED> {
             value = O::combine(value, values[k]);
             k += 1;
         }
-        sync_threads();
         value
     }
 }
