@@ -48,6 +48,30 @@ fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
         .ok_or(Error::UnsupportedDevice { major, minor })
 }
 
+/// The environment variable that pins the PTX architecture (`sm_70`, `sm_90`),
+/// so the code for older GPUs can be tested on a newer one (PTX is forward
+/// compatible: the driver compiles sm_70 PTX for any later GPU).
+const PTX_ARCH_VARIABLE: &str = "REDUCE_PTX_ARCH";
+
+/// The PTX to load on a `major.minor` device: the newest it runs, unless
+/// [`PTX_ARCH_VARIABLE`] names another that it can run.
+fn chosen_ptx(major: u32, minor: u32) -> Result<&'static str> {
+    let Ok(forced) = std::env::var(PTX_ARCH_VARIABLE) else {
+        return ptx_for(major, minor);
+    };
+    let cc = major * 10 + minor;
+    PTX.iter()
+        .find(|(arch, _)| format!("sm_{arch}") == forced)
+        .filter(|(arch, _)| cc >= *arch)
+        .map(|(_, ptx)| *ptx)
+        .ok_or_else(|| {
+            let built: Vec<String> = PTX.iter().map(|(arch, _)| format!("sm_{arch}")).collect();
+            Error::InvalidPolicy(format!(
+                "{PTX_ARCH_VARIABLE}={forced} is not one of the built architectures {built:?} that this compute capability {major}.{minor} device runs"
+            ))
+        })
+}
+
 /// The kernels loaded into the current context, with their launch limits.
 #[derive(Debug)]
 pub(crate) struct Kernels {
@@ -80,7 +104,7 @@ impl Kernels {
             Some(policy) => policy,
             None => Policy::for_compute_capability(major, minor)?,
         };
-        let module = Module::from_ptx(ptx_for(major, minor)?, &[])?;
+        let module = Module::from_ptx(chosen_ptx(major, minor)?, &[])?;
         let sms = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
 
         let block = policy.block_threads();

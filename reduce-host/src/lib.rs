@@ -52,6 +52,11 @@
 //! errors (including those of earlier asynchronous work) come back as
 //! [`Error::Cuda`].
 //!
+//! # Which PTX runs
+//! PTX is built for sm_70 and sm_90; a [`Reducer`] loads the newest one the
+//! device runs. Setting `REDUCE_PTX_ARCH=sm_70` loads the sm_70 PTX on a newer
+//! GPU too, which is how the older GPUs' code path is tested on an H200.
+//!
 //! # Free functions and threads
 //! The free functions use a [`Reducer`] cached per thread for the context that
 //! is current on that thread, created on first use (which loads the module).
