@@ -9,12 +9,15 @@
 //! Each file is one scope, from the bottom up:
 //! - [`device`]: the only inline PTX (indices, barriers, shuffles, loads, atomics);
 //! - [`element`] and [`op`]: element types and operators (identity + combine);
-//! - [`thread`]: one thread folds its share of the input, 16-byte vector loads;
+//! - [`thread`]: one thread folds its share of the input, 16-byte vector
+//!   loads; the input is one array, or the product of two (dot products);
 //! - [`warp`]: 32 lanes combine through `shfl.sync`;
 //! - [`block`]: warps combine through shared memory;
 //! - [`grid`]: blocks combine in one launch (last block combines the partials);
-//! - the entry points below, one per operator × element type, generated from
-//!   [`abi`]'s list, which the host crate reads too.
+//! - [`ladder`]: the seed tutorials' kernels, built from the same layers;
+//! - the entry points below, one per operator × element type (and per dot
+//!   product and ladder rung), generated from [`abi`]'s lists, which the host
+//!   crate reads too.
 #![no_std]
 #![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)]
 #![allow(clippy::missing_safety_doc)]
