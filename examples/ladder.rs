@@ -280,17 +280,11 @@ fn main() -> Result<(), BoxError> {
     for row in &rows {
         let rung_1 = rows.iter().find(|r| r.dataset == row.dataset).map_or(row.us, |r| r.us);
         let gbps = row.bytes as f64 / row.us / 1e3;
+        let (percent_of_copy, speedup) = (100.0 * gbps / copy, rung_1 / row.us);
         let ratio = row.cub_us.map_or("-".to_string(), |c| format!("{:.3}", row.us / c));
         println!(
             "{:<11} {:<42} {:>7} {:>11.1} {:>8.0} {:>7.1}% {:>9.1} {:>10}",
-            row.dataset,
-            row.kernel,
-            row.block_threads,
-            row.us,
-            gbps,
-            100.0 * gbps / copy,
-            rung_1 / row.us,
-            ratio
+            row.dataset, row.kernel, row.block_threads, row.us, gbps, percent_of_copy, speedup, ratio
         );
         writeln!(
             csv,
@@ -300,8 +294,8 @@ fn main() -> Result<(), BoxError> {
             row.block_threads,
             row.us,
             gbps,
-            100.0 * gbps / copy,
-            rung_1 / row.us,
+            percent_of_copy,
+            speedup,
             row.cub_us.map_or(String::new(), |c| format!("{c:.2}"))
         )?;
     }
