@@ -1,9 +1,9 @@
 //! The contract between the kernels and the host crate.
 //!
-//! This file is compiled into both crates (the host crate `include!`s it), so
-//! the list of entry points, their parameter layout and the per-thread tiling
-//! constant exist exactly once. It must stay plain Rust with no `use`s and no
-//! target-specific code.
+//! The host crate reads this module (its constants, and its lists through the
+//! exported macros) from the kernel crate compiled for the host, so the list
+//! of entry points, their parameter layout and the per-thread tiling constant
+//! exist exactly once.
 //!
 //! Every reduction entry point has the same parameters:
 //!

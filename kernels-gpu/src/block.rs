@@ -27,14 +27,14 @@ pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
 
     let warp_total = warp::reduce::<T, O>(value);
     if lane == 0 {
-        slots.add(warp_index as usize).write_volatile(warp_total.to_bits());
+        device::store_shared(slots.add(warp_index as usize), warp_total.to_bits());
     }
     sync_threads();
 
     let mut block_total = O::identity();
     if warp_index == 0 {
         let mine = if lane < warps {
-            T::from_bits(slots.add(lane as usize).read_volatile())
+            T::from_bits(device::load_shared(slots.add(lane as usize)))
         } else {
             O::identity()
         };
@@ -55,8 +55,8 @@ pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
 pub unsafe fn broadcast_from_thread_0(flag: bool) -> bool {
     let slot = device::block_flag();
     if thread_idx_x() == 0 {
-        slot.write_volatile(flag as u32);
+        device::store_shared(slot, flag as u32);
     }
     sync_threads();
-    slot.read_volatile() != 0
+    device::load_shared(slot) != 0
 }

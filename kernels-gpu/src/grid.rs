@@ -33,10 +33,11 @@ pub unsafe fn reduce<T: Element, O: Operator<T>, S: Source<T>>(
     out: *mut T,
 ) {
     let block_total = block::reduce::<T, O>(thread::accumulate::<T, O, S>(source, len));
+    let out = device::to_global(out as u64);
 
     if grid_dim_x() == 1 {
         if thread_idx_x() == 0 {
-            out.write_volatile(block_total);
+            thread::store_element(out, block_total);
         }
         return;
     }
@@ -56,7 +57,7 @@ pub unsafe fn reduce<T: Element, O: Operator<T>, S: Source<T>>(
     }
     let total = block::reduce::<T, O>(acc);
     if thread_idx_x() == 0 {
-        out.write_volatile(total);
+        thread::store_element(out, total);
         device::store_relaxed_gpu_u32(ticket, 0);
     }
 }

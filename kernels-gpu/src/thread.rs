@@ -50,6 +50,19 @@ pub(crate) unsafe fn load_element<T: Element>(address: u64) -> T {
     }
 }
 
+/// Writes one element to global memory.
+///
+/// # Safety
+/// `address` is a global address of a writable, element-aligned `T`.
+#[inline(always)]
+pub(crate) unsafe fn store_element<T: Element>(address: u64, value: T) {
+    if T::WORDS == 1 {
+        device::store_global_u32(address, value.to_bits() as u32)
+    } else {
+        device::store_global_u64(address, value.to_bits())
+    }
+}
+
 /// Where the elements a reduction folds come from: element `i` of the
 /// (virtual) input, read as part of a 16-byte vector or on its own.
 pub trait Source<T: Element>: Copy {

@@ -37,8 +37,13 @@ impl ElementType {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
+pub(crate) mod sealed {
+    pub trait Sealed {
+        /// The same type as the kernel crate sees it (the emulator's kernels
+        /// are instantiated with it). An associated type rather than a
+        /// supertrait, so the kernel trait's methods stay out of users' scope.
+        type Kernel: kernels_gpu::element::Element;
+    }
 }
 
 /// A type the GPU kernels can reduce: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
@@ -51,7 +56,9 @@ pub trait Element: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static
 
 macro_rules! element {
     ($($t:ty => $name:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            type Kernel = $t;
+        }
         impl Element for $t {
             const TYPE: ElementType = ElementType::$name;
         }

@@ -57,6 +57,25 @@ pub enum Error {
     /// A [`Policy`](crate::Policy) that cannot be launched.
     #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),
+    /// A kernel run by the SIMT emulator ([`crate::emulated`]) did something
+    /// that on a GPU would hang or give garbage: a barrier or shuffle not
+    /// every thread reaches, an access outside its buffers, a misaligned
+    /// access, a panic. This is a bug in the kernel, not in the input.
+    #[error(
+        "emulated kernel {kernel} faulted in block {block}, thread {thread}: {message} (replay with block order seed {block_order_seed})"
+    )]
+    EmulatedFault {
+        /// The kernel's name, as in the PTX.
+        kernel: String,
+        /// The block that faulted.
+        block: u32,
+        /// The thread (within the block) that found the fault.
+        thread: u32,
+        /// What went wrong, and where in the kernel source.
+        message: String,
+        /// The seed of the launch's block order ([`crate::emulated::Emulator::set_block_order_seed`]).
+        block_order_seed: u64,
+    },
     /// An error reported by the CUDA driver (including errors of earlier,
     /// asynchronous work on the same stream).
     #[error("CUDA driver error: {0}")]

@@ -29,7 +29,7 @@ macro_rules! kernel_table {
         )*];
     };
 }
-for_each_reduce_kernel!(kernel_table);
+kernels_gpu::for_each_reduce_kernel!(kernel_table);
 
 macro_rules! dot_kernel_table {
     ($(($name:ident, $t:ty)),* $(,)?) => {
@@ -37,7 +37,7 @@ macro_rules! dot_kernel_table {
         const DOT_KERNELS: &[(ElementType, &str)] = &[$((<$t as Element>::TYPE, stringify!($name)),)*];
     };
 }
-for_each_dot_kernel!(dot_kernel_table);
+kernels_gpu::for_each_dot_kernel!(dot_kernel_table);
 
 /// The PTX for the newest architecture not newer than `major.minor`.
 fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
@@ -160,7 +160,7 @@ impl Kernels {
             .position(|k| k.op == op && k.element == T::TYPE)
             .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
         let (kernel, grid_cap) = self.loaded[index];
-        Ok((kernel, self.shape::<T>(len, grid_cap)))
+        Ok((kernel, production_shape::<T>(self.policy, len, grid_cap)))
     }
 
     /// The production dot-product kernel and launch shape for `len` pairs of `T`.
@@ -170,20 +170,38 @@ impl Kernels {
             .position(|(element, _)| *element == T::TYPE)
             .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
         let (kernel, grid_cap) = self.loaded_dots[index];
-        Ok((kernel, self.shape::<T>(len, grid_cap)))
+        Ok((kernel, production_shape::<T>(self.policy, len, grid_cap)))
     }
+}
 
-    /// Enough blocks for one full tile of 16-byte loads per thread, at most `grid_cap`.
-    fn shape<T: Element>(&self, len: usize, grid_cap: u32) -> LaunchShape {
-        let block = self.policy.block_threads();
-        let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / T::TYPE.size() as u64);
-        let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
-        let blocks = blocks_needed.min(grid_cap as u64) as u32;
-        LaunchShape {
-            blocks,
-            threads_per_block: block,
-        }
+/// The production kernels' launch shape for `len` elements of `T`: enough
+/// blocks for one full tile of 16-byte loads per thread, at most `grid_cap`.
+/// (The GPU and the emulator both launch with it.)
+pub(crate) fn production_shape<T: Element>(policy: Policy, len: usize, grid_cap: u32) -> LaunchShape {
+    let block = policy.block_threads();
+    let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / T::TYPE.size() as u64);
+    let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
+    let blocks = blocks_needed.min(grid_cap as u64) as u32;
+    LaunchShape {
+        blocks,
+        threads_per_block: block,
     }
+}
+
+/// The name of the production kernel for `op` over `element` (from `KERNELS`).
+pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> &'static str {
+    KERNELS
+        .iter()
+        .find(|k| k.op == op && k.element == element)
+        .map_or("unknown reduction kernel", |k| k.name)
+}
+
+/// The name of the production dot-product kernel for `element` (from `DOT_KERNELS`).
+pub(crate) fn dot_kernel_name(element: ElementType) -> &'static str {
+    DOT_KERNELS
+        .iter()
+        .find(|(e, _)| *e == element)
+        .map_or("unknown dot kernel", |(_, name)| name)
 }
 
 fn compute_capability(device: Device) -> Result<(u32, u32)> {

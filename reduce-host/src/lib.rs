@@ -69,10 +69,9 @@
 //! reducer's module is gone and calls fail with a CUDA error; use an explicit
 //! [`Reducer`] per context in programs that recreate contexts.
 
-#[macro_use]
-#[path = "../../kernels-gpu/src/abi.rs"]
-mod abi;
+use kernels_gpu::abi;
 pub mod element;
+pub mod emulated;
 pub mod error;
 mod kernels;
 mod launch;

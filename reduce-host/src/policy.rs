@@ -24,6 +24,10 @@ pub struct Policy {
 const POLICIES: &[(u32, Policy)] = &[(90, Policy { block_threads: 512 }), (70, Policy { block_threads: 256 })];
 
 impl Policy {
+    /// The emulator's default ([`crate::emulated::Emulator::new`]): two warps
+    /// per block, so the block reduction combines across warps.
+    pub(crate) const EMULATOR_DEFAULT: Policy = Policy { block_threads: 64 };
+
     /// A policy with `block_threads` threads per block: a multiple of 32 from 32 to 1024.
     pub fn new(block_threads: u32) -> Result<Self> {
         if !(32..=1024).contains(&block_threads) || !block_threads.is_multiple_of(32) {

@@ -7,7 +7,7 @@ use crate::kernels::{Kernels, LaunchShape};
 use crate::launch;
 use crate::op::Op;
 use crate::policy::Policy;
-use crate::strategy::{DotKernel, Rung, Strategy};
+use crate::strategy::{DotKernel, LadderPlan, Rung, Strategy};
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
 
@@ -184,59 +184,31 @@ impl Reducer {
         check_ladder_type::<T>(format!("ladder rung {rung}"))?;
         let kernel = self.kernels.function(&rung.kernel_name(op, T::TYPE))?;
         let shared = rung.shared_bytes(block_threads, T::TYPE);
-        let element_bytes = T::TYPE.size();
-
-        // Per-block results alternate between two regions of `ladder_passes`:
-        // the first pass's (at most `first` results) and the second's.
-        let first = rung.blocks_for(len as u64, input, block_threads, T::TYPE);
-        // Later passes read a region at an 8-byte-aligned address; count the
-        // worst case (it starts one 8-byte word into a 16-byte group).
-        let second = if first > 1 {
-            rung.blocks_for(first, 8, block_threads, T::TYPE)
-        } else {
-            0
-        };
-        if first > i32::MAX as u64 {
-            return Err(Error::InvalidPolicy(format!(
-                "{len} elements need more than 2^31 blocks of {block_threads} threads; use more threads per block"
-            )));
+        let plan = LadderPlan::new(rung, block_threads, T::TYPE, input, len as u64)?;
+        if self
+            .ladder_passes
+            .as_ref()
+            .is_none_or(|b| b.len() < plan.scratch_words())
+        {
+            self.ladder_passes = Some(DeviceBuffer::zeroed(plan.scratch_words())?);
         }
-        let region_words = [
-            (first as usize * element_bytes).div_ceil(8),
-            (second as usize * element_bytes).div_ceil(8),
-        ];
-        let words = region_words[0] + region_words[1];
-        if self.ladder_passes.as_ref().is_none_or(|b| b.len() < words) {
-            self.ladder_passes = Some(DeviceBuffer::zeroed(words.max(1))?);
-        }
-        let base = self.ladder_passes.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
-        let region_address = [base, base + 8 * region_words[0] as u64];
-
+        let scratch = self.ladder_passes.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
         let stream = stream.resolve(&self.stream);
-        let (mut source, mut source_len) = (input, len as u64);
-        let mut pass = 0;
-        loop {
-            let blocks = rung.blocks_for(source_len, source, block_threads, T::TYPE);
-            let destination = if blocks == 1 { out } else { region_address[pass % 2] };
+        for pass in plan.passes(input, len as u64, scratch, out) {
             // SAFETY: the parameters of a ladder entry point (kernels-gpu/src/abi.rs);
             // `destination` has a slot per block; `shared` is what the rung needs.
             unsafe {
                 launch::launch(
                     kernel,
-                    blocks as u32,
+                    pass.blocks,
                     block_threads,
                     shared,
                     stream,
-                    &mut [source, source_len, destination],
+                    &mut [pass.source, pass.len, pass.destination],
                 )?
             };
-            if blocks == 1 {
-                return Ok(());
-            }
-            source = destination;
-            source_len = blocks;
-            pass += 1;
         }
+        Ok(())
     }
 
     /// The dot product `Σ a[i]·b[i]` with the production kernel (any
@@ -341,14 +313,7 @@ impl Reducer {
         check_ladder_type::<T>(format!("seed 004 dot kernel {kernel:?}"))?;
         let (a_address, b_address) = (checked_address(a)?, checked_address(b)?);
         let function = self.kernels.function(&kernel.kernel_name(T::TYPE))?;
-        const BLOCK: u32 = 256;
-        let blocks = (a.len() as u64).div_ceil(BLOCK as u64).max(1);
-        if blocks > i32::MAX as u64 {
-            return Err(Error::InvalidPolicy(format!(
-                "{} elements are too many for one thread each",
-                a.len()
-            )));
-        }
+        let blocks = DotKernel::blocks_for(a.len())?;
         let stream = stream.resolve(&self.stream);
         let mut params = [a_address, b_address, a.len() as u64, out];
         // SAFETY: `out` holds one 4-byte `T` (i32 or f32, checked above), zeroed
@@ -358,9 +323,9 @@ impl Reducer {
             launch::zero_words_async(out, 1, stream)?;
             launch::launch(
                 function,
-                blocks as u32,
-                BLOCK,
-                BLOCK * T::TYPE.size() as u32,
+                blocks,
+                DotKernel::BLOCK_THREADS,
+                DotKernel::shared_bytes(T::TYPE),
                 stream,
                 &mut params,
             )?;
@@ -426,7 +391,7 @@ fn checked_address<T: Element>(slice: &DeviceSlice<T>) -> Result<u64> {
 }
 
 /// Ladder kernels exist for the seeds' types only.
-fn check_ladder_type<T: Element>(kernel: String) -> Result<()> {
+pub(crate) fn check_ladder_type<T: Element>(kernel: String) -> Result<()> {
     match T::TYPE {
         crate::ElementType::I32 | crate::ElementType::F32 => Ok(()),
         element => Err(Error::UnsupportedStrategy { kernel, element }),

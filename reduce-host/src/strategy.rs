@@ -62,7 +62,7 @@ macro_rules! rung_table {
         }
     };
 }
-for_each_ladder_rung!(rung_table);
+kernels_gpu::for_each_ladder_rung!(rung_table);
 
 impl Rung {
     /// Input elements one block covers.
@@ -111,6 +111,82 @@ impl Rung {
     /// (`ladder_<stem>_<op>_<type>`, the rule in kernels-gpu/src/abi.rs).
     pub(crate) fn kernel_name(self, op: crate::Op, element: ElementType) -> String {
         format!("ladder_{}_{}_{}", self.name(), op.name(), element.name())
+    }
+}
+
+/// The launches of one ladder reduction: each pass reduces the previous
+/// pass's per-block results, until one block writes the result. The GPU and
+/// the emulator both follow it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LadderPlan {
+    rung: Rung,
+    block_threads: u32,
+    element: ElementType,
+    /// 8-byte words of scratch for the per-block results: the first pass's
+    /// region, then the second's (later passes alternate between the two).
+    region_words: [usize; 2],
+}
+
+/// One launch of a ladder rung: `blocks` blocks reduce `len` elements at
+/// `source` into one result each at `destination`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LadderPass {
+    pub source: u64,
+    pub len: u64,
+    pub blocks: u32,
+    pub destination: u64,
+}
+
+impl LadderPlan {
+    /// The plan for `len` elements of `element` at address `input`.
+    pub(crate) fn new(rung: Rung, block_threads: u32, element: ElementType, input: u64, len: u64) -> Result<Self> {
+        let first = rung.blocks_for(len, input, block_threads, element);
+        if first > i32::MAX as u64 {
+            return Err(Error::InvalidPolicy(format!(
+                "{len} elements need more than 2^31 blocks of {block_threads} threads; use more threads per block"
+            )));
+        }
+        // Later passes read a region at an 8-byte-aligned address; count the
+        // worst case (it starts one 8-byte word into a 16-byte group).
+        let second = if first > 1 {
+            rung.blocks_for(first, 8, block_threads, element)
+        } else {
+            0
+        };
+        let words = |results: u64| (results as usize * element.size()).div_ceil(8);
+        Ok(LadderPlan {
+            rung,
+            block_threads,
+            element,
+            region_words: [words(first), words(second)],
+        })
+    }
+
+    /// 8-byte words of scratch the passes need (at least 1).
+    pub(crate) fn scratch_words(&self) -> usize {
+        (self.region_words[0] + self.region_words[1]).max(1)
+    }
+
+    /// The passes over `len` elements at `input`, with per-block results in
+    /// the scratch at `scratch` and the final result at `out`.
+    pub(crate) fn passes(&self, input: u64, len: u64, scratch: u64, out: u64) -> Vec<LadderPass> {
+        let regions = [scratch, scratch + 8 * self.region_words[0] as u64];
+        let mut passes = Vec::new();
+        let (mut source, mut len) = (input, len);
+        loop {
+            let blocks = self.rung.blocks_for(len, source, self.block_threads, self.element);
+            let destination = if blocks == 1 { out } else { regions[passes.len() % 2] };
+            passes.push(LadderPass {
+                source,
+                len,
+                blocks: blocks as u32,
+                destination,
+            });
+            if blocks == 1 {
+                return passes;
+            }
+            (source, len) = (destination, blocks);
+        }
     }
 }
 
@@ -165,6 +241,25 @@ pub enum DotKernel {
 }
 
 impl DotKernel {
+    /// Threads per block of both kernels (the seed's 256).
+    pub(crate) const BLOCK_THREADS: u32 = 256;
+
+    /// Blocks for `len` pairs: one thread per pair.
+    pub(crate) fn blocks_for(len: usize) -> Result<u32> {
+        let blocks = (len as u64).div_ceil(Self::BLOCK_THREADS as u64).max(1);
+        if blocks > i32::MAX as u64 {
+            return Err(Error::InvalidPolicy(format!(
+                "{len} elements are too many for one thread each"
+            )));
+        }
+        Ok(blocks as u32)
+    }
+
+    /// Dynamic shared memory per block: the block tree's one `T` per thread.
+    pub(crate) fn shared_bytes(element: ElementType) -> u32 {
+        Self::BLOCK_THREADS * element.size() as u32
+    }
+
     /// The entry point of this kernel for `element` (`ladder_dot_<kind>_<type>`).
     pub(crate) fn kernel_name(self, element: ElementType) -> String {
         let kind = match self {

@@ -1,14 +1,12 @@
-//! The production dot product, `reduce::dot` and `Reducer::dot_into`, for
-//! every element type: edge sizes, the two inputs at equal and at different
-//! offsets within 16 bytes (vector and element-by-element paths), against an
-//! exact CPU reference.
+//! The production dot product (on the GPU `reduce::dot` and
+//! `Reducer::dot_into`; the emulator's `dot`) for every element type: edge
+//! sizes, the two inputs at equal and at different offsets within 16 bytes
+//! (vector and element-by-element paths), against an exact CPU reference.
 
 mod common;
 use common::*;
-use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
-use cust::stream::{Stream, StreamFlags};
 use rand::Rng;
-use reduce::{Element, Error, Reducer};
+use reduce::Element;
 
 const SIZES: &[usize] = &[0, 1, 2, 3, 31, 33, 257, 4097, 65537, 1_000_003];
 
@@ -50,38 +48,23 @@ macro_rules! float_dot {
 float_dot!(f32, f64);
 
 fn sizes_and_offsets<T: DotElement + Element>(test: &str) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().unwrap();
-    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let mut failures = Vec::new();
-    // Below 1.86M terms, Σ|a·b| ≤ 9·n stays under 2^24: small-integer f32 dots are exact.
-    for &n in SIZES.iter().chain([rng.gen_range(1..1_800_000)].iter()) {
-        for (offset_a, offset_b) in [(0, 0), (1, 1), (0, 1), (3, 2)] {
-            let a: Vec<T> = (0..n).map(|_| T::random_for_dot(&mut rng)).collect();
-            let b: Vec<T> = (0..n).map(|_| T::random_for_dot(&mut rng)).collect();
-            let expected = T::exact_dot(&a, &b);
-            let pad = |v: &[T], offset: usize| {
-                let mut padded = vec![T::poison(); offset];
-                padded.extend_from_slice(v);
-                padded.extend_from_slice(&[T::poison(); 4]);
-                DeviceBuffer::from_slice(&padded).unwrap()
-            };
-            let (da, db) = (pad(&a, offset_a), pad(&b, offset_b));
-            let (sa, sb) = (da.index(offset_a..offset_a + n), db.index(offset_b..offset_b + n));
-
-            let free = reduce::dot(&sa, &sb).unwrap();
-            let mut out = DeviceBox::new(&T::poison()).unwrap();
-            reducer.dot_into(&sa, &sb, &mut out, &stream).unwrap();
-            stream.synchronize().unwrap();
-            let mut into = T::poison();
-            out.copy_to(&mut into).unwrap();
-            if free.to_bits() != expected.to_bits() || into.to_bits() != expected.to_bits() {
-                failures.push(format!(
-                    "n={n} offsets=({offset_a},{offset_b}): reduce::dot {free:?}, dot_into {into:?}, expected {expected:?}"
-                ));
+    for mut backend in backends(test) {
+        // Below 1.86M terms, Σ|a·b| ≤ 9·n stays under 2^24: small-integer f32 dots are exact.
+        let random_n = backend.size(rng.gen_range(1..1_800_000), 200_000);
+        for &n in SIZES.iter().chain([random_n].iter()) {
+            for (offset_a, offset_b) in [(0, 0), (1, 1), (0, 1), (3, 2)] {
+                let a: Vec<T> = (0..n).map(|_| T::random_for_dot(&mut rng)).collect();
+                let b: Vec<T> = (0..n).map(|_| T::random_for_dot(&mut rng)).collect();
+                let expected = T::exact_dot(&a, &b);
+                match backend.dot((&a, offset_a), (&b, offset_b)) {
+                    Ok(got) if got.to_bits() == expected.to_bits() => {}
+                    other => failures.push(format!(
+                        "{}: n={n} offsets=({offset_a},{offset_b}): got {other:?}, expected {expected:?}",
+                        backend.name()
+                    )),
+                }
             }
         }
     }
@@ -121,40 +104,32 @@ fn dot_f64_sizes_offsets() {
 #[test]
 fn dot_f64_random_reals_within_bound() {
     let test = "dot_f64_random_reals_within_bound";
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let n = 777_777;
-    let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    let b: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    let (da, db) = (
-        DeviceBuffer::from_slice(&a).unwrap(),
-        DeviceBuffer::from_slice(&b).unwrap(),
-    );
-    let got = reduce::dot(&da, &db).unwrap();
-    let reference: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-    let magnitude: f64 = a.iter().zip(&b).map(|(x, y)| (x * y).abs()).sum();
-    let bound = (n + 2) as f64 * f64::EPSILON * magnitude;
-    assert!(
-        (got - reference).abs() <= bound,
-        "got {got}, reference {reference} ± {bound}"
-    );
+    for mut backend in backends(test) {
+        let n = backend.size(777_777, 77_777);
+        let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let b: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let got = backend.dot((&a, 0), (&b, 0)).unwrap();
+        let reference: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let magnitude: f64 = a.iter().zip(&b).map(|(x, y)| (x * y).abs()).sum();
+        let bound = (n + 2) as f64 * f64::EPSILON * magnitude;
+        assert!(
+            (got - reference).abs() <= bound,
+            "{}: got {got}, reference {reference} ± {bound}",
+            backend.name()
+        );
+    }
 }
 
 #[test]
 fn dot_f32_mismatched_lengths_is_an_error() {
-    if gpu("dot_f32_mismatched_lengths_is_an_error").is_none() {
-        return;
+    for mut backend in backends("dot_f32_mismatched_lengths_is_an_error") {
+        let (a, b) = ([1.0f32; 5], [1.0f32; 4]);
+        match backend.dot((&a, 0), (&b, 0)) {
+            Err(message) if message.contains("differ in length (5 and 4") => {}
+            other => panic!("{}: mismatched lengths gave {other:?}", backend.name()),
+        }
+        assert_eq!(backend.dot((&a[..4], 0), (&b, 0)).unwrap(), 4.0);
+        assert_eq!(backend.dot((&a[..0], 0), (&b[..0], 0)).unwrap(), 0.0);
     }
-    let (a, b) = (
-        DeviceBuffer::from_slice(&[1.0f32; 5]).unwrap(),
-        DeviceBuffer::from_slice(&[1.0f32; 4]).unwrap(),
-    );
-    match reduce::dot(&a, &b) {
-        Err(Error::LengthMismatch { left: 5, right: 4 }) => {}
-        other => panic!("mismatched lengths gave {other:?}"),
-    }
-    assert_eq!(reduce::dot(&a.index(..4), &b).unwrap(), 4.0);
-    assert_eq!(reduce::dot(&a.index(..0), &b.index(..0)).unwrap(), 0.0);
 }

@@ -25,6 +25,29 @@ fn max_min_f32_empty_is_an_error() {
 }
 
 #[test]
+fn max_min_i64_empty_is_an_error_on_every_backend() {
+    for mut backend in backends("max_min_i64_empty_is_an_error_on_every_backend") {
+        for op in [Op::Max, Op::Min] {
+            match backend.reduce::<i64>(&[], 0, op) {
+                Err(Error::Empty { op: reported }) => assert_eq!(reported, op),
+                other => panic!("{}: {op} of empty gave {other:?}", backend.name()),
+            }
+        }
+        assert_eq!(backend.reduce::<i64>(&[], 0, Op::Sum).unwrap(), 0);
+        assert_eq!(backend.reduce::<i64>(&[], 0, Op::Product).unwrap(), 1);
+        assert_eq!(backend.reduce(&[4i64, -9], 0, Op::Min).unwrap(), -9);
+    }
+}
+
+#[test]
+fn emulator_rejects_an_empty_grid_cap() {
+    match reduce::emulated::Emulator::with_shape(Policy::new(64).unwrap(), 0) {
+        Err(Error::InvalidPolicy(message)) => assert!(message.contains("max_grid"), "{message}"),
+        other => panic!("a grid cap of 0 gave {other:?}"),
+    }
+}
+
+#[test]
 fn sum_f32_without_context_is_no_context() {
     // Runs on a fresh thread, where no context is current, with or without a GPU.
     let result = std::thread::spawn(|| {

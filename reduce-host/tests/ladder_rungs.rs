@@ -1,46 +1,56 @@
 //! Every ladder rung, every op, i32 and f32: the same CPU-reference checks
 //! as the production kernel (sizes, unaligned starts, NaN), at the default
-//! block size and at the small blocks of the seeds' coalescing experiment.
+//! block size and at the small blocks of the seeds' coalescing experiment,
+//! on the emulator and (when there is one) the GPU.
 
 mod common;
 use common::*;
-use cust::memory::DeviceBuffer;
 use num_traits::Float;
 use rand::Rng;
-use reduce::{DotKernel, Error, Op, Reducer, Rung, Strategy};
+use reduce::{DotKernel, Error, Op, Rung, Strategy};
 
 const SIZES: &[usize] = &[1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 4097, 65537, 1_000_003];
 
-/// Block sizes each rung is tested at: the seeds' 256, and the smallest it allows.
-fn block_sizes(rung: Rung) -> [u32; 2] {
-    [256, if rung == Rung::WarpShuffle { 32 } else { 8 }]
+/// The largest input the emulator reduces per case here: a rung at 8 threads
+/// per block launches thousands of blocks, each a round of OS threads.
+const EMULATOR_MAX: usize = 6_000;
+
+/// The seeds' 256 threads per block, or 64 on the emulator (each emulated
+/// barrier wakes every thread of the block).
+fn default_block(backend: &Backend) -> u32 {
+    backend.size(256, 64) as u32
+}
+
+/// Block sizes each rung is tested at: the default, and the smallest it allows.
+fn block_sizes(rung: Rung, backend: &Backend) -> [u32; 2] {
+    [default_block(backend), if rung == Rung::WarpShuffle { 32 } else { 8 }]
 }
 
 fn every_rung<T: TestElement>(test: &str, op: Op) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().expect("Reducer::new");
     let mut failures = Vec::new();
-    for rung in Rung::ALL {
-        for block_threads in block_sizes(rung) {
-            reducer.set_strategy(Strategy::ladder(rung, block_threads).unwrap());
-            let empty_ok = op.defined_on_empty();
-            let sizes = SIZES
-                .iter()
-                .copied()
-                .chain(empty_ok.then_some(0))
-                .chain([rng.gen_range(1..3_000_000)]);
-            for n in sizes {
-                let offset = rng.gen_range(0..4);
-                let data = if op == Op::Sum && rng.gen() {
-                    random_exact_sum_vec::<T>(&mut rng, n)
-                } else {
-                    random_vec::<T>(&mut rng, op, n)
-                };
-                if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
-                    failures.push(format!("{rung} at {block_threads} threads, n={n} offset={offset}: {e}"));
+    for mut backend in backends(test) {
+        for rung in Rung::ALL {
+            for block_threads in block_sizes(rung, &backend) {
+                backend.set_strategy(Strategy::ladder(rung, block_threads).unwrap());
+                let empty_ok = op.defined_on_empty();
+                let sizes: Vec<usize> = SIZES
+                    .iter()
+                    .copied()
+                    .chain(empty_ok.then_some(0))
+                    .chain([rng.gen_range(1..3_000_000)])
+                    .map(|n| backend.size(n, EMULATOR_MAX))
+                    .collect();
+                for n in sizes {
+                    let offset = rng.gen_range(0..4);
+                    let data = if op == Op::Sum && rng.gen() {
+                        random_exact_sum_vec::<T>(&mut rng, n)
+                    } else {
+                        random_vec::<T>(&mut rng, op, n)
+                    };
+                    if let Err(e) = backend.check(&data, offset, op) {
+                        failures.push(format!("{rung} at {block_threads} threads, n={n} offset={offset}: {e}"));
+                    }
                 }
             }
         }
@@ -71,20 +81,19 @@ rung_tests! {
 #[test]
 fn all_ops_f32_every_rung_nan_anywhere() {
     let test = "all_ops_f32_every_rung_nan_anywhere";
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().unwrap();
-    for rung in Rung::ALL {
-        reducer.set_strategy(Strategy::ladder(rung, 256).unwrap());
-        for op in Op::ALL {
-            for n in [1usize, 1000, 70_001] {
-                for position in [0, n / 2, n - 1] {
-                    let mut data = random_vec::<f32>(&mut rng, op, n);
-                    data[position] = f32::nan();
-                    check_on_gpu(&mut reducer, &data, 1, op)
-                        .unwrap_or_else(|e| panic!("{rung} {op} n={n} NaN at {position}: {e}"));
+    for mut backend in backends(test) {
+        for rung in Rung::ALL {
+            backend.set_strategy(Strategy::ladder(rung, default_block(&backend)).unwrap());
+            for op in Op::ALL {
+                for n in [1usize, 1000, backend.size(70_001, EMULATOR_MAX)] {
+                    for position in [0, n / 2, n - 1] {
+                        let mut data = random_vec::<f32>(&mut rng, op, n);
+                        data[position] = f32::nan();
+                        backend
+                            .check(&data, 1, op)
+                            .unwrap_or_else(|e| panic!("{rung} {op} n={n} NaN at {position}: {e}"));
+                    }
                 }
             }
         }
@@ -93,20 +102,17 @@ fn all_ops_f32_every_rung_nan_anywhere() {
 
 #[test]
 fn sum_f64_every_rung_is_unsupported() {
-    if gpu("sum_f64_every_rung_is_unsupported").is_none() {
-        return;
-    }
-    let buffer = DeviceBuffer::from_slice(&[1.0f64, 2.0]).unwrap();
-    let mut reducer = Reducer::new().unwrap();
-    for rung in Rung::ALL {
-        reducer.set_strategy(Strategy::ladder(rung, 256).unwrap());
-        match reducer.reduce(&buffer, Op::Sum) {
-            Err(Error::UnsupportedStrategy { .. }) => {}
-            other => panic!("{rung} on f64 gave {other:?}"),
+    for mut backend in backends("sum_f64_every_rung_is_unsupported") {
+        for rung in Rung::ALL {
+            backend.set_strategy(Strategy::ladder(rung, 256).unwrap());
+            match backend.reduce(&[1.0f64, 2.0], 0, Op::Sum) {
+                Err(Error::UnsupportedStrategy { .. }) => {}
+                other => panic!("{}: {rung} on f64 gave {other:?}", backend.name()),
+            }
         }
+        backend.set_strategy(Strategy::Production);
+        assert_eq!(backend.reduce(&[1.0f64, 2.0], 0, Op::Sum).unwrap(), 3.0);
     }
-    reducer.set_strategy(Strategy::Production);
-    assert_eq!(reducer.reduce(&buffer, Op::Sum).unwrap(), 3.0);
 }
 
 #[test]
@@ -125,29 +131,19 @@ fn strategy_rejects_bad_block_sizes() {
 /// Small integers (as `T`): every product and every partial sum is exact, so
 /// the atomics' order cannot change the result and it is checked exactly.
 fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: DotKernel) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().unwrap();
-    for n in [1usize, 255, 256, 257, 100_003] {
-        let a: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
-        let b: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
-        let expected: f64 = (0..n).map(|i| a[i].into() * b[i].into()).sum();
-        let (da, db) = (
-            DeviceBuffer::from_slice(&a).unwrap(),
-            DeviceBuffer::from_slice(&b).unwrap(),
-        );
-        let got = reducer.dot_with(&da.index(0..n), &db.index(0..n), kernel).unwrap();
-        assert_eq!(got.into(), expected, "{kernel:?} n={n}");
-    }
-    let (a, b) = (
-        DeviceBuffer::from_slice(&[T::from(1); 3]).unwrap(),
-        DeviceBuffer::from_slice(&[T::from(1); 2]).unwrap(),
-    );
-    match reducer.dot_with(&a, &b, kernel) {
-        Err(Error::LengthMismatch { left: 3, right: 2 }) => {}
-        other => panic!("mismatched lengths gave {other:?}"),
+    for mut backend in backends(test) {
+        for n in [1usize, 255, 256, 257, backend.size(100_003, 5_003)] {
+            let a: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
+            let b: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
+            let expected: f64 = (0..n).map(|i| a[i].into() * b[i].into()).sum();
+            let got = backend.dot_with(&a, &b, kernel).unwrap();
+            assert_eq!(got.into(), expected, "{}: {kernel:?} n={n}", backend.name());
+        }
+        match backend.dot_with(&[T::from(1); 3], &[T::from(1); 2], kernel) {
+            Err(Error::LengthMismatch { left: 3, right: 2 }) => {}
+            other => panic!("{}: mismatched lengths gave {other:?}", backend.name()),
+        }
     }
 }
 
@@ -176,28 +172,31 @@ fn dot_i32_block_tree() {
 #[test]
 fn all_ops_i32_f32_every_rung_infinities_and_bounds() {
     let test = "all_ops_i32_f32_every_rung_infinities_and_bounds";
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().unwrap();
-    for rung in Rung::ALL {
-        reducer.set_strategy(Strategy::ladder(rung, 256).unwrap());
-        for n in [1usize, 33, 65537] {
-            for op in Op::ALL {
-                for value in [f32::INFINITY, f32::NEG_INFINITY] {
-                    check_on_gpu(&mut reducer, &vec![value; n], 1, op)
-                        .unwrap_or_else(|e| panic!("{rung} {op} of {n} × {value}: {e}"));
-                }
-                let mut mixed = random_vec::<f32>(&mut rng, Op::Sum, n.max(2));
-                let last = mixed.len() - 1;
-                (mixed[0], mixed[last]) = (f32::INFINITY, f32::NEG_INFINITY);
-                check_on_gpu(&mut reducer, &mixed, 2, op).unwrap_or_else(|e| panic!("{rung} {op} mixed ±inf: {e}"));
+    for mut backend in backends(test) {
+        for rung in Rung::ALL {
+            backend.set_strategy(Strategy::ladder(rung, default_block(&backend)).unwrap());
+            for n in [1usize, 33, backend.size(65537, EMULATOR_MAX)] {
+                for op in Op::ALL {
+                    for value in [f32::INFINITY, f32::NEG_INFINITY] {
+                        backend
+                            .check(&vec![value; n], 1, op)
+                            .unwrap_or_else(|e| panic!("{rung} {op} of {n} × {value}: {e}"));
+                    }
+                    let mut mixed = random_vec::<f32>(&mut rng, Op::Sum, n.max(2));
+                    let last = mixed.len() - 1;
+                    (mixed[0], mixed[last]) = (f32::INFINITY, f32::NEG_INFINITY);
+                    backend
+                        .check(&mixed, 2, op)
+                        .unwrap_or_else(|e| panic!("{rung} {op} mixed ±inf: {e}"));
 
-                let mut bounded = random_vec::<i32>(&mut rng, op, n.max(2));
-                let (low, high) = (rng.gen_range(0..bounded.len()), rng.gen_range(0..bounded.len()));
-                (bounded[low], bounded[high]) = (i32::MIN, i32::MAX);
-                check_on_gpu(&mut reducer, &bounded, 3, op).unwrap_or_else(|e| panic!("{rung} {op} with bounds: {e}"));
+                    let mut bounded = random_vec::<i32>(&mut rng, op, n.max(2));
+                    let (low, high) = (rng.gen_range(0..bounded.len()), rng.gen_range(0..bounded.len()));
+                    (bounded[low], bounded[high]) = (i32::MIN, i32::MAX);
+                    backend
+                        .check(&bounded, 3, op)
+                        .unwrap_or_else(|e| panic!("{rung} {op} with bounds: {e}"));
+                }
             }
         }
     }

@@ -1,25 +1,29 @@
-//! The same input gives the bitwise same result on every call.
+//! The same input gives the bitwise same result on every call (and, on the
+//! emulator, in every block order).
 
 mod common;
 use common::*;
-use cust::memory::DeviceBuffer;
-use reduce::{Op, Reducer};
+use reduce::Op;
 
+/// Repeated calls on one input; on the emulator each call also runs the
+/// blocks in another order.
 fn repeated_calls<T: TestElement>(test: &str, op: Op) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().expect("Reducer::new");
-    // Large enough for a multi-block grid, so the last-block combine is exercised.
-    let data = random_vec::<T>(&mut rng, op, 3_000_017);
-    let buffer = DeviceBuffer::from_slice(&data).unwrap();
-    let slice = buffer.index(1..);
-    let first = reducer.reduce(&slice, op).unwrap();
-    T::check(first, &data[1..], op).unwrap();
-    for call in 1..100 {
-        let again = reducer.reduce(&slice, op).unwrap();
-        assert_eq!(again.to_bits(), first.to_bits(), "call {call}: {again:?} != {first:?}");
+    for mut backend in backends(test) {
+        // Large enough for a multi-block grid, so the last-block combine is exercised.
+        let data = random_vec::<T>(&mut rng, op, backend.size(3_000_017, 100_003));
+        let calls = backend.size(100, 20);
+        let first = backend.reduce(&data, 1, op).unwrap();
+        T::check(first, &data, op).unwrap();
+        for call in 1..calls {
+            let again = backend.reduce(&data, 1, op).unwrap();
+            assert_eq!(
+                again.to_bits(),
+                first.to_bits(),
+                "{}: call {call}: {again:?} != {first:?}",
+                backend.name()
+            );
+        }
     }
 }
 

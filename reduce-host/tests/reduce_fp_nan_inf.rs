@@ -2,24 +2,23 @@
 
 mod common;
 use common::*;
-use reduce::{Op, Reducer};
+use reduce::Op;
 
 /// NaN at the first, a middle and the last position, for sizes that put it in
 /// the head, the vector body and the tail, must reach the result of every op.
 fn nan_anywhere<T: TestElement + num_traits::Float>(test: &str) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().expect("Reducer::new");
-    for op in Op::ALL {
-        for n in [1usize, 7, 100, 4097, 1_000_003] {
-            for position in [0, n / 2, n - 1] {
-                for offset in [0, 1] {
-                    let mut data = random_vec::<T>(&mut rng, op, n);
-                    data[position] = T::nan();
-                    check_on_gpu(&mut reducer, &data, offset, op)
-                        .unwrap_or_else(|e| panic!("{op} n={n} NaN at {position} offset={offset}: {e}"));
+    for mut backend in backends(test) {
+        for op in Op::ALL {
+            for n in [1usize, 7, 100, 4097, backend.size(1_000_003, 100_003)] {
+                for position in [0, n / 2, n - 1] {
+                    for offset in [0, 1] {
+                        let mut data = random_vec::<T>(&mut rng, op, n);
+                        data[position] = T::nan();
+                        backend
+                            .check(&data, offset, op)
+                            .unwrap_or_else(|e| panic!("{op} n={n} NaN at {position} offset={offset}: {e}"));
+                    }
                 }
             }
         }
@@ -29,40 +28,46 @@ fn nan_anywhere<T: TestElement + num_traits::Float>(test: &str) {
 /// All `+inf`: min is `+inf` (not `MAX`); all `-inf`: max is `-inf`; sums of
 /// one sign stay infinite; mixed signs sum to NaN; max/min pick the infinities.
 fn infinities<T: TestElement + num_traits::Float>(test: &str) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().expect("Reducer::new");
-    for n in [1usize, 33, 65537] {
-        let all_pos = vec![T::infinity(); n];
-        let all_neg = vec![T::neg_infinity(); n];
-        for op in Op::ALL {
-            check_on_gpu(&mut reducer, &all_pos, 0, op).unwrap_or_else(|e| panic!("{op} of {n} × +inf: {e}"));
-            check_on_gpu(&mut reducer, &all_neg, 1, op).unwrap_or_else(|e| panic!("{op} of {n} × -inf: {e}"));
-        }
-        let mut mixed = random_vec::<T>(&mut rng, Op::Sum, n.max(2));
-        mixed[0] = T::infinity();
-        let last = mixed.len() - 1;
-        mixed[last] = T::neg_infinity();
-        for op in [Op::Sum, Op::Max, Op::Min] {
-            check_on_gpu(&mut reducer, &mixed, 2, op).unwrap_or_else(|e| panic!("{op} of mixed ±inf: {e}"));
+    for mut backend in backends(test) {
+        for n in [1usize, 33, 65537] {
+            let all_pos = vec![T::infinity(); n];
+            let all_neg = vec![T::neg_infinity(); n];
+            for op in Op::ALL {
+                backend
+                    .check(&all_pos, 0, op)
+                    .unwrap_or_else(|e| panic!("{op} of {n} × +inf: {e}"));
+                backend
+                    .check(&all_neg, 1, op)
+                    .unwrap_or_else(|e| panic!("{op} of {n} × -inf: {e}"));
+            }
+            let mut mixed = random_vec::<T>(&mut rng, Op::Sum, n.max(2));
+            mixed[0] = T::infinity();
+            let last = mixed.len() - 1;
+            mixed[last] = T::neg_infinity();
+            for op in [Op::Sum, Op::Max, Op::Min] {
+                backend
+                    .check(&mixed, 2, op)
+                    .unwrap_or_else(|e| panic!("{op} of mixed ±inf: {e}"));
+            }
         }
     }
 }
 
 /// `max`/`min` over signed zeros return a zero (either sign: unspecified).
 fn signed_zeros<T: TestElement + num_traits::Float>(test: &str) {
-    if gpu(test).is_none() {
-        return;
-    }
     let data: Vec<T> = (0..1000)
         .map(|i| if i % 2 == 0 { T::zero() } else { -T::zero() })
         .collect();
-    let buffer = cust::memory::DeviceBuffer::from_slice(&data).unwrap();
-    for op in [Op::Max, Op::Min, Op::Sum] {
-        let got = reduce::reduce(&buffer, op).unwrap();
-        assert!(got == T::zero(), "{op} of signed zeros gave {got:?}");
+    for mut backend in backends(test) {
+        for op in [Op::Max, Op::Min, Op::Sum] {
+            let got = backend.reduce(&data, 0, op).unwrap();
+            assert!(
+                got == T::zero(),
+                "{}: {op} of signed zeros gave {got:?}",
+                backend.name()
+            );
+        }
     }
 }
 

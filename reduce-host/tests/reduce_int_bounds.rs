@@ -4,35 +4,41 @@ mod common;
 use common::*;
 use num_traits::{Bounded, One, WrappingAdd};
 use rand::Rng;
-use reduce::{Op, Reducer};
+use reduce::Op;
 
 /// Inputs that contain the type's minimum and maximum somewhere random, that
 /// overflow when summed, and that hold one value everywhere.
 fn bounds<T: TestElement + Bounded + WrappingAdd + One + Ord>(test: &str) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().expect("Reducer::new");
-    for n in [2usize, 33, 4097, 1_000_003] {
-        for op in Op::ALL {
-            let mut data = random_vec::<T>(&mut rng, op, n);
-            let (low, high) = (rng.gen_range(0..n), rng.gen_range(0..n));
-            data[low] = T::min_value();
-            data[high] = T::max_value();
-            check_on_gpu(&mut reducer, &data, 1, op).unwrap_or_else(|e| panic!("{op} n={n} with bounds: {e}"));
-        }
-        // Sums of the maximum overflow on every add: the result must wrap exactly.
-        let all_max = vec![T::max_value(); n];
-        check_on_gpu(&mut reducer, &all_max, 3, Op::Sum).unwrap_or_else(|e| panic!("sum of {n} × MAX: {e}"));
-        let all_min = vec![T::min_value(); n];
-        for op in Op::ALL {
-            check_on_gpu(&mut reducer, &all_min, 2, op).unwrap_or_else(|e| panic!("{op} of {n} × MIN: {e}"));
-        }
-        let value = T::random(&mut rng, Op::Max, n);
-        let all_equal = vec![value; n];
-        for op in Op::ALL {
-            check_on_gpu(&mut reducer, &all_equal, 0, op).unwrap_or_else(|e| panic!("{op} of {n} equal values: {e}"));
+    for mut backend in backends(test) {
+        for n in [2usize, 33, 4097, backend.size(1_000_003, 100_003)] {
+            for op in Op::ALL {
+                let mut data = random_vec::<T>(&mut rng, op, n);
+                let (low, high) = (rng.gen_range(0..n), rng.gen_range(0..n));
+                data[low] = T::min_value();
+                data[high] = T::max_value();
+                backend
+                    .check(&data, 1, op)
+                    .unwrap_or_else(|e| panic!("{op} n={n} with bounds: {e}"));
+            }
+            // Sums of the maximum overflow on every add: the result must wrap exactly.
+            let all_max = vec![T::max_value(); n];
+            backend
+                .check(&all_max, 3, Op::Sum)
+                .unwrap_or_else(|e| panic!("sum of {n} × MAX: {e}"));
+            let all_min = vec![T::min_value(); n];
+            for op in Op::ALL {
+                backend
+                    .check(&all_min, 2, op)
+                    .unwrap_or_else(|e| panic!("{op} of {n} × MIN: {e}"));
+            }
+            let value = T::random(&mut rng, Op::Max, n);
+            let all_equal = vec![value; n];
+            for op in Op::ALL {
+                backend
+                    .check(&all_equal, 0, op)
+                    .unwrap_or_else(|e| panic!("{op} of {n} equal values: {e}"));
+            }
         }
     }
 }

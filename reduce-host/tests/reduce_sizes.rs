@@ -1,37 +1,36 @@
 //! Every op × type over the edge sizes and a random size, at aligned and
-//! unaligned starting addresses, against the CPU reference.
+//! unaligned starting addresses, against the CPU reference, on the emulator
+//! and (when there is one) the GPU.
 
 mod common;
 use common::*;
 use rand::Rng;
-use reduce::{Op, Reducer};
+use reduce::Op;
 
 const SIZES: &[usize] = &[0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 4097, 65537, 1_000_003];
 
 fn sizes_and_offsets<T: TestElement>(test: &str, op: Op) {
-    if gpu(test).is_none() {
-        return;
-    }
     let mut rng = rng(test);
-    let mut reducer = Reducer::new().expect("Reducer::new");
     let random_n = rng.gen_range(1..=5_000_000);
     let mut failures = Vec::new();
-    for &n in SIZES.iter().chain([random_n].iter()) {
-        if n == 0 && !op.defined_on_empty() {
-            continue; // the empty case of max/min is an error: see errors.rs
-        }
-        for offset in [0, 1, 2, 3] {
-            let data = random_vec::<T>(&mut rng, op, n);
-            if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
-                failures.push(format!("n={n} offset={offset}: {e}"));
+    for mut backend in backends(test) {
+        for &n in SIZES.iter().chain([backend.size(random_n, 200_000)].iter()) {
+            if n == 0 && !op.defined_on_empty() {
+                continue; // the empty case of max/min is an error: see errors.rs
             }
-            if op == Op::Sum {
-                // For floats, random reals are only checked to the rounding bound,
-                // which at large n exceeds any one element; small integers are
-                // summed exactly and checked bit for bit.
-                let data = random_exact_sum_vec::<T>(&mut rng, n);
-                if let Err(e) = check_on_gpu(&mut reducer, &data, offset, op) {
-                    failures.push(format!("n={n} offset={offset} exact-sum data: {e}"));
+            for offset in [0, 1, 2, 3] {
+                let data = random_vec::<T>(&mut rng, op, n);
+                if let Err(e) = backend.check(&data, offset, op) {
+                    failures.push(format!("n={n} offset={offset}: {e}"));
+                }
+                if op == Op::Sum {
+                    // For floats, random reals are only checked to the rounding bound,
+                    // which at large n exceeds any one element; small integers are
+                    // summed exactly and checked bit for bit.
+                    let data = random_exact_sum_vec::<T>(&mut rng, n);
+                    if let Err(e) = backend.check(&data, offset, op) {
+                        failures.push(format!("n={n} offset={offset} exact-sum data: {e}"));
+                    }
                 }
             }
         }

@@ -103,13 +103,13 @@ impl<const THROUGH_SHARED: bool> LoadShape for Vector<THROUGH_SHARED> {
             let mine = shared.add(thread_idx_x() as usize * lanes as usize);
             let mut k = 0;
             while k < lanes as usize {
-                mine.add(k).write_volatile(values[k]);
+                device::store_shared(mine.add(k), values[k]);
                 k += 1;
             }
             sync_threads();
             let mut k = 0;
             while k < lanes as usize {
-                values[k] = mine.add(k).read_volatile();
+                values[k] = device::load_shared(mine.add(k));
                 k += 1;
             }
             // The tree may overwrite this array next: wait until all have read.

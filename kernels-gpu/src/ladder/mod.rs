@@ -34,6 +34,7 @@ pub unsafe fn rung<T: Element, O: Operator<T>, L: LoadShape, R: TreeShape>(input
     let value = L::load::<T, O>(device::to_global(input as u64), len);
     let total = R::combine::<T, O>(value);
     if thread_idx_x() == 0 {
-        out.add(block_idx_x() as usize).write_volatile(total);
+        let slot = device::to_global(out as u64) + block_idx_x() as u64 * core::mem::size_of::<T>() as u64;
+        crate::thread::store_element(slot, total);
     }
 }

@@ -23,21 +23,21 @@ pub trait TreeShape {
 #[inline(always)]
 unsafe fn shared_tree<T: Element>(value: T, strides: impl Iterator<Item = u32>, step: impl Fn(*mut T, u32, u32)) -> T {
     let shared = device::dynamic_shared() as *mut T;
-    shared.add(thread_idx_x() as usize).write_volatile(value);
+    device::store_shared(shared.add(thread_idx_x() as usize), value);
     sync_threads();
     for stride in strides {
         step(shared, thread_idx_x(), stride);
         sync_threads();
     }
-    shared.read_volatile()
+    device::load_shared(shared)
 }
 
 /// `shared[to] = combine(shared[to], shared[to + stride])`.
 #[inline(always)]
 unsafe fn combine_into<T: Element, O: Operator<T>>(shared: *mut T, to: u32, stride: u32) {
-    let a = shared.add(to as usize).read_volatile();
-    let b = shared.add((to + stride) as usize).read_volatile();
-    shared.add(to as usize).write_volatile(O::combine(a, b));
+    let a = device::load_shared(shared.add(to as usize));
+    let b = device::load_shared(shared.add((to + stride) as usize));
+    device::store_shared(shared.add(to as usize), O::combine(a, b));
 }
 
 /// Doubling strides 1, 2, 4, … below the block size.

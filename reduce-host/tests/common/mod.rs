@@ -1,4 +1,5 @@
-//! Shared test support: the GPU context, random inputs and the CPU reference.
+//! Shared test support: the backends (the SIMT emulator always, the GPU when
+//! there is one), random inputs and the CPU reference.
 #![allow(dead_code)] // each test file uses a different part of this module
 
 use cust::context::{Context, CurrentContext};
@@ -6,7 +7,8 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use reduce::{Element, Op, Reducer, Strategy};
+use reduce::emulated::Emulator;
+use reduce::{DotKernel, Element, Op, Reducer, Strategy};
 use std::sync::OnceLock;
 
 /// The shared context, made current on this thread; `None` (after printing
@@ -26,7 +28,7 @@ pub fn gpu(test: &str) -> Option<&'static Context> {
             Some(context)
         }
         None => {
-            println!("skipped {test}: no CUDA device");
+            println!("skipped {test} on the GPU: no CUDA device");
             None
         }
     }
@@ -165,11 +167,8 @@ float_test_element!(f32, f64);
 /// CPU reference. The two must be bitwise equal (one strategy, deterministic);
 /// under the production strategy the free function must match them too.
 pub fn check_on_gpu<T: TestElement>(reducer: &mut Reducer, data: &[T], offset: usize, op: Op) -> Result<(), String> {
-    let mut padded = vec![T::poison(); offset];
-    padded.extend_from_slice(data);
-    padded.extend_from_slice(&[T::poison(); 4]);
-    let buffer = DeviceBuffer::from_slice(&padded).map_err(|e| e.to_string())?;
-    let slice: DeviceSlice<T> = buffer.index(offset..offset + data.len());
+    let (buffer, range) = staged_on_gpu(data, offset);
+    let slice: DeviceSlice<T> = buffer.index(range);
 
     let via_reduce = reducer
         .reduce(&slice, op)
@@ -210,4 +209,167 @@ pub fn random_vec<T: TestElement>(rng: &mut StdRng, op: Op, n: usize) -> Vec<T> 
 /// Random small integers (as `T`) whose sum is exact in `T`.
 pub fn random_exact_sum_vec<T: TestElement>(rng: &mut StdRng, n: usize) -> Vec<T> {
     (0..n).map(|_| T::random_exact_sum(rng)).collect()
+}
+
+/// Where a test runs the kernels.
+pub enum Backend {
+    /// The SIMT emulator, with its default small launch shape.
+    Emulator(Emulator),
+    /// The GPU, through a [`Reducer`] in the shared test context.
+    Gpu(Reducer),
+}
+
+/// The backends a kernel test runs on: the emulator always, then the GPU when
+/// there is one (the GPU tests print that they were skipped otherwise).
+pub fn backends(test: &str) -> Vec<Backend> {
+    let mut backends = vec![Backend::Emulator(Emulator::new())];
+    if gpu(test).is_some() {
+        backends.push(Backend::Gpu(Reducer::new().expect("Reducer::new")));
+    }
+    backends
+}
+
+impl Backend {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Emulator(_) => "emulator",
+            Backend::Gpu(_) => "GPU",
+        }
+    }
+
+    /// `n`, or at most `emulator_max` on the emulator (every GPU thread is an
+    /// OS thread there, so the largest sizes are for the GPU).
+    pub fn size(&self, n: usize, emulator_max: usize) -> usize {
+        match self {
+            Backend::Emulator(_) => n.min(emulator_max),
+            Backend::Gpu(_) => n,
+        }
+    }
+
+    pub fn set_strategy(&mut self, strategy: Strategy) {
+        match self {
+            Backend::Emulator(e) => e.set_strategy(strategy),
+            Backend::Gpu(r) => r.set_strategy(strategy),
+        }
+    }
+
+    /// Reduces `data`, staged at `offset` elements past a 16-byte boundary
+    /// between poison, and checks the result against the CPU reference (see
+    /// [`check_on_gpu`] and [`check_on_emulator`] for what else each checks).
+    pub fn check<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<(), String> {
+        match self {
+            Backend::Emulator(e) => check_on_emulator(e, data, offset, op),
+            Backend::Gpu(r) => check_on_gpu(r, data, offset, op),
+        }
+        .map_err(|e| format!("{}: {e}", self.name()))
+    }
+
+    /// Reduces `data` staged at `offset` and returns the result.
+    pub fn reduce<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<T, reduce::Error> {
+        match self {
+            Backend::Emulator(e) => e.reduce(Staged::new(data, offset).slice(), op),
+            Backend::Gpu(r) => {
+                let (buffer, range) = staged_on_gpu(data, offset);
+                r.reduce(&buffer.index(range), op)
+            }
+        }
+    }
+
+    /// The production dot product of `a` and `b`, staged at their offsets.
+    /// On the GPU, `reduce::dot` and `Reducer::dot_into` must agree bitwise.
+    pub fn dot<T: TestElement>(&mut self, a: (&[T], usize), b: (&[T], usize)) -> Result<T, String> {
+        match self {
+            Backend::Emulator(e) => {
+                let (sa, sb) = (Staged::new(a.0, a.1), Staged::new(b.0, b.1));
+                e.dot(sa.slice(), sb.slice()).map_err(|e| e.to_string())
+            }
+            Backend::Gpu(r) => {
+                let ((da, ra), (db, rb)) = (staged_on_gpu(a.0, a.1), staged_on_gpu(b.0, b.1));
+                let (sa, sb) = (da.index(ra), db.index(rb));
+                let free = reduce::dot(&sa, &sb).map_err(|e| e.to_string())?;
+                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+                let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
+                r.dot_into(&sa, &sb, &mut out, &stream).map_err(|e| e.to_string())?;
+                stream.synchronize().map_err(|e| e.to_string())?;
+                let mut into = T::poison();
+                out.copy_to(&mut into).map_err(|e| e.to_string())?;
+                if free.to_bits() != into.to_bits() {
+                    return Err(format!("reduce::dot gave {free:?} but dot_into gave {into:?}"));
+                }
+                Ok(free)
+            }
+        }
+    }
+
+    /// The dot product with one of seed 004's kernels.
+    pub fn dot_with<T: TestElement>(&mut self, a: &[T], b: &[T], kernel: DotKernel) -> Result<T, reduce::Error> {
+        match self {
+            Backend::Emulator(e) => e.dot_with(a, b, kernel),
+            Backend::Gpu(r) => {
+                let (da, db) = (DeviceBuffer::from_slice(a)?, DeviceBuffer::from_slice(b)?);
+                r.dot_with(&da, &db, kernel)
+            }
+        }
+    }
+}
+
+/// `data` in host memory at `offset` elements past a 16-byte boundary, with
+/// poison before and after it.
+pub struct Staged<T> {
+    storage: Vec<u128>,
+    offset: usize,
+    len: usize,
+    element: std::marker::PhantomData<T>,
+}
+
+impl<T: TestElement> Staged<T> {
+    pub fn new(data: &[T], offset: usize) -> Self {
+        let total = offset + data.len() + 4;
+        let words = (total * std::mem::size_of::<T>()).div_ceil(16);
+        let mut staged = Staged {
+            storage: vec![0; words],
+            offset,
+            len: data.len(),
+            element: std::marker::PhantomData,
+        };
+        // SAFETY: the storage holds `total` elements and is 16-byte aligned.
+        let all = unsafe { std::slice::from_raw_parts_mut(staged.storage.as_mut_ptr() as *mut T, total) };
+        all.fill(T::poison());
+        all[offset..offset + data.len()].copy_from_slice(data);
+        staged
+    }
+
+    pub fn slice(&self) -> &[T] {
+        // SAFETY: `new` wrote `len` elements at `offset`, inside the storage.
+        unsafe { std::slice::from_raw_parts((self.storage.as_ptr() as *const T).add(self.offset), self.len) }
+    }
+}
+
+/// `data` uploaded between `offset` leading and 4 trailing poison elements,
+/// and the range of the buffer that holds it.
+fn staged_on_gpu<T: TestElement>(data: &[T], offset: usize) -> (DeviceBuffer<T>, std::ops::Range<usize>) {
+    let mut padded = vec![T::poison(); offset];
+    padded.extend_from_slice(data);
+    padded.extend_from_slice(&[T::poison(); 4]);
+    let buffer = DeviceBuffer::from_slice(&padded).expect("upload test data");
+    (buffer, offset..offset + data.len())
+}
+
+/// Reduces `data` staged at `offset` on the emulator and checks it against
+/// the CPU reference; then reduces it again (another block order) and checks
+/// that the result is bitwise the same.
+pub fn check_on_emulator<T: TestElement>(
+    emulator: &mut Emulator,
+    data: &[T],
+    offset: usize,
+    op: Op,
+) -> Result<(), String> {
+    let staged = Staged::new(data, offset);
+    let first = emulator.reduce(staged.slice(), op).map_err(|e| e.to_string())?;
+    T::check(first, data, op)?;
+    let again = emulator.reduce(staged.slice(), op).map_err(|e| e.to_string())?;
+    if again.to_bits() != first.to_bits() {
+        return Err(format!("another block order gave {again:?}, the first {first:?}"));
+    }
+    Ok(())
 }

@@ -1,12 +1,4 @@
-//! Device primitives: the only module with inline PTX.
-//!
-//! Names follow `cuda_std` (`thread_idx_x`, `sync_threads`, ...) so that a move
-//! to `rustc_codegen_nvvm` stays small. Everything above this module is plain
-//! Rust over these functions.
-//!
-//! Addresses handed to the `*_global_*` functions are *global-window*
-//! addresses produced by [`to_global`]; on current CUDA the generic and global
-//! windows coincide for `cuMemAlloc` memory, but PTX does not promise it.
+//! The device primitives on the GPU: the only inline PTX of the crate.
 
 use core::arch::{asm, global_asm, nvptx};
 
@@ -139,6 +131,20 @@ pub unsafe fn load_global_nc_u64(address: u64) -> u64 {
     value
 }
 
+/// Plain 4-byte store to global memory.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+pub unsafe fn store_global_u32(address: u64, value: u32) {
+    asm!(
+        "st.global.u32 [{p}], {v};",
+        p = in(reg64) address,
+        v = in(reg32) value,
+        options(nostack, preserves_flags),
+    );
+}
+
 /// Plain 8-byte store to global memory.
 ///
 /// # Safety
@@ -201,6 +207,26 @@ pub unsafe fn store_relaxed_gpu_u32(address: u64, value: u32) {
         v = in(reg32) value,
         options(nostack, preserves_flags),
     );
+}
+
+/// Reads a value from shared memory.
+///
+/// # Safety
+/// `address` points into one of this block's shared arrays, aligned for `T`,
+/// and every thread that wrote it has passed a barrier since.
+#[inline(always)]
+pub unsafe fn load_shared<T: Copy>(address: *const T) -> T {
+    address.read_volatile()
+}
+
+/// Writes a value to shared memory.
+///
+/// # Safety
+/// `address` points into one of this block's shared arrays, aligned for `T`,
+/// and every thread that read or wrote it before has passed a barrier since.
+#[inline(always)]
+pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
+    address.write_volatile(value)
 }
 
 /// Generic address of this block's warp-slot scratch (32 slots of 8 bytes).

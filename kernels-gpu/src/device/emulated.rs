@@ -1,0 +1,228 @@
+//! The device primitives on the CPU, for the SIMT emulator
+//! ([`crate::emulator`]): the same signatures and contracts as the PTX ones.
+//!
+//! Indices come from the emulated thread that calls; barriers and shuffles
+//! wait for the other emulated threads as the hardware would, and report
+//! misuse (a barrier or shuffle some threads never reach, a lane missing from
+//! the member mask) as a fault instead of hanging; every global access is
+//! checked against the launch's buffers, its alignment and its access rights
+//! before it is made.
+
+use crate::emulator::{self, Access, SharedAccess, SharedArray};
+use core::panic::Location;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Index of this thread in its block.
+#[inline(always)]
+pub fn thread_idx_x() -> u32 {
+    emulator::with_thread(|t| t.thread)
+}
+
+/// Index of this block in the grid.
+#[inline(always)]
+pub fn block_idx_x() -> u32 {
+    emulator::with_thread(|t| t.block)
+}
+
+/// Threads per block.
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    emulator::with_thread(|t| t.block_threads)
+}
+
+/// Blocks in the grid.
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    emulator::with_thread(|t| t.grid_blocks)
+}
+
+/// Block-wide barrier.
+///
+/// # Safety
+/// Every thread of the block must reach the same call; if one cannot, the
+/// emulator reports a fault naming the threads and where they wait.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn sync_threads() {
+    emulator::barrier(Location::caller())
+}
+
+/// Butterfly shuffle over the full warp: returns `value` of lane `lane ^ lane_mask`.
+///
+/// # Safety
+/// All 32 lanes of the warp must execute the call together (full member mask).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn shfl_xor_u32(value: u32, lane_mask: u32) -> u32 {
+    emulator::shuffle_butterfly(value, lane_mask, 0x1f, u32::MAX, Location::caller())
+}
+
+/// Host memory has one address space: the global window is the generic one.
+#[inline(always)]
+pub fn to_global(generic: u64) -> u64 {
+    generic
+}
+
+/// One 16-byte load through the read-only (non-coherent) path.
+///
+/// # Safety
+/// `address` is a 16-byte-aligned global address of 16 readable bytes that no
+/// thread writes during the kernel.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_global_nc_v4(address: u64) -> [u32; 4] {
+    emulator::check_access(address, 16, Access::NonCoherentLoad);
+    (address as *const [u32; 4]).read()
+}
+
+/// One 4-byte load through the read-only path.
+///
+/// # Safety
+/// As [`load_global_nc_v4`], for 4 bytes at a 4-byte-aligned address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_global_nc_u32(address: u64) -> u32 {
+    emulator::check_access(address, 4, Access::NonCoherentLoad);
+    (address as *const u32).read()
+}
+
+/// One 8-byte load through the read-only path.
+///
+/// # Safety
+/// As [`load_global_nc_v4`], for 8 bytes at an 8-byte-aligned address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_global_nc_u64(address: u64) -> u64 {
+    emulator::check_access(address, 8, Access::NonCoherentLoad);
+    (address as *const u64).read()
+}
+
+/// Plain 4-byte store to global memory.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_global_u32(address: u64, value: u32) {
+    emulator::check_access(address, 4, Access::Store);
+    AtomicU32::from_ptr(address as *mut u32).store(value, Ordering::Relaxed)
+}
+
+/// Plain 8-byte store to global memory.
+///
+/// # Safety
+/// `address` is an 8-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_global_u64(address: u64, value: u64) {
+    emulator::check_access(address, 8, Access::Store);
+    AtomicU64::from_ptr(address as *mut u64).store(value, Ordering::Relaxed)
+}
+
+/// 8-byte load that sees other blocks' writes made visible at GPU scope.
+///
+/// # Safety
+/// `address` is an 8-byte-aligned, readable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_relaxed_gpu_u64(address: u64) -> u64 {
+    emulator::check_access(address, 8, Access::Load);
+    AtomicU64::from_ptr(address as *mut u64).load(Ordering::Relaxed)
+}
+
+/// Atomic add with acquire-release ordering; returns the old value.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn atomic_add_acq_rel_gpu_u32(address: u64, value: u32) -> u32 {
+    emulator::check_access(address, 4, Access::Atomic);
+    AtomicU32::from_ptr(address as *mut u32).fetch_add(value, Ordering::AcqRel)
+}
+
+/// Relaxed 4-byte store.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_relaxed_gpu_u32(address: u64, value: u32) {
+    emulator::check_access(address, 4, Access::Store);
+    AtomicU32::from_ptr(address as *mut u32).store(value, Ordering::Relaxed)
+}
+
+/// Reads a value from shared memory.
+///
+/// # Safety
+/// `address` points into one of this block's shared arrays, aligned for `T`,
+/// and every thread that wrote it has passed a barrier since (the emulator
+/// reports a fault otherwise, and for memory no thread has written).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_shared<T: Copy>(address: *const T) -> T {
+    emulator::check_shared(address as u64, core::mem::size_of::<T>() as u64, SharedAccess::Read);
+    address.read_volatile()
+}
+
+/// Writes a value to shared memory.
+///
+/// # Safety
+/// `address` points into one of this block's shared arrays, aligned for `T`,
+/// and every thread that read or wrote it before has passed a barrier since
+/// (the emulator reports a fault otherwise).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
+    emulator::check_shared(address as u64, core::mem::size_of::<T>() as u64, SharedAccess::Write);
+    address.write_volatile(value)
+}
+
+/// This block's warp-slot scratch (32 slots of 8 bytes).
+#[inline(always)]
+pub fn warp_slots() -> *mut u64 {
+    emulator::shared_array(SharedArray::WarpSlots) as *mut u64
+}
+
+/// This block's one-word flag in shared memory.
+#[inline(always)]
+pub fn block_flag() -> *mut u32 {
+    emulator::shared_array(SharedArray::BlockFlag) as *mut u32
+}
+
+/// The dynamic shared array (its size is set at launch).
+#[inline(always)]
+pub fn dynamic_shared() -> *mut u8 {
+    emulator::shared_array(SharedArray::Dynamic)
+}
+
+/// Atomically adds `value` at `address`, returns nothing.
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn red_add_f32(address: u64, value: f32) {
+    emulator::check_access(address, 4, Access::Atomic);
+    let word = AtomicU32::from_ptr(address as *mut u32);
+    let mut old = word.load(Ordering::Relaxed);
+    while let Err(seen) = word.compare_exchange_weak(
+        old,
+        (f32::from_bits(old) + value).to_bits(),
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    ) {
+        old = seen;
+    }
+}
+
+/// Atomically adds `value` at `address` (also the two's-complement add of `i32` bits).
+///
+/// # Safety
+/// `address` is a 4-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn red_add_u32(address: u64, value: u32) {
+    emulator::check_access(address, 4, Access::Atomic);
+    AtomicU32::from_ptr(address as *mut u32).fetch_add(value, Ordering::Relaxed);
+}

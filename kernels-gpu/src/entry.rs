@@ -1,0 +1,69 @@
+//! The bodies of the entry points, as generic functions. The PTX module
+//! exports one instance per operator × element type (and per rung) under the
+//! names [`crate::abi`] lists; the SIMT emulator calls the same functions, so
+//! both run exactly this code.
+
+use crate::device;
+use crate::element::Element;
+use crate::grid;
+use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
+use crate::op::{Operator, Sum};
+use crate::thread;
+
+/// A reduction entry point; see [`grid::reduce`] for the contract.
+///
+/// # Safety
+/// The parameters are those [`crate::abi`] documents, as [`grid::reduce`] requires.
+#[inline(always)]
+pub unsafe fn reduce<T: Element, O: Operator<T>>(
+    input: *const T,
+    len: u64,
+    partials: *mut u64,
+    ticket: *mut u32,
+    out: *mut T,
+) {
+    let source = thread::Single {
+        input: device::to_global(input as u64),
+    };
+    grid::reduce::<T, O, _>(source, len, partials, ticket, out)
+}
+
+/// A dot-product entry point: the sum of `a[i] * b[i]`; see [`grid::reduce`].
+///
+/// # Safety
+/// As [`reduce`], with two inputs of `len` elements each.
+#[inline(always)]
+pub unsafe fn dot<T: Element>(a: *const T, b: *const T, len: u64, partials: *mut u64, ticket: *mut u32, out: *mut T) {
+    let source = thread::Product {
+        a: device::to_global(a as u64),
+        b: device::to_global(b as u64),
+    };
+    grid::reduce::<T, Sum, _>(source, len, partials, ticket, out)
+}
+
+/// A ladder rung's entry point; see [`ladder::rung`].
+///
+/// # Safety
+/// As [`ladder::rung`].
+#[inline(always)]
+pub unsafe fn ladder<T: Element, O: Operator<T>, L: LoadShape, R: TreeShape>(input: *const T, len: u64, out: *mut T) {
+    ladder::rung::<T, O, L, R>(input, len, out)
+}
+
+/// Seed 004's naive dot product; see [`ladder::dot::atomic_per_element`].
+///
+/// # Safety
+/// As [`ladder::dot::atomic_per_element`].
+#[inline(always)]
+pub unsafe fn dot_atomic_per_element<T: AtomicAdd>(a: *const T, b: *const T, len: u64, out: *mut T) {
+    ladder::dot::atomic_per_element::<T>(a, b, len, out)
+}
+
+/// Seed 004's block-tree dot product; see [`ladder::dot::block_tree`].
+///
+/// # Safety
+/// As [`ladder::dot::block_tree`].
+#[inline(always)]
+pub unsafe fn dot_block_tree<T: AtomicAdd>(a: *const T, b: *const T, len: u64, out: *mut T) {
+    ladder::dot::block_tree::<T>(a, b, len, out)
+}

@@ -1,0 +1,473 @@
+//! The library's kernels on the CPU: the same Rust source as the PTX, run by a
+//! SIMT emulator, over ordinary slices. No GPU, driver or CUDA context needed.
+//!
+//! It exists so that the kernels themselves are tested where there is no GPU
+//! (CI, most laptops): [`Emulator`] launches the production kernel, every
+//! ladder rung and the dot products exactly as [`Reducer`](crate::Reducer)
+//! does on a GPU (same kernel code, same launch shapes, same passes), and
+//! returns the same results. It is slow (every GPU thread is an OS thread),
+//! so use it for testing and for trying the library out, not for work.
+//!
+//! ```
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::{emulated, Op, Rung, Strategy};
+//! let data: Vec<f32> = (1..=1000).map(|i| i as f32).collect();
+//! assert_eq!(emulated::reduce(&data, Op::Sum, Strategy::Production)?, 500_500.0);
+//! assert_eq!(emulated::reduce(&data, Op::Max, Strategy::ladder(Rung::WarpShuffle, 64)?)?, 1000.0);
+//! # Ok(()) }
+//! ```
+//!
+//! # What the emulator checks
+//! - Every thread of a block is a real thread, so barriers really wait and
+//!   shared memory is really shared; warps of 32 lanes exchange values through
+//!   `shfl.sync` with PTX's rules.
+//! - Blocks run one at a time in a shuffled order (a fresh order per launch,
+//!   from a seed you can fix with [`Emulator::set_block_order_seed`]), so a
+//!   kernel that depends on block order gives wrong or varying results.
+//! - A barrier or shuffle that not every thread reaches, a global access
+//!   outside the launch's buffers (the input slice, the workspace, the output)
+//!   or misaligned, a shared array written past its end, or a panic, stops
+//!   the launch with [`Error::EmulatedFault`] naming the kernel, block and
+//!   thread, instead of hanging. Shared memory is poisoned before each block.
+//!
+//! # What it cannot show
+//! Speed, and races between blocks that run at the same time on a GPU: here
+//! blocks run one after another, so the grid combine's memory ordering is
+//! exercised only in the orders sequential execution produces. It also runs
+//! the portable code paths where the PTX uses an instruction of a newer
+//! architecture (`max.NaN.f32` on sm_80+); results are the same by design and
+//! the GPU tests check that.
+//!
+//! # Launch shape
+//! [`Emulator::new`] launches 64-thread blocks (two warps) and at most 6
+//! blocks, so that small inputs already use several blocks, grid-stride
+//! loops and the last-block combine. [`Emulator::with_shape`] takes any
+//! shape, such as a GPU's (see [`Reducer::launch_shape`](crate::Reducer::launch_shape)):
+//! with the same shape, float results are bitwise those of the GPU.
+
+use crate::element::{Element, ElementType};
+use crate::error::{Error, Result};
+use crate::kernels::{self, LaunchShape};
+use crate::op::Op;
+use crate::policy::Policy;
+use crate::reducer::check_ladder_type;
+use crate::strategy::{DotKernel, LadderPlan, Rung, Strategy};
+use kernels_gpu::element::Element as KernelElement;
+use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
+use kernels_gpu::entry;
+use kernels_gpu::ladder::dot::AtomicAdd;
+use kernels_gpu::op::{Max, Min, Operator, Product, Sum};
+use std::mem::size_of;
+
+/// What the emulator fills workspace and result slots with before a launch,
+/// so a kernel that fails to write one is caught.
+const POISON_WORD: u64 = 0xA5A5_A5A5_A5A5_A5A5;
+
+/// Runs the library's kernels on the CPU (see the [module docs](self)).
+#[derive(Clone, Debug)]
+pub struct Emulator {
+    policy: Policy,
+    max_grid: u32,
+    strategy: Strategy,
+    next_seed: u64,
+}
+
+impl Default for Emulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Entry point types, as [`kernels_gpu::entry`] defines them.
+type ReduceKernel<T> = unsafe fn(*const T, u64, *mut u64, *mut u32, *mut T);
+type DotKernelFn<T> = unsafe fn(*const T, *const T, u64, *mut u64, *mut u32, *mut T);
+type LadderKernel<T> = unsafe fn(*const T, u64, *mut T);
+/// Seed 004's dot kernels over addresses `(a, b, len, out)`, for `i32` or `f32`.
+type SeedDotKernel = unsafe fn(u64, u64, u64, u64);
+
+impl Emulator {
+    /// Largest grid of [`Emulator::new`]: small, so modest inputs already
+    /// take several grid-stride tiles per block.
+    pub const DEFAULT_MAX_GRID: u32 = 6;
+
+    /// An emulator with the default small launch shape and a block order
+    /// seeded from the clock.
+    pub fn new() -> Self {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Emulator {
+            policy: Policy::EMULATOR_DEFAULT,
+            max_grid: Self::DEFAULT_MAX_GRID,
+            strategy: Strategy::Production,
+            next_seed: clock,
+        }
+    }
+
+    /// An emulator that launches the production kernels with `policy`'s
+    /// threads per block and at most `max_grid` blocks, as a GPU with that
+    /// policy and grid cap would. Errors: [`Error::InvalidPolicy`] if
+    /// `max_grid` is 0.
+    pub fn with_shape(policy: Policy, max_grid: u32) -> Result<Self> {
+        if max_grid == 0 {
+            return Err(Error::InvalidPolicy("max_grid must be at least 1".to_string()));
+        }
+        Ok(Emulator {
+            policy,
+            max_grid,
+            ..Self::new()
+        })
+    }
+
+    /// The kernel this emulator runs: [`Strategy::Production`] unless changed.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Runs `strategy`'s kernel from now on (ladder rungs: `i32` and `f32` only).
+    pub fn set_strategy(&mut self, strategy: Strategy) {
+        self.strategy = strategy;
+    }
+
+    /// Fixes the block order of the next launches (each launch takes the next
+    /// seed of a sequence starting here), e.g. to replay a fault, whose error
+    /// names the seed of its launch.
+    pub fn set_block_order_seed(&mut self, seed: u64) {
+        self.next_seed = seed;
+    }
+
+    /// The launch shape the production kernel uses for `len` elements of `T`.
+    pub fn launch_shape<T: Element>(&self, len: usize) -> LaunchShape {
+        kernels::production_shape::<T>(self.policy, len, self.max_grid)
+    }
+
+    /// Reduces `input` with `op`, with the same rules as
+    /// [`Reducer::reduce`](crate::Reducer::reduce) (see the crate docs).
+    ///
+    /// Errors: [`Error::Empty`] for `max`/`min` of an empty input,
+    /// [`Error::UnsupportedStrategy`] for a ladder rung on a type other than
+    /// `i32`/`f32`, [`Error::EmulatedFault`] if a kernel misbehaves.
+    pub fn reduce<T: Element>(&mut self, input: &[T], op: Op) -> Result<T> {
+        if input.is_empty() && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
+        match self.strategy {
+            Strategy::Production => {
+                let kernel = production_kernel::<T::Kernel>(op);
+                let name = kernels::reduce_kernel_name(op, T::TYPE);
+                self.run_production::<T>(
+                    name,
+                    input.len(),
+                    &[slice_buffer("input", input)],
+                    |partials, ticket, out| {
+                        // SAFETY: the parameters of a reduction entry point, over the
+                        // buffers registered with the launch; `T::Kernel` is `T`.
+                        unsafe { kernel(input.as_ptr().cast(), input.len() as u64, partials, ticket, out) }
+                    },
+                )
+            }
+            Strategy::Ladder { rung, block_threads } => self.run_ladder(rung, block_threads, input, op),
+        }
+    }
+
+    /// The dot product `Σ a[i]·b[i]`, as [`Reducer::dot`](crate::Reducer::dot).
+    ///
+    /// Errors: [`Error::LengthMismatch`] if `a` and `b` differ in length,
+    /// [`Error::EmulatedFault`] if the kernel misbehaves.
+    pub fn dot<T: Element>(&mut self, a: &[T], b: &[T]) -> Result<T> {
+        check_lengths(a, b)?;
+        let kernel: DotKernelFn<T::Kernel> = entry::dot::<T::Kernel>;
+        let buffers = [slice_buffer("a", a), slice_buffer("b", b)];
+        self.run_production::<T>(
+            kernels::dot_kernel_name(T::TYPE),
+            a.len(),
+            &buffers,
+            |partials, ticket, out| {
+                // SAFETY: the parameters of a dot entry point, over the buffers
+                // registered with the launch; `T::Kernel` is `T`.
+                unsafe {
+                    kernel(
+                        a.as_ptr().cast(),
+                        b.as_ptr().cast(),
+                        a.len() as u64,
+                        partials,
+                        ticket,
+                        out,
+                    )
+                }
+            },
+        )
+    }
+
+    /// The dot product with one of seed 004's kernels (`i32` or `f32`), as
+    /// [`Reducer::dot_with`](crate::Reducer::dot_with).
+    pub fn dot_with<T: Element>(&mut self, a: &[T], b: &[T], kernel: DotKernel) -> Result<T> {
+        check_lengths(a, b)?;
+        check_ladder_type::<T>(format!("seed 004 dot kernel {kernel:?}"))?;
+        let function = seed_dot_kernel::<T>(kernel).ok_or_else(|| Error::UnsupportedStrategy {
+            kernel: format!("seed 004 dot kernel {kernel:?}"),
+            element: T::TYPE,
+        })?;
+        let mut out = [0u64];
+        let buffers = [slice_buffer("a", a), slice_buffer("b", b), result_buffer::<T>(&mut out)];
+        let out_address = out.as_mut_ptr() as u64;
+        let (a_address, b_address) = (a.as_ptr() as u64, b.as_ptr() as u64);
+        let len = a.len() as u64;
+        self.launch(
+            &kernel.kernel_name(T::TYPE),
+            DotKernel::blocks_for(a.len())?,
+            DotKernel::BLOCK_THREADS,
+            DotKernel::shared_bytes(T::TYPE),
+            &buffers,
+            // SAFETY: `out` is one zeroed `T` (the kernels add into it); the
+            // arguments match the seed dot entry points.
+            &move || unsafe { function(a_address, b_address, len, out_address) },
+        )?;
+        Ok(read_result(&out))
+    }
+
+    /// One production launch over `len` elements: fresh poisoned workspace
+    /// and result, `inputs` plus those registered as buffers, then checks
+    /// that the kernel left the ticket at zero as its contract says.
+    fn run_production<T: Element>(
+        &mut self,
+        name: &str,
+        len: usize,
+        inputs: &[Buffer],
+        kernel: impl Fn(*mut u64, *mut u32, *mut T::Kernel) + Sync,
+    ) -> Result<T> {
+        let shape = self.launch_shape::<T>(len);
+        let mut partials = vec![POISON_WORD; shape.blocks as usize];
+        let mut ticket = [0u32];
+        let mut out = [POISON_WORD];
+        let mut buffers = inputs.to_vec();
+        buffers.extend([
+            Buffer {
+                name: "partials",
+                address: partials.as_mut_ptr() as u64,
+                bytes: 8 * partials.len() as u64,
+                writable: true,
+            },
+            Buffer {
+                name: "ticket",
+                address: ticket.as_mut_ptr() as u64,
+                bytes: 4,
+                writable: true,
+            },
+            result_buffer::<T>(&mut out),
+        ]);
+        let (partials_address, ticket_address, out_address) = (
+            partials.as_mut_ptr() as u64,
+            ticket.as_mut_ptr() as u64,
+            out.as_mut_ptr() as u64,
+        );
+        self.launch(name, shape.blocks, shape.threads_per_block, 0, &buffers, &|| {
+            kernel(
+                partials_address as *mut u64,
+                ticket_address as *mut u32,
+                out_address as *mut T::Kernel,
+            )
+        })?;
+        if ticket[0] != 0 {
+            return Err(self.contract_fault(name, format!("the launch left the ticket at {}, not 0", ticket[0])));
+        }
+        Ok(read_result(&out))
+    }
+
+    /// A ladder rung: the passes of [`LadderPlan`], each one emulated launch.
+    fn run_ladder<T: Element>(&mut self, rung: Rung, block_threads: u32, input: &[T], op: Op) -> Result<T> {
+        check_ladder_type::<T>(format!("ladder rung {rung}"))?;
+        let kernel = ladder_kernel::<T::Kernel>(op, rung).ok_or_else(|| Error::UnsupportedStrategy {
+            kernel: format!("ladder rung {rung}"),
+            element: T::TYPE,
+        })?;
+        let name = rung.kernel_name(op, T::TYPE);
+        let input_address = input.as_ptr() as u64;
+        let plan = LadderPlan::new(rung, block_threads, T::TYPE, input_address, input.len() as u64)?;
+        let mut scratch = vec![POISON_WORD; plan.scratch_words()];
+        let mut out = [POISON_WORD];
+        let out_address = out.as_mut_ptr() as u64;
+        let element = size_of::<T>() as u64;
+        for pass in plan.passes(
+            input_address,
+            input.len() as u64,
+            scratch.as_mut_ptr() as u64,
+            out_address,
+        ) {
+            let source = Buffer {
+                name: if pass.source == input_address {
+                    "input"
+                } else {
+                    "previous pass's results"
+                },
+                address: pass.source,
+                bytes: pass.len * element,
+                writable: false,
+            };
+            let destination = Buffer {
+                name: if pass.destination == out_address {
+                    "out"
+                } else {
+                    "per-block results"
+                },
+                address: pass.destination,
+                bytes: pass.blocks as u64 * element,
+                writable: true,
+            };
+            self.launch(
+                &name,
+                pass.blocks,
+                block_threads,
+                rung.shared_bytes(block_threads, T::TYPE),
+                &[source, destination],
+                // SAFETY: the parameters of a ladder entry point; `destination`
+                // has a slot per block; the shared memory is what the rung needs.
+                &move || unsafe { kernel(pass.source as *const _, pass.len, pass.destination as *mut _) },
+            )?;
+        }
+        Ok(read_result(&out))
+    }
+
+    /// One emulated launch with the next block-order seed.
+    fn launch(
+        &mut self,
+        name: &str,
+        blocks: u32,
+        threads: u32,
+        dynamic_shared_bytes: u32,
+        buffers: &[Buffer],
+        body: &(dyn Fn() + Sync),
+    ) -> Result<()> {
+        let seed = self.next_seed;
+        self.next_seed = self.next_seed.wrapping_add(1);
+        let config = LaunchConfig {
+            kernel: name,
+            grid_blocks: blocks,
+            block_threads: threads,
+            dynamic_shared_bytes,
+            block_order_seed: seed,
+            buffers,
+        };
+        emulator::launch(&config, body).map_err(|fault| Error::EmulatedFault {
+            kernel: fault.kernel,
+            block: fault.block,
+            thread: fault.thread,
+            message: fault.message,
+            block_order_seed: seed,
+        })
+    }
+
+    /// A broken kernel contract found after the launch.
+    fn contract_fault(&self, name: &str, message: String) -> Error {
+        Error::EmulatedFault {
+            kernel: name.to_string(),
+            block: 0,
+            thread: 0,
+            message,
+            block_order_seed: self.next_seed.wrapping_sub(1),
+        }
+    }
+}
+
+/// Reduces `input` with `op` under `strategy` on a fresh [`Emulator`] with
+/// the default shape (see [`Emulator::reduce`]).
+pub fn reduce<T: Element>(input: &[T], op: Op, strategy: Strategy) -> Result<T> {
+    let mut emulator = Emulator::new();
+    emulator.set_strategy(strategy);
+    emulator.reduce(input, op)
+}
+
+/// The dot product `Σ a[i]·b[i]` on a fresh [`Emulator`] (see [`Emulator::dot`]).
+pub fn dot<T: Element>(a: &[T], b: &[T]) -> Result<T> {
+    Emulator::new().dot(a, b)
+}
+
+fn check_lengths<T>(a: &[T], b: &[T]) -> Result<()> {
+    if a.len() != b.len() {
+        return Err(Error::LengthMismatch {
+            left: a.len(),
+            right: b.len(),
+        });
+    }
+    Ok(())
+}
+
+/// `slice` as a read-only buffer of the launch.
+fn slice_buffer<T>(name: &'static str, slice: &[T]) -> Buffer {
+    Buffer {
+        name,
+        address: slice.as_ptr() as u64,
+        bytes: std::mem::size_of_val(slice) as u64,
+        writable: false,
+    }
+}
+
+/// The result slot: one `T` at the start of `out`, writable.
+fn result_buffer<T: Element>(out: &mut [u64; 1]) -> Buffer {
+    Buffer {
+        name: "out",
+        address: out.as_mut_ptr() as u64,
+        bytes: size_of::<T>() as u64,
+        writable: true,
+    }
+}
+
+fn read_result<T: Element>(out: &[u64; 1]) -> T {
+    // SAFETY: every `Element` is 4 or 8 bytes of plain data with an alignment
+    // of at most 8, so the start of a `u64` holds one.
+    unsafe { std::ptr::read(out.as_ptr() as *const T) }
+}
+
+/// The production reduction entry point for `op` over `T`.
+fn production_kernel<T: KernelElement>(op: Op) -> ReduceKernel<T> {
+    match op {
+        Op::Sum => entry::reduce::<T, Sum>,
+        Op::Max => entry::reduce::<T, Max>,
+        Op::Min => entry::reduce::<T, Min>,
+        Op::Product => entry::reduce::<T, Product>,
+    }
+}
+
+/// The ladder entry point for `op` and `rung` over `T`.
+fn ladder_kernel<T: KernelElement>(op: Op, rung: Rung) -> Option<LadderKernel<T>> {
+    match op {
+        Op::Sum => ladder_kernel_for::<T, Sum>(rung),
+        Op::Max => ladder_kernel_for::<T, Max>(rung),
+        Op::Min => ladder_kernel_for::<T, Min>(rung),
+        Op::Product => ladder_kernel_for::<T, Product>(rung),
+    }
+}
+
+macro_rules! ladder_kernel_table {
+    ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
+        /// The ladder entry point of `rung` for operator `O`, from the rung
+        /// list in `kernels-gpu/src/abi.rs`.
+        fn ladder_kernel_for<T: KernelElement, O: Operator<T>>(rung: Rung) -> Option<LadderKernel<T>> {
+            use kernels_gpu::ladder::load::*;
+            use kernels_gpu::ladder::tree::*;
+            match rung.number() {
+                $($number => Some(entry::ladder::<T, O, $load, $tree>),)*
+                _ => None,
+            }
+        }
+    };
+}
+kernels_gpu::for_each_ladder_rung!(ladder_kernel_table);
+
+/// Seed 004's kernel `kernel` for `T`, if `T` is one of its types (`i32`, `f32`).
+fn seed_dot_kernel<T: Element>(kernel: DotKernel) -> Option<SeedDotKernel> {
+    // Addresses instead of typed pointers: one signature for both types.
+    unsafe fn atomic_per_element<U: AtomicAdd>(a: u64, b: u64, len: u64, out: u64) {
+        entry::dot_atomic_per_element::<U>(a as *const U, b as *const U, len, out as *mut U)
+    }
+    unsafe fn block_tree<U: AtomicAdd>(a: u64, b: u64, len: u64, out: u64) {
+        entry::dot_block_tree::<U>(a as *const U, b as *const U, len, out as *mut U)
+    }
+    match (kernel, T::TYPE) {
+        (DotKernel::AtomicPerElement, ElementType::I32) => Some(atomic_per_element::<i32>),
+        (DotKernel::AtomicPerElement, ElementType::F32) => Some(atomic_per_element::<f32>),
+        (DotKernel::BlockTree, ElementType::I32) => Some(block_tree::<i32>),
+        (DotKernel::BlockTree, ElementType::F32) => Some(block_tree::<f32>),
+        _ => None,
+    }
+}
