@@ -1,25 +1,31 @@
 //! 100M random f32 on the GPU: sum, max, min and product, each checked
-//! against the CPU, and the bandwidth of the sum.
+//! against the CPU, and the bandwidth of the sum. Without a GPU, the same
+//! kernels run under the CPU emulator (`reduce::emulated`) on 1M elements.
 //!
 //! Run with `bash scripts/quickstart.sh` (or `cargo run --release --example quickstart`).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
+use reduce::emulated::Emulator;
 use reduce::{Op, Reducer};
 use std::process::ExitCode;
 
 const N: usize = 100_000_000;
+/// The emulator runs every GPU thread as an OS thread: a smaller input.
+const N_EMULATED: usize = 1_000_000;
 
 fn main() -> ExitCode {
-    let _context = match cust::quick_init() {
-        Ok(context) => context,
+    let outcome = match cust::quick_init() {
+        Ok(_context) => on_gpu(),
         Err(e) => {
-            eprintln!("quickstart: no CUDA GPU found ({e}).");
-            eprintln!("The library and its tests are built; running the kernels needs an NVIDIA GPU (compute capability 7.0+).");
-            return ExitCode::FAILURE;
+            println!("quickstart: no CUDA GPU found ({e}).");
+            println!(
+                "Running the same kernels under the CPU emulator (reduce::emulated) on {N_EMULATED} elements instead."
+            );
+            on_emulator()
         }
     };
-    match run() {
+    match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -29,68 +35,121 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<bool, Box<dyn std::error::Error>> {
-    let device = cust::device::Device::get_device(0)?;
-    println!("device: {}", device.name()?);
+/// The three inputs, chosen so that every check is exact:
+/// - reals in [-1, 1): max and min are exact whatever the order;
+/// - integers in [-100, 100]: every partial sum stays far below 2^24, so the
+///   f32 sum has no rounding in any order and must equal the f64 sum;
+/// - ±1 with a few ±2 and ±0.5: the product is a power of two, exact in f32.
+///   (Products of arbitrary reals drift: 10^8 roundings move an f32 product
+///   by several percent, and the worst-case bound n·ε exceeds 1.)
+struct Inputs {
+    reals: Vec<f32>,
+    integers: Vec<f32>,
+    powers_of_two: Vec<f32>,
+}
 
-    // xorshift: fast, and fresh every run (seeded from the clock).
-    let mut state = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_nanos() as u64
-        | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state >> 11 // 53 random bits
-    };
-    // Three inputs of N f32 each, chosen so that every check is exact:
-    // - reals in [-1, 1): max and min are exact whatever the order;
-    // - integers in [-100, 100]: every partial sum stays far below 2^24, so the
-    //   f32 sum has no rounding in any order and must equal the f64 sum;
-    // - ±1 with a few ±2 and ±0.5: the product is a power of two, exact in f32.
-    //   (Products of arbitrary reals drift: 10^8 roundings move an f32 product
-    //   by several percent, and the worst-case bound n·ε exceeds 1.)
-    let reals: Vec<f32> = (0..N)
-        .map(|_| (next() as f64 / (1u64 << 52) as f64 - 1.0) as f32)
-        .collect();
-    let integers: Vec<f32> = (0..N).map(|_| (next() % 201) as f32 - 100.0).collect();
-    let powers_of_two: Vec<f32> = (0..N)
-        .map(|_| {
-            let r = next();
-            let magnitude = match r % 50_000_000 {
-                0 => 2.0,
-                1 => 0.5,
-                _ => 1.0,
-            };
-            if r & (1 << 40) == 0 {
-                magnitude
-            } else {
-                -magnitude
-            }
-        })
-        .collect();
-    let reals_buffer = DeviceBuffer::from_slice(&reals)?;
-    let integers_buffer = DeviceBuffer::from_slice(&integers)?;
-    let powers_buffer = DeviceBuffer::from_slice(&powers_of_two)?;
+impl Inputs {
+    fn random(n: usize) -> Self {
+        // xorshift: fast, and fresh every run (seeded from the clock).
+        let mut state = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state >> 11 // 53 random bits
+        };
+        let reals = (0..n)
+            .map(|_| (next() as f64 / (1u64 << 52) as f64 - 1.0) as f32)
+            .collect();
+        let integers = (0..n).map(|_| (next() % 201) as f32 - 100.0).collect();
+        let powers_of_two = (0..n)
+            .map(|_| {
+                let r = next();
+                let magnitude = match r % (n as u64 / 2).max(2) {
+                    0 => 2.0,
+                    1 => 0.5,
+                    _ => 1.0,
+                };
+                if r & (1 << 40) == 0 {
+                    magnitude
+                } else {
+                    -magnitude
+                }
+            })
+            .collect();
+        Inputs {
+            reals,
+            integers,
+            powers_of_two,
+        }
+    }
 
-    let mut reducer = Reducer::new()?;
+    /// The input each op is checked on, and its name.
+    fn for_op(&self, op: Op) -> (&[f32], &'static str) {
+        match op {
+            Op::Sum => (&self.integers, "integers"),
+            Op::Product => (&self.powers_of_two, "±2^k"),
+            _ => (&self.reals, "reals"),
+        }
+    }
+}
+
+/// Runs every op through `reduce` (given the op and its input) and prints
+/// each result next to the CPU's; true if all are exact.
+fn check_all(
+    inputs: &Inputs,
+    backend: &str,
+    mut reduce: impl FnMut(Op, &[f32]) -> Result<f32, reduce::Error>,
+) -> Result<bool, reduce::Error> {
     let mut all_ok = true;
     for op in Op::ALL {
-        let (input, host, kind) = match op {
-            Op::Sum => (&integers_buffer, &integers, "integers"),
-            Op::Product => (&powers_buffer, &powers_of_two, "±2^k"),
-            _ => (&reals_buffer, &reals, "reals"),
-        };
-        let gpu: f32 = reducer.reduce(input, op)?;
+        let (host, kind) = inputs.for_op(op);
+        let got = reduce(op, host)?;
         let reference = cpu_reference(host, op);
-        let ok = gpu as f64 == reference;
+        let ok = got as f64 == reference;
         all_ok &= ok;
         println!(
-            "{op:>7} of {N} {kind:<8}: gpu {gpu:>+14.7e}   cpu (f64) {reference:>+14.7e}   {}",
+            "{op:>7} of {} {kind:<8}: {backend} {got:>+14.7e}   cpu (f64) {reference:>+14.7e}   {}",
+            host.len(),
             if ok { "ok (exact)" } else { "MISMATCH" }
         );
     }
+    Ok(all_ok)
+}
+
+fn on_emulator() -> Result<bool, Box<dyn std::error::Error>> {
+    let inputs = Inputs::random(N_EMULATED);
+    let mut emulator = Emulator::new();
+    let shape = emulator.launch_shape::<f32>(N_EMULATED);
+    println!(
+        "emulated launch: {} blocks of {} threads, blocks in a shuffled order",
+        shape.blocks, shape.threads_per_block
+    );
+    Ok(check_all(&inputs, "emulator", |op, data| emulator.reduce(data, op))?)
+}
+
+fn on_gpu() -> Result<bool, Box<dyn std::error::Error>> {
+    let device = cust::device::Device::get_device(0)?;
+    println!("device: {}", device.name()?);
+    let inputs = Inputs::random(N);
+    // Each host input with its device copy (found again by the host address).
+    let mut uploads = Vec::new();
+    for host in [&inputs.reals, &inputs.integers, &inputs.powers_of_two] {
+        uploads.push((host.as_ptr(), DeviceBuffer::from_slice(host)?));
+    }
+    let reals_buffer = &uploads[0].1;
+
+    let mut reducer = Reducer::new()?;
+    let all_ok = check_all(&inputs, "gpu", |op, data| {
+        let (_, buffer) = uploads
+            .iter()
+            .find(|(host, _)| *host == data.as_ptr())
+            .ok_or(reduce::Error::InvalidPolicy("input not uploaded".to_string()))?;
+        reducer.reduce(buffer, op)
+    })?;
 
     // Bandwidth of the sum: device events around each call, median of 50 after a warm-up.
     let stream = cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None)?;
@@ -99,7 +158,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let mut times = Vec::new();
     for i in 0..53 {
         start.record(&stream)?;
-        reducer.reduce_into(&reals_buffer, Op::Sum, &mut out, &stream)?;
+        reducer.reduce_into(reals_buffer, Op::Sum, &mut out, &stream)?;
         stop.record(&stream)?;
         stop.synchronize()?;
         if i >= 3 {

@@ -21,14 +21,15 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let kernel_crate = manifest_dir.join("..").join("kernels-gpu");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let target_dir = out_dir.join("kernels-target");
 
     println!("cargo:rerun-if-changed={}", kernel_crate.join("src").display());
     println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.lock").display());
 
     for arch in PTX_ARCHES {
-        let ptx = build_ptx(&kernel_crate, &target_dir, arch);
+        // One target dir per architecture: a nested build that finds its crate
+        // fresh emits nothing, so each architecture keeps its own last PTX.
+        let ptx = build_ptx(&kernel_crate, &out_dir.join(format!("kernels-target-{arch}")), arch);
         if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
             panic!(
                 "the {arch} PTX of kernels-gpu calls a function that was not inlined: `{}`.\n\
@@ -64,12 +65,6 @@ fn main() {
 /// Runs the nested build for one architecture and returns the PTX text.
 fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
     let deps = target_dir.join("nvptx64-nvidia-cuda").join("release").join("deps");
-    // All architectures share one target dir (and one build of `core`); remove
-    // the previous architecture's PTX so the file found below is this one's.
-    for stale in ptx_files(&deps) {
-        fs::remove_file(stale).expect("remove stale PTX");
-    }
-
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(kernel_crate)
@@ -92,14 +87,12 @@ fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
         "building kernels-gpu for {arch} failed: it needs the pinned nightly with the rust-src component (scripts/setup.sh installs it)"
     );
 
-    let mut found = ptx_files(&deps);
-    assert_eq!(
-        found.len(),
-        1,
-        "expected one kernels_gpu-*.s in {}, found {found:?}",
-        deps.display()
-    );
-    fs::read_to_string(found.remove(0)).expect("read PTX")
+    // The newest, in case an older toolchain left one under another hash.
+    let newest = ptx_files(&deps)
+        .into_iter()
+        .max_by_key(|p| fs::metadata(p).and_then(|m| m.modified()).ok());
+    let path = newest.unwrap_or_else(|| panic!("the nested build left no kernels_gpu-*.s in {}", deps.display()));
+    fs::read_to_string(path).expect("read PTX")
 }
 
 fn ptx_files(deps: &Path) -> Vec<PathBuf> {

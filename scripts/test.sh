@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything (host crate, PTX for every architecture, examples, benches)
-# and runs the tests. Without a GPU, the GPU tests print that they were skipped.
+# and runs the tests. Every kernel test runs under the CPU emulator; without a
+# GPU, the GPU half of each test prints that it was skipped.
 source "$(dirname "$0")/env.sh"
 cargo build --workspace --all-targets --release
 cargo test --workspace --release "$@"
+# The kernel crate's own unit tests (the emulator's pieces), on the host.
+(cd kernels-gpu && cargo test --release --locked "$@")

@@ -60,6 +60,10 @@ pub trait TestElement: Element + Default {
     /// A random value such that sums of a few million of them are exact in
     /// the element type (small integers), so a sum can be checked bit for bit.
     fn random_exact_sum(rng: &mut StdRng) -> Self;
+    /// A special value for `op`: integer bounds and zero; NaN, ±inf, ±0 for
+    /// floats (and subnormals, except in products, whose CPU reference in
+    /// f64 would not underflow where the element type does).
+    fn special(rng: &mut StdRng, op: Op) -> Self;
     fn poison() -> Self;
     fn to_bits(self) -> u64;
     /// `Ok` if `got` is the right result of `op` over `data`.
@@ -74,6 +78,9 @@ macro_rules! integer_test_element {
                 if op == Op::Product { x | 1 } else if x == 0 { 1 } else { x }
             }
             fn random_exact_sum(rng: &mut StdRng) -> Self { Self::random(rng, Op::Sum, 0) }
+            fn special(rng: &mut StdRng, _op: Op) -> Self {
+                [<$t>::MIN, <$t>::MAX, 0, 1][rng.gen_range(0..4)]
+            }
             fn poison() -> Self { 0xA5A5_A5A5_A5A5_A5A5u64 as $t }
             fn to_bits(self) -> u64 { self as u64 }
             fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
@@ -117,6 +124,11 @@ macro_rules! float_test_element {
             fn random_exact_sum(rng: &mut StdRng) -> Self {
                 let x: i32 = rng.gen_range(-3..=3);
                 if x == 0 { 1.0 } else { x as $t }
+            }
+            fn special(rng: &mut StdRng, op: Op) -> Self {
+                let specials = [<$t>::NAN, <$t>::INFINITY, <$t>::NEG_INFINITY, 0.0, -0.0, <$t>::MIN_POSITIVE / 2.0];
+                let count = if op == Op::Product { specials.len() - 1 } else { specials.len() };
+                specials[rng.gen_range(0..count)]
             }
             fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
             fn to_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
