@@ -16,8 +16,9 @@ if [[ $what == *tests* ]]; then
     echo "== $(basename "$t")"
     "$t" --test-threads=8 --show-output 2>&1 || status=1
   done > "$out/tests.log" 2>&1
-  grep -E "^== |test result|skipped|panicked" "$out/tests.log"
-  grep -q "FAILED\|panicked" "$out/tests.log" && status=1
+  # (Not "panicked": the emulator's fault tests panic in kernels on purpose.)
+  grep -E "^== |test result|skipped" "$out/tests.log"
+  grep -q "FAILED" "$out/tests.log" && status=1
 fi
 if [[ $what == *quickstart* ]]; then
   echo "== quickstart"; "$bin/quickstart" 2>&1 | tee "$out/quickstart.log" || status=1

@@ -27,6 +27,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Without a GPU, [`emulated`] runs the same kernels on the CPU under a SIMT
+//! emulator that checks barriers, shuffles and every memory access: it is how
+//! the kernels are tested in CI, and a way to try the library anywhere.
+//!
 //! # Semantics
 //! - **Empty input**: `sum` is 0, `product` is 1, `max`/`min` return
 //!   [`Error::Empty`] (never a sentinel that looks like data).
