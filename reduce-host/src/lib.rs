@@ -73,6 +73,19 @@
 //! reducer's module is gone and calls fail with a CUDA error; use an explicit
 //! [`Reducer`] per context in programs that recreate contexts.
 
+// Nothing reachable from the public API may panic: errors are `Result`s.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 use kernels_gpu::abi;
 pub mod element;
 pub mod emulated;

@@ -1,4 +1,4 @@
-//! [`Reducer`]: a loaded module, a stream and a workspace, reused across calls.
+//! [`Reducer`]: a loaded module, a stream and per-stream workspaces, reused across calls.
 
 use crate::abi::PARTIAL_SLOT_BYTES;
 use crate::element::Element;
@@ -14,16 +14,23 @@ use cust::stream::{Stream, StreamFlags};
 /// Reduces device buffers with kernels loaded once into the current CUDA context.
 ///
 /// A `Reducer` owns the PTX module (JIT-compiled for the device when created),
-/// a non-blocking stream and a small workspace, so calls with the production
-/// kernel (the default [`Strategy`]) allocate nothing and load nothing. The free functions ([`crate::sum`], [`crate::reduce`], ...)
+/// a non-blocking stream and a small workspace per stream, so repeated calls
+/// with the production kernel (the default [`Strategy`]) allocate nothing
+/// and load nothing. The free functions ([`crate::sum`], [`crate::reduce`], ...)
 /// use one `Reducer` per thread and context behind the scenes.
 ///
 /// # Workspace and streams
-/// The workspace (one 8-byte partial per block, and one ticket word that each
-/// launch leaves at zero) is shared by all calls of one `Reducer`. Calls on
-/// the `Reducer`'s own stream ([`Reducer::reduce`]) are ordered. Calls of
-/// [`Reducer::reduce_into`] on *different* streams must not overlap on the
-/// GPU: order them (events, or one stream), or use one `Reducer` per stream.
+/// The production kernels need a workspace (one 8-byte partial per block, and
+/// a ticket word that each launch leaves at zero); ladder rungs need room for
+/// their per-block results. A `Reducer` keeps one workspace per stream it has
+/// launched on, so calls queued on different streams
+/// ([`Reducer::reduce_into`], [`Reducer::dot_into`]) may run at the same time
+/// without host synchronisation, and calls on one stream are ordered by it.
+/// The first call on a stream allocates that stream's workspace (a few KiB);
+/// [`Reducer::prepare_stream`] does it ahead of time, e.g. before capturing a
+/// CUDA graph. (A stream destroyed while its work is pending and replaced by
+/// a new stream with the same handle would share the workspace with that
+/// work: synchronize before destroying a stream you launched on.)
 ///
 /// # Example
 /// ```no_run
@@ -40,15 +47,26 @@ use cust::stream::{Stream, StreamFlags};
 pub struct Reducer {
     kernels: Kernels,
     stream: Stream,
-    partials: DeviceBuffer<u64>,
-    ticket: DeviceBuffer<u32>,
+    /// One per stream launched on, found by the stream's handle.
+    workspaces: Vec<Workspace>,
     /// Device-side result of [`Reducer::reduce`] (8 bytes hold any element).
     result: DeviceBuffer<u64>,
     /// Pinned host copy of `result`, so the copy back is a short async DMA.
     result_host: LockedBuffer<u64>,
     strategy: Strategy,
-    /// The ladder's per-pass results; grown on demand, never shrunk.
-    ladder_passes: Option<DeviceBuffer<u64>>,
+}
+
+/// What one stream's launches write besides their result.
+#[derive(Debug)]
+struct Workspace {
+    /// The stream's handle.
+    stream: usize,
+    /// The production kernels' per-block partials: one slot per block of the largest grid.
+    partials: DeviceBuffer<u64>,
+    /// The production kernels' ticket: zero between launches.
+    ticket: DeviceBuffer<u32>,
+    /// The ladder's per-block results; grown on demand, never shrunk.
+    ladder_scratch: Option<DeviceBuffer<u64>>,
 }
 
 impl Reducer {
@@ -70,20 +88,44 @@ impl Reducer {
     fn build(policy: Option<Policy>) -> Result<Self> {
         current_context()?;
         let kernels = Kernels::load(policy)?;
-        let partials = DeviceBuffer::zeroed(kernels.max_grid() as usize)?;
-        // Zero once: every launch leaves the ticket at zero again.
-        let ticket = DeviceBuffer::zeroed(1)?;
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-        Ok(Reducer {
+        let mut reducer = Reducer {
             kernels,
             stream,
-            partials,
-            ticket,
+            workspaces: Vec::new(),
             result: DeviceBuffer::zeroed(1)?,
             result_host: LockedBuffer::new(&0, 1)?,
             strategy: Strategy::Production,
-            ladder_passes: None,
-        })
+        };
+        reducer.workspace(reducer.stream.as_inner())?;
+        Ok(reducer)
+    }
+
+    /// Allocates `stream`'s workspace now, if this reducer has none for it
+    /// yet, so that later calls on `stream` allocate nothing (for example
+    /// while it is being captured into a CUDA graph). Ladder rungs may still
+    /// grow their part of it.
+    pub fn prepare_stream(&mut self, stream: &Stream) -> Result<()> {
+        self.workspace(stream.as_inner()).map(|_| ())
+    }
+
+    /// The workspace of the stream with handle `stream`, allocated on first use.
+    fn workspace(&mut self, stream: cust::sys::CUstream) -> Result<&mut Workspace> {
+        let key = stream as usize;
+        let index = match self.workspaces.iter().position(|w| w.stream == key) {
+            Some(index) => index,
+            None => {
+                self.workspaces.push(Workspace {
+                    stream: key,
+                    partials: DeviceBuffer::zeroed(self.kernels.max_grid() as usize)?,
+                    // Zero once: every launch leaves the ticket at zero again.
+                    ticket: DeviceBuffer::zeroed(1)?,
+                    ladder_scratch: None,
+                });
+                self.workspaces.len() - 1
+            }
+        };
+        Ok(&mut self.workspaces[index])
     }
 
     /// The kernel this reducer runs: [`Strategy::Production`] unless changed.
@@ -93,8 +135,8 @@ impl Reducer {
 
     /// Runs `strategy`'s kernel from now on. A ladder rung works on `i32`
     /// and `f32` only; calls with other types then return
-    /// [`Error::UnsupportedStrategy`]. Ladder rungs allocate a buffer for
-    /// their per-block results when a call needs a larger one than they have.
+    /// [`Error::UnsupportedStrategy`]. Ladder rungs allocate room for their
+    /// per-block results when a call needs more than the stream's workspace has.
     pub fn set_strategy(&mut self, strategy: Strategy) {
         self.strategy = strategy;
     }
@@ -129,9 +171,12 @@ impl Reducer {
     /// Enqueues the reduction of `input` with `op` on `stream`, writing the
     /// result to `out` on the device. Returns without waiting for the GPU.
     ///
-    /// Allocates nothing, synchronizes nothing and sets no memory, so it can be
-    /// captured in a CUDA graph. `input` must stay alive and unchanged until the
-    /// work completes. An empty `input` with `Max`/`Min` is rejected before
+    /// Synchronizes nothing and sets no memory, and allocates nothing once
+    /// `stream` has a workspace (after the first call on it, or
+    /// [`Reducer::prepare_stream`]), so it can be captured in a CUDA graph.
+    /// Calls on different streams may overlap on the GPU (each stream has its
+    /// own workspace). `input` must stay alive and unchanged until the work
+    /// completes. An empty `input` with `Max`/`Min` is rejected before
     /// anything is enqueued.
     pub fn reduce_into<T: Element>(
         &mut self,
@@ -158,8 +203,8 @@ impl Reducer {
             return self.enqueue_ladder::<T>(rung, block_threads, address, input.len(), op, out, stream);
         }
         let (kernel, shape) = self.kernels.launch_for::<T>(op, input.len())?;
+        let [partials, ticket] = self.workspace(stream.resolve(&self.stream).as_inner())?.addresses();
         let stream = stream.resolve(&self.stream);
-        let [partials, ticket] = self.workspace();
         let mut params = [address, input.len() as u64, partials, ticket, out];
         // SAFETY: the parameters of a reduction entry point (kernels-gpu/src/abi.rs);
         // `partials` holds one slot per block of the largest grid; the ticket
@@ -185,14 +230,18 @@ impl Reducer {
         let kernel = self.kernels.function(&rung.kernel_name(op, T::TYPE))?;
         let shared = rung.shared_bytes(block_threads, T::TYPE);
         let plan = LadderPlan::new(rung, block_threads, T::TYPE, input, len as u64)?;
-        if self
-            .ladder_passes
+        let workspace = self.workspace(stream.resolve(&self.stream).as_inner())?;
+        if workspace
+            .ladder_scratch
             .as_ref()
             .is_none_or(|b| b.len() < plan.scratch_words())
         {
-            self.ladder_passes = Some(DeviceBuffer::zeroed(plan.scratch_words())?);
+            workspace.ladder_scratch = Some(DeviceBuffer::zeroed(plan.scratch_words())?);
         }
-        let scratch = self.ladder_passes.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let scratch = workspace
+            .ladder_scratch
+            .as_ref()
+            .map_or(0, |b| b.as_device_ptr().as_raw());
         let stream = stream.resolve(&self.stream);
         for pass in plan.passes(input, len as u64, scratch, out) {
             // SAFETY: the parameters of a ladder entry point (kernels-gpu/src/abi.rs);
@@ -235,7 +284,7 @@ impl Reducer {
     }
 
     /// As [`Reducer::dot`], enqueued on `stream` with the result left in
-    /// `out`; returns without waiting, allocates nothing.
+    /// `out`; returns without waiting (and, as [`Reducer::reduce_into`], allocates nothing once `stream` has a workspace).
     pub fn dot_into<T: Element>(
         &mut self,
         a: &DeviceSlice<T>,
@@ -261,8 +310,8 @@ impl Reducer {
         }
         let (a_address, b_address) = (checked_address(a)?, checked_address(b)?);
         let (kernel, shape) = self.kernels.dot_launch_for::<T>(a.len())?;
+        let [partials, ticket] = self.workspace(stream.resolve(&self.stream).as_inner())?.addresses();
         let stream = stream.resolve(&self.stream);
-        let [partials, ticket] = self.workspace();
         let mut params = [a_address, b_address, a.len() as u64, partials, ticket, out];
         // SAFETY: as in `enqueue`, with the dot entry points' parameters
         // (kernels-gpu/src/abi.rs).
@@ -333,15 +382,6 @@ impl Reducer {
         Ok(())
     }
 
-    /// Device addresses of the production kernels' workspace: the per-block
-    /// partials and the ticket.
-    fn workspace(&self) -> [u64; 2] {
-        [
-            self.partials.as_device_ptr().as_raw(),
-            self.ticket.as_device_ptr().as_raw(),
-        ]
-    }
-
     /// The launch shape a reduction of `len` elements of `T` with `op` uses.
     ///
     /// It depends only on `len`, the element size and the device: threads per
@@ -363,7 +403,18 @@ const _: () = {
 // `partials` is a buffer of u64: one slot per block, as the kernels expect.
 const _: () = assert!(PARTIAL_SLOT_BYTES == std::mem::size_of::<u64>() as u64);
 
+impl Workspace {
+    /// Device addresses of the production kernels' part: partials, ticket.
+    fn addresses(&self) -> [u64; 2] {
+        [
+            self.partials.as_device_ptr().as_raw(),
+            self.ticket.as_device_ptr().as_raw(),
+        ]
+    }
+}
+
 /// The reducer's own stream, or a caller's.
+#[derive(Clone, Copy)]
 enum StreamChoice<'a> {
     Own,
     Given(&'a Stream),

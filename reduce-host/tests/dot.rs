@@ -10,43 +10,6 @@ use reduce::Element;
 
 const SIZES: &[usize] = &[0, 1, 2, 3, 31, 33, 257, 4097, 65537, 1_000_003];
 
-/// Element types for dot tests: random inputs and the exact expected dot.
-trait DotElement: TestElement {
-    /// Full-range integers (the products and sum wrap); small integers as
-    /// floats (products and every partial sum exact up to a few million terms).
-    fn random_for_dot(rng: &mut rand::rngs::StdRng) -> Self;
-    /// The dot product as the GPU must compute it, exactly.
-    fn exact_dot(a: &[Self], b: &[Self]) -> Self;
-}
-
-macro_rules! integer_dot {
-    ($($t:ty),*) => {$(
-        impl DotElement for $t {
-            fn random_for_dot(rng: &mut rand::rngs::StdRng) -> Self { rng.gen() }
-            fn exact_dot(a: &[Self], b: &[Self]) -> Self {
-                a.iter().zip(b).fold(0, |acc: $t, (x, y)| acc.wrapping_add(x.wrapping_mul(*y)))
-            }
-        }
-    )*};
-}
-integer_dot!(i32, u32, i64, u64);
-
-macro_rules! float_dot {
-    ($($t:ty),*) => {$(
-        impl DotElement for $t {
-            fn random_for_dot(rng: &mut rand::rngs::StdRng) -> Self { rng.gen_range(-3i8..=3) as $t }
-            fn exact_dot(a: &[Self], b: &[Self]) -> Self {
-                // Every product and partial sum is an integer below 2^24 for the
-                // sizes tested: exact in f64 and in $t.
-                // Fold from +0.0, the library's documented start (Rust's `sum`
-                // starts from -0.0, which differs on an empty or all-(-0.0) input).
-                a.iter().zip(b).fold(0.0f64, |acc, (x, y)| acc + *x as f64 * *y as f64) as $t
-            }
-        }
-    )*};
-}
-float_dot!(f32, f64);
-
 fn sizes_and_offsets<T: DotElement + Element>(test: &str) {
     let mut rng = rng(test);
     let mut failures = Vec::new();

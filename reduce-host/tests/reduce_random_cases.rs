@@ -4,6 +4,8 @@
 //!
 //! - On the emulator, 2,000 property-test cases per run against the CPU
 //!   reference (fresh cases every run; proptest prints the failing case).
+//! - On the GPU, 2,000 cases with lengths up to 10^7 against the CPU
+//!   reference (`REDUCE_TEST_SEED` replays them).
 //! - On the GPU, the emulator launched with the GPU's own launch shape must
 //!   give bitwise the GPU's result (for NaN results: NaN; for zero results of
 //!   max/min: a zero, whose sign is unspecified).
@@ -12,7 +14,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use proptest::strategy::{Strategy as _, ValueTree};
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reduce::emulated::Emulator;
@@ -149,6 +151,68 @@ fn same_result<T: TestElement>(a: T, b: T, op: Op) -> bool {
         || (matches!(op, Op::Max | Op::Min) && is_zero(a) && is_zero(b))
 }
 
+/// Lengths at the edges of an H200's launch shapes (512-thread blocks: a tile
+/// of 8192 four-byte or 4096 eight-byte elements; 528 blocks: a sweep of the
+/// grid of 4,325,376 or 2,162,688 elements).
+const GPU_EDGE_LENGTHS: &[usize] = &[
+    4095, 4096, 4097, 8191, 8192, 8193, 2_162_687, 2_162_688, 2_162_689, 4_325_375, 4_325_376, 4_325_377,
+];
+
+/// A length for a GPU case: a quarter at the edges, the rest log-uniform up to 10^7.
+fn gpu_length(rng: &mut StdRng) -> usize {
+    match rng.gen_range(0..8) {
+        0 => EDGE_LENGTHS[rng.gen_range(0..EDGE_LENGTHS.len())],
+        1 => GPU_EDGE_LENGTHS[rng.gen_range(0..GPU_EDGE_LENGTHS.len())],
+        _ => 10f64.powf(rng.gen_range(0.0..7.0)) as usize,
+    }
+}
+
+/// `count` cases drawn by the property-test generator from `rng`'s next seed
+/// (so `REDUCE_TEST_SEED` replays them), with lengths from `length`.
+fn seeded_cases(rng: &mut StdRng, count: usize, mut length: impl FnMut(&mut StdRng) -> usize) -> Vec<Case> {
+    let seed: [u8; 32] = rng.gen();
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    (0..count)
+        .map(|_| {
+            let mut case = cases().new_tree(&mut runner).expect("a case").current();
+            case.len = length(rng);
+            case
+        })
+        .collect()
+}
+
+fn check_case_on_gpu<T: TestElement>(case: &Case, gpu: &mut Backend) -> Result<(), String> {
+    if case.len == 0 && !case.op.defined_on_empty() {
+        return Ok(());
+    }
+    gpu.set_strategy(case.strategy);
+    gpu.check(&case_data::<T>(case), case.offset, case.op)
+}
+
+#[test]
+fn all_ops_all_types_2000_random_cases_on_the_gpu() {
+    let test = "all_ops_all_types_2000_random_cases_on_the_gpu";
+    if gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut gpu = Backend::Gpu(Reducer::new().unwrap());
+    let cases = seeded_cases(&mut rng, 2000, gpu_length);
+    let mut failures = Vec::new();
+    for case in &cases {
+        if let Err(e) = with_element_type!(case.element, check_case_on_gpu(case, &mut gpu)) {
+            failures.push(format!("{case:?}: {e}"));
+        }
+    }
+    let elements: usize = cases.iter().map(|c| c.len).sum();
+    println!(
+        "{test}: {} cases, {elements} elements in all, {} failed",
+        cases.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 fn compare_case_with_gpu<T: TestElement>(case: &Case, gpu: &mut Backend) -> Result<(), String> {
     if case.len == 0 && !case.op.defined_on_empty() {
         return Ok(());
@@ -183,20 +247,22 @@ fn all_ops_all_types_random_cases_emulator_matches_gpu_bitwise() {
     }
     let mut rng = rng(test);
     let mut gpu = Backend::Gpu(Reducer::new().unwrap());
-    let cases_to_run = 200;
-    let mut runner = TestRunner::new(Config::default());
-    let mut failures = Vec::new();
-    for _ in 0..cases_to_run {
-        let mut case = cases().new_tree(&mut runner).unwrap().current();
-        // A quarter of the cases long enough for a multi-block grid at the
-        // GPU's shape (512 threads × 16 bytes × 4 per block tile).
+    // Three quarters short (one or two blocks at the GPU's shape), a quarter
+    // long enough for a multi-block grid: the emulator runs 512 OS threads
+    // per block.
+    let cases = seeded_cases(&mut rng, 200, |rng| {
         if rng.gen_range(0..4) == 0 {
-            case.len = rng.gen_range(0..200_000);
+            rng.gen_range(0..200_000)
+        } else {
+            rng.gen_range(0..13_000)
         }
-        if let Err(e) = with_element_type!(case.element, compare_case_with_gpu(&case, &mut gpu)) {
+    });
+    let mut failures = Vec::new();
+    for case in &cases {
+        if let Err(e) = with_element_type!(case.element, compare_case_with_gpu(case, &mut gpu)) {
             failures.push(format!("{case:?}: {e}"));
         }
     }
-    println!("{test}: {cases_to_run} cases, {} failed", failures.len());
+    println!("{test}: {} cases, {} failed", cases.len(), failures.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -223,6 +223,43 @@ pub fn random_exact_sum_vec<T: TestElement>(rng: &mut StdRng, n: usize) -> Vec<T
     (0..n).map(|_| T::random_exact_sum(rng)).collect()
 }
 
+/// Element types for dot tests: random inputs and the exact expected dot.
+pub trait DotElement: TestElement {
+    /// Full-range integers (the products and sum wrap); small integers as
+    /// floats (products and every partial sum exact up to a few million terms).
+    fn random_for_dot(rng: &mut StdRng) -> Self;
+    /// The dot product as the GPU must compute it, exactly.
+    fn exact_dot(a: &[Self], b: &[Self]) -> Self;
+}
+
+macro_rules! integer_dot {
+    ($($t:ty),*) => {$(
+        impl DotElement for $t {
+            fn random_for_dot(rng: &mut StdRng) -> Self { rng.gen() }
+            fn exact_dot(a: &[Self], b: &[Self]) -> Self {
+                a.iter().zip(b).fold(0, |acc: $t, (x, y)| acc.wrapping_add(x.wrapping_mul(*y)))
+            }
+        }
+    )*};
+}
+integer_dot!(i32, u32, i64, u64);
+
+macro_rules! float_dot {
+    ($($t:ty),*) => {$(
+        impl DotElement for $t {
+            fn random_for_dot(rng: &mut StdRng) -> Self { rng.gen_range(-3i8..=3) as $t }
+            fn exact_dot(a: &[Self], b: &[Self]) -> Self {
+                // Every product and partial sum is an integer below 2^24 for the
+                // sizes tested: exact in f64 and in $t.
+                // Fold from +0.0, the library's documented start (Rust's `sum`
+                // starts from -0.0, which differs on an empty or all-(-0.0) input).
+                a.iter().zip(b).fold(0.0f64, |acc, (x, y)| acc + *x as f64 * *y as f64) as $t
+            }
+        }
+    )*};
+}
+float_dot!(f32, f64);
+
 /// Where a test runs the kernels.
 pub enum Backend {
     /// The SIMT emulator, with its default small launch shape.
@@ -231,11 +268,17 @@ pub enum Backend {
     Gpu(Reducer),
 }
 
-/// The backends a kernel test runs on: the emulator always, then the GPU when
-/// there is one (the GPU tests print that they were skipped otherwise).
+/// The backends a kernel test runs on: the emulator, then the GPU when there
+/// is one (the GPU tests print that they were skipped otherwise).
+/// `REDUCE_TEST_BACKENDS=gpu` or `=emulator` keeps only that one (the
+/// sanitizer script runs the GPU half alone).
 pub fn backends(test: &str) -> Vec<Backend> {
-    let mut backends = vec![Backend::Emulator(Emulator::new())];
-    if gpu(test).is_some() {
+    let only = std::env::var("REDUCE_TEST_BACKENDS").unwrap_or_default();
+    let mut backends = Vec::new();
+    if only != "gpu" {
+        backends.push(Backend::Emulator(Emulator::new()));
+    }
+    if only != "emulator" && gpu(test).is_some() {
         backends.push(Backend::Gpu(Reducer::new().expect("Reducer::new")));
     }
     backends
