@@ -16,6 +16,16 @@ pub enum ElementType {
 }
 
 impl ElementType {
+    /// Every element type.
+    pub const ALL: [ElementType; 6] = [
+        ElementType::I32,
+        ElementType::U32,
+        ElementType::I64,
+        ElementType::U64,
+        ElementType::F32,
+        ElementType::F64,
+    ];
+
     /// Lower-case name, as in the kernel names (`"i32"`, `"f32"`, ...).
     pub fn name(self) -> &'static str {
         match self {

@@ -216,16 +216,8 @@ mod tests {
 
     #[test]
     fn every_op_and_element_has_exactly_one_kernel() {
-        let elements = [
-            ElementType::I32,
-            ElementType::U32,
-            ElementType::I64,
-            ElementType::U64,
-            ElementType::F32,
-            ElementType::F64,
-        ];
         for op in Op::ALL {
-            for element in elements {
+            for element in ElementType::ALL {
                 let count = KERNELS.iter().filter(|k| k.op == op && k.element == element).count();
                 assert_eq!(count, 1, "{op} × {element:?}");
             }
