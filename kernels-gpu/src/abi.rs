@@ -25,37 +25,26 @@ pub const VECTORS_PER_THREAD: u64 = 4;
 /// Bytes of workspace each block of a launch needs for its partial result.
 pub const PARTIAL_SLOT_BYTES: u64 = 8;
 
-/// Calls `$callback! { (entry_point, Operator, element_type), ... }` with every
-/// reduction kernel the PTX module contains. The kernel crate turns each tuple
-/// into an entry point; the host crate turns each into a row of its kernel table.
+/// Calls `$callback! { (HostOp, stem, Map, Operator, [element types]), ... }`
+/// with every reduction the PTX module contains: the host's `Op` variant, the
+/// kernel-name stem (entry points are named `reduce_<stem>_<type>`), the map
+/// applied to each element as it is read, the combining operator, and the
+/// element types it exists for. The kernel crate turns each (row, type) into
+/// an entry point; the host crate into its kernel table and the emulator's
+/// dispatch.
 #[macro_export]
 macro_rules! for_each_reduce_kernel {
     ($callback:ident) => {
         $callback! {
-            (reduce_sum_i32, Sum, i32),
-            (reduce_sum_u32, Sum, u32),
-            (reduce_sum_i64, Sum, i64),
-            (reduce_sum_u64, Sum, u64),
-            (reduce_sum_f32, Sum, f32),
-            (reduce_sum_f64, Sum, f64),
-            (reduce_max_i32, Max, i32),
-            (reduce_max_u32, Max, u32),
-            (reduce_max_i64, Max, i64),
-            (reduce_max_u64, Max, u64),
-            (reduce_max_f32, Max, f32),
-            (reduce_max_f64, Max, f64),
-            (reduce_min_i32, Min, i32),
-            (reduce_min_u32, Min, u32),
-            (reduce_min_i64, Min, i64),
-            (reduce_min_u64, Min, u64),
-            (reduce_min_f32, Min, f32),
-            (reduce_min_f64, Min, f64),
-            (reduce_product_i32, Product, i32),
-            (reduce_product_u32, Product, u32),
-            (reduce_product_i64, Product, i64),
-            (reduce_product_u64, Product, u64),
-            (reduce_product_f32, Product, f32),
-            (reduce_product_f64, Product, f64),
+            (Sum, sum, Identity, Sum, [i32 u32 i64 u64 f32 f64]),
+            (Max, max, Identity, Max, [i32 u32 i64 u64 f32 f64]),
+            (Min, min, Identity, Min, [i32 u32 i64 u64 f32 f64]),
+            (Product, product, Identity, Product, [i32 u32 i64 u64 f32 f64]),
+            (NanSum, nan_sum, NanToZero, Sum, [i32 u32 i64 u64 f32 f64]),
+            (NanMax, nan_max, Identity, NanMax, [i32 u32 i64 u64 f32 f64]),
+            (NanMin, nan_min, Identity, NanMin, [i32 u32 i64 u64 f32 f64]),
+            (SumOfSquares, sum_of_squares, Square, Sum, [i32 u32 i64 u64 f32 f64]),
+            (MaxAbs, max_abs, Abs, Max, [f32 f64]),
         }
     };
 }

@@ -27,6 +27,12 @@ pub trait Element: Copy {
     fn to_bits(self) -> u64;
     /// Inverse of [`Element::to_bits`]; bits above `32 * WORDS` are ignored.
     fn from_bits(bits: u64) -> Self;
+    /// Whether the value is a NaN (never, for integers).
+    fn is_nan(self) -> bool;
+    /// A quiet NaN, for types that have one.
+    fn nan() -> Option<Self>;
+    /// The absolute value (integers: wrapping, so the minimum stays itself).
+    fn abs(self) -> Self;
 
     /// Lane `lane` of a 16-byte vector of `Self`s, given as its four 32-bit
     /// words (4 lanes of a 4-byte type, 2 of an 8-byte one).
@@ -38,6 +44,19 @@ pub trait Element: Copy {
             Self::from_bits(words[2 * lane] as u64 | (words[2 * lane + 1] as u64) << 32)
         }
     }
+}
+
+/// `wrapping_abs` for signed integers, the value itself for unsigned ones.
+macro_rules! integer_abs {
+    ($x:expr, i32) => {
+        $x.wrapping_abs()
+    };
+    ($x:expr, i64) => {
+        $x.wrapping_abs()
+    };
+    ($x:expr, $unsigned:ty) => {
+        $x
+    };
 }
 
 macro_rules! integer_element {
@@ -55,6 +74,9 @@ macro_rules! integer_element {
             // `as` between integers of one width (or to a wider unsigned) is a bit copy.
             #[inline(always)] fn to_bits(self) -> u64 { self as u64 & (u64::MAX >> (64 - 32 * $words)) }
             #[inline(always)] fn from_bits(bits: u64) -> Self { bits as Self }
+            #[inline(always)] fn is_nan(self) -> bool { false }
+            #[inline(always)] fn nan() -> Option<Self> { None }
+            #[inline(always)] fn abs(self) -> Self { integer_abs!(self, $t) }
         }
     )*};
 }
@@ -133,6 +155,18 @@ macro_rules! float_element {
             #[inline(always)]
             fn from_bits(bits: u64) -> Self {
                 <$t>::from_bits(bits as _)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                FloatCore::is_nan(self)
+            }
+            #[inline(always)]
+            fn nan() -> Option<Self> {
+                Some(FloatCore::nan())
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
             }
         }
     )*};

@@ -7,24 +7,24 @@ use crate::device;
 use crate::element::Element;
 use crate::grid;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
+use crate::map::ElementMap;
 use crate::op::{Operator, Sum};
 use crate::thread;
 
-/// A reduction entry point; see [`grid::reduce`] for the contract.
+/// A reduction entry point: the map `M` applied to each element, combined
+/// with `O`; see [`grid::reduce`] for the contract.
 ///
 /// # Safety
 /// The parameters are those [`crate::abi`] documents, as [`grid::reduce`] requires.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, O: Operator<T>>(
+pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T>>(
     input: *const T,
     len: u64,
     partials: *mut u64,
     ticket: *mut u32,
     out: *mut T,
 ) {
-    let source = thread::Single {
-        input: device::to_global(input as u64),
-    };
+    let source = thread::Mapped::<M>::new(device::to_global(input as u64));
     grid::reduce::<T, O, _>(source, len, partials, ticket, out)
 }
 

@@ -10,7 +10,8 @@
 //! Each file is one scope, from the bottom up:
 //! - [`device`]: indices, barriers, shuffles, loads, atomics: inline PTX on the
 //!   GPU, the emulator's implementation on the CPU;
-//! - [`element`] and [`op`]: element types and operators (identity + combine);
+//! - [`element`], [`op`] and [`map`]: element types, operators (identity +
+//!   combine) and the maps applied to elements as they are read;
 //! - [`thread`]: one thread folds its share of the input, 16-byte vector
 //!   loads; the input is one array, or the product of two (dot products);
 //! - [`warp`]: 32 lanes combine through `shfl.sync`;
@@ -34,6 +35,7 @@ pub mod emulator;
 pub mod entry;
 pub mod grid;
 pub mod ladder;
+pub mod map;
 pub mod op;
 pub mod thread;
 pub mod warp;
@@ -43,17 +45,26 @@ pub mod warp;
 #[cfg(target_arch = "nvptx64")]
 mod ptx_exports {
     use crate::entry;
-    use crate::op::{Max, Min, Product, Sum};
+    use crate::op::{Max, Min, NanMax, NanMin, Product, Sum};
 
     macro_rules! reduce_exports {
-        ($(($name:ident, $op:ident, $t:ty)),* $(,)?) => {$(
-            /// Entry point; see [`entry::reduce`].
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $name(input: *const $t, len: u64, partials: *mut u64, ticket: *mut u32, out: *mut $t) {
-                // SAFETY: the host launches this with the parameters `abi` documents.
-                unsafe { entry::reduce::<$t, $op>(input, len, partials, ticket, out) }
-            }
-        )*};
+        ($(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
+            const _: () = {
+                use crate::map::*;
+                /// Entry point; see [`entry::reduce`].
+                #[export_name = concat!("reduce_", stringify!($stem), "_", stringify!($t))]
+                pub unsafe extern "ptx-kernel" fn export(
+                    input: *const $t,
+                    len: u64,
+                    partials: *mut u64,
+                    ticket: *mut u32,
+                    out: *mut $t,
+                ) {
+                    // SAFETY: the host launches this with the parameters `abi` documents.
+                    unsafe { entry::reduce::<$t, $map, $op>(input, len, partials, ticket, out) }
+                }
+            };
+        )*)*};
     }
     for_each_reduce_kernel!(reduce_exports);
 

@@ -1,7 +1,9 @@
 //! Thread-level accumulation: each thread folds its share of the input into
 //! one value, reading 16-byte vectors wherever the input allows it. The input
-//! is a [`Source`]: one array, or the elementwise product of two (a dot
-//! product), so both share every layer above this one.
+//! is a [`Source`]: one array with a map applied to each element as it is
+//! read (the identity, NaN-to-zero, square, absolute value), or the
+//! elementwise product of two (a dot product), so all share every layer above
+//! this one.
 //!
 //! The input `[0, len)` is split into
 //! - a *head* of fewer than one vector's worth of elements, up to the first
@@ -20,7 +22,9 @@
 use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::element::Element;
+use crate::map::ElementMap;
 use crate::op::Operator;
+use core::marker::PhantomData;
 use core::mem::size_of;
 
 /// Folds one 16-byte vector (4 or 2 elements) into `acc`, pairwise.
@@ -83,13 +87,43 @@ pub trait Source<T: Element>: Copy {
     unsafe fn element(&self, index: u64) -> T;
 }
 
-/// One array at a global address.
-#[derive(Clone, Copy)]
-pub struct Single {
-    pub input: u64,
+/// The words of a 16-byte vector whose lane `k` is `lane(k)` (the inverse of
+/// [`Element::vector_lane`]).
+#[inline(always)]
+fn pack_lanes<T: Element>(lane: impl Fn(usize) -> T) -> [u32; 4] {
+    if T::WORDS == 1 {
+        [0, 1, 2, 3].map(|k| lane(k).to_bits() as u32)
+    } else {
+        let (first, second) = (lane(0).to_bits(), lane(1).to_bits());
+        [first as u32, (first >> 32) as u32, second as u32, (second >> 32) as u32]
+    }
 }
 
-impl<T: Element> Source<T> for Single {
+/// One array at a global address, each element passed through the map `M`
+/// as it is read ([`Identity`](crate::map::Identity) for plain reductions).
+pub struct Mapped<M> {
+    pub input: u64,
+    pub map: PhantomData<M>,
+}
+
+impl<M> Mapped<M> {
+    pub fn new(input: u64) -> Self {
+        Mapped {
+            input,
+            map: PhantomData,
+        }
+    }
+}
+
+// Derived `Clone`/`Copy` would require `M: Copy`; the map is only a type.
+impl<M> Clone for Mapped<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<M> Copy for Mapped<M> {}
+
+impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
     #[inline(always)]
     fn common_misalignment(&self) -> Option<u64> {
         Some(self.input % VECTOR_BYTES)
@@ -97,12 +131,13 @@ impl<T: Element> Source<T> for Single {
 
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        device::load_global_nc_v4(self.input + index * size_of::<T>() as u64)
+        let words = device::load_global_nc_v4(self.input + index * size_of::<T>() as u64);
+        pack_lanes(|k| M::map(T::vector_lane(words, k)))
     }
 
     #[inline(always)]
     unsafe fn element(&self, index: u64) -> T {
-        load_element::<T>(self.input + index * size_of::<T>() as u64)
+        M::map(load_element::<T>(self.input + index * size_of::<T>() as u64))
     }
 }
 
@@ -128,18 +163,7 @@ impl<T: Element> Source<T> for Product {
             device::load_global_nc_v4(self.a + offset),
             device::load_global_nc_v4(self.b + offset),
         );
-        let product = |k| T::vector_lane(a, k).mul(T::vector_lane(b, k)).to_bits();
-        if T::WORDS == 1 {
-            [
-                product(0) as u32,
-                product(1) as u32,
-                product(2) as u32,
-                product(3) as u32,
-            ]
-        } else {
-            let (first, second) = (product(0), product(1));
-            [first as u32, (first >> 32) as u32, second as u32, (second >> 32) as u32]
-        }
+        pack_lanes(|k| T::vector_lane(a, k).mul(T::vector_lane(b, k)))
     }
 
     #[inline(always)]

@@ -75,3 +75,21 @@ macro_rules! element {
     )*};
 }
 element!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
+
+/// The float element types, `f32` and `f64`: what [`crate::norm_l2`] takes.
+pub trait FloatElement: Element {
+    /// The square root (IEEE 754, correctly rounded).
+    fn sqrt(self) -> Self;
+}
+
+impl FloatElement for f32 {
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+}
+
+impl FloatElement for f64 {
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+}

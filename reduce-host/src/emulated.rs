@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 use crate::kernels::{self, LaunchShape};
 use crate::op::Op;
 use crate::policy::Policy;
-use crate::reducer::check_ladder_type;
+use crate::reducer::{check_ladder, check_ladder_type};
 use crate::strategy::{DotKernel, LadderPlan, Rung, Strategy};
 use kernels_gpu::element::Element as KernelElement;
 use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
@@ -153,8 +153,8 @@ impl Emulator {
         }
         match self.strategy {
             Strategy::Production => {
+                let name = kernels::reduce_kernel_name(op, T::TYPE)?;
                 let kernel = production_kernel::<T::Kernel>(op);
-                let name = kernels::reduce_kernel_name(op, T::TYPE);
                 self.run_production::<T>(
                     name,
                     input.len(),
@@ -276,7 +276,7 @@ impl Emulator {
 
     /// A ladder rung: the passes of [`LadderPlan`], each one emulated launch.
     fn run_ladder<T: Element>(&mut self, rung: Rung, block_threads: u32, input: &[T], op: Op) -> Result<T> {
-        check_ladder_type::<T>(format!("ladder rung {rung}"))?;
+        check_ladder::<T>(rung, op)?;
         let kernel = ladder_kernel::<T::Kernel>(op, rung).ok_or_else(|| Error::UnsupportedStrategy {
             kernel: format!("ladder rung {rung}"),
             element: T::TYPE,
@@ -418,23 +418,31 @@ fn read_result<T: Element>(out: &[u64; 1]) -> T {
     unsafe { std::ptr::read(out.as_ptr() as *const T) }
 }
 
-/// The production reduction entry point for `op` over `T`.
-fn production_kernel<T: KernelElement>(op: Op) -> ReduceKernel<T> {
-    match op {
-        Op::Sum => entry::reduce::<T, Sum>,
-        Op::Max => entry::reduce::<T, Max>,
-        Op::Min => entry::reduce::<T, Min>,
-        Op::Product => entry::reduce::<T, Product>,
-    }
+macro_rules! production_kernel_table {
+    ($(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
+        /// The production reduction entry point for `op` over `T`, from the
+        /// list in `kernels-gpu/src/abi.rs` (callers check first, with
+        /// `reduce_kernel_name`, that the op exists for the type).
+        fn production_kernel<T: KernelElement>(op: Op) -> ReduceKernel<T> {
+            use kernels_gpu::map::*;
+            use kernels_gpu::op::*;
+            match op {
+                $(Op::$op => entry::reduce::<T, $map, $operator>,)*
+            }
+        }
+    };
 }
+kernels_gpu::for_each_reduce_kernel!(production_kernel_table);
 
-/// The ladder entry point for `op` and `rung` over `T`.
+/// The ladder entry point for `op` and `rung` over `T` (none for the
+/// operators the ladder lacks).
 fn ladder_kernel<T: KernelElement>(op: Op, rung: Rung) -> Option<LadderKernel<T>> {
     match op {
         Op::Sum => ladder_kernel_for::<T, Sum>(rung),
         Op::Max => ladder_kernel_for::<T, Max>(rung),
         Op::Min => ladder_kernel_for::<T, Min>(rung),
         Op::Product => ladder_kernel_for::<T, Product>(rung),
+        _ => None,
     }
 }
 

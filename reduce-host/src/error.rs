@@ -44,14 +44,24 @@ pub enum Error {
     },
     /// A ladder kernel (a [`Strategy::Ladder`](crate::Strategy::Ladder) rung
     /// or a seed 004 dot kernel) was asked for an element type other than
-    /// `i32` or `f32`.
+    /// `i32` or `f32`, or a rung for an operator other than sum, max, min
+    /// and product.
     #[error(
-        "the {kernel} exists for i32 and f32 only, not {element:?}; use Strategy::Production (or reduce::dot) for other types"
+        "there is no {kernel} for {element:?}: the ladder's kernels implement sum, max, min and product of i32 and f32 only; use Strategy::Production (or reduce::dot)"
     )]
     UnsupportedStrategy {
         /// The kernel that was asked for.
         kernel: String,
         /// The element type that was asked for.
+        element: crate::ElementType,
+    },
+    /// An operator that is not defined for the element type (`MaxAbs` of
+    /// integers, whose minimum has no absolute value in the type).
+    #[error("{op} is not defined for {element:?}; see the table in the docs of reduce::Op")]
+    UnsupportedOp {
+        /// The operator that was asked for.
+        op: Op,
+        /// The element type it was asked for.
         element: crate::ElementType,
     },
     /// A [`Policy`](crate::Policy) that cannot be launched.

@@ -22,11 +22,15 @@ struct KernelEntry {
 }
 
 macro_rules! kernel_table {
-    ($(($name:ident, $op:ident, $t:ty)),* $(,)?) => {
+    ($(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
         /// Every reduction kernel in the PTX, from the list in `kernels-gpu/src/abi.rs`.
-        const KERNELS: &[KernelEntry] = &[$(
-            KernelEntry { op: Op::$op, element: <$t as Element>::TYPE, name: stringify!($name) },
-        )*];
+        const KERNELS: &[KernelEntry] = &[$($(
+            KernelEntry {
+                op: Op::$op,
+                element: <$t as Element>::TYPE,
+                name: concat!("reduce_", stringify!($stem), "_", stringify!($t)),
+            },
+        )*)*];
     };
 }
 kernels_gpu::for_each_reduce_kernel!(kernel_table);
@@ -151,14 +155,13 @@ impl Kernels {
         Ok(KernelHandle(self.module.get_function(name)?.to_raw()))
     }
 
-    /// The kernel and launch shape for reducing `len` elements of `T` with `op`.
-    /// (A unit test checks that every `Op` × `Element` pair has a kernel, so
-    /// the `NotFound` error cannot happen with the PTX this crate embeds.)
+    /// The kernel and launch shape for reducing `len` elements of `T` with `op`;
+    /// [`Error::UnsupportedOp`] where the op is not defined for `T`.
     pub(crate) fn launch_for<T: Element>(&self, op: Op, len: usize) -> Result<(KernelHandle, LaunchShape)> {
         let index = KERNELS
             .iter()
             .position(|k| k.op == op && k.element == T::TYPE)
-            .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
+            .ok_or(Error::UnsupportedOp { op, element: T::TYPE })?;
         let (kernel, grid_cap) = self.loaded[index];
         Ok((kernel, production_shape::<T>(self.policy, len, grid_cap)))
     }
@@ -188,12 +191,14 @@ pub(crate) fn production_shape<T: Element>(policy: Policy, len: usize, grid_cap:
     }
 }
 
-/// The name of the production kernel for `op` over `element` (from `KERNELS`).
-pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> &'static str {
+/// The name of the production kernel for `op` over `element` (from
+/// `KERNELS`); [`Error::UnsupportedOp`] where the op is not defined for it.
+pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> Result<&'static str> {
     KERNELS
         .iter()
         .find(|k| k.op == op && k.element == element)
-        .map_or("unknown reduction kernel", |k| k.name)
+        .map(|k| k.name)
+        .ok_or(Error::UnsupportedOp { op, element })
 }
 
 /// The name of the production dot-product kernel for `element` (from `DOT_KERNELS`).
@@ -215,11 +220,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_op_and_element_has_exactly_one_kernel() {
+    fn every_op_and_element_has_one_kernel_except_max_abs_of_integers() {
         for op in Op::ALL {
             for element in ElementType::ALL {
                 let count = KERNELS.iter().filter(|k| k.op == op && k.element == element).count();
-                assert_eq!(count, 1, "{op} × {element:?}");
+                let integer = !matches!(element, ElementType::F32 | ElementType::F64);
+                let expected = if op == Op::MaxAbs && integer { 0 } else { 1 };
+                assert_eq!(count, expected, "{op} × {element:?}");
+                assert_eq!(op.is_defined_for(element), expected == 1, "{op} × {element:?}");
             }
         }
     }
@@ -253,7 +261,7 @@ mod tests {
         let mut names = Vec::new();
         for element in seed_types {
             for rung in Rung::ALL {
-                names.extend(Op::ALL.map(|op| rung.kernel_name(op, element)));
+                names.extend(Op::LADDER.map(|op| rung.kernel_name(op, element)));
             }
             names.extend([DotKernel::AtomicPerElement, DotKernel::BlockTree].map(|k| k.kernel_name(element)));
         }

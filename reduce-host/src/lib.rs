@@ -1,7 +1,8 @@
 //! GPU reductions for NVIDIA GPUs with kernels written in Rust.
 //!
-//! `reduce` folds a [`cust`] device buffer into one value — sum, max, min or
-//! product of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` — in a single kernel
+//! `reduce` folds a [`cust`] device buffer into one value — sum, max, min,
+//! product, their NaN-ignoring forms, sum of squares ([`norm_l2`]) or max-abs
+//! of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` (see [`Op`]) — in a single kernel
 //! launch that reads the input once with 16-byte loads; [`dot`] does the same
 //! for the products of two buffers. [`Strategy`] switches a [`Reducer`] to the
 //! rungs of the classic reduction ladder (`docs/LADDER.md`). The kernels live in the
@@ -98,7 +99,7 @@ pub mod reducer;
 #[macro_use]
 pub mod strategy;
 
-pub use element::{Element, ElementType};
+pub use element::{Element, ElementType, FloatElement};
 pub use error::{Error, Result};
 pub use kernels::LaunchShape;
 pub use op::Op;
@@ -174,4 +175,22 @@ pub fn max<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
 /// The smallest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.
 pub fn min<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Min)
+}
+
+/// The Euclidean (L2) norm `√Σx²` of a float input: 0 if empty, NaN if any
+/// element is NaN. The square root of [`Op::SumOfSquares`], computed without
+/// scaling, so it is `inf` once `Σx²` exceeds the type's range (above about
+/// `1.8e19` for `f32`).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[3.0f32, -4.0])?;
+/// assert_eq!(reduce::norm_l2(&buf)?, 5.0);
+/// assert_eq!(reduce::reduce(&buf, reduce::Op::MaxAbs)?, 4.0);
+/// # Ok(()) }
+/// ```
+pub fn norm_l2<T: FloatElement>(input: &DeviceSlice<T>) -> Result<T> {
+    Ok(reduce(input, Op::SumOfSquares)?.sqrt())
 }

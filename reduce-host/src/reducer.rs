@@ -226,7 +226,7 @@ impl Reducer {
         out: u64,
         stream: StreamChoice<'_>,
     ) -> Result<()> {
-        check_ladder_type::<T>(format!("ladder rung {rung}"))?;
+        check_ladder::<T>(rung, op)?;
         let kernel = self.kernels.function(&rung.kernel_name(op, T::TYPE))?;
         let shared = rung.shared_bytes(block_threads, T::TYPE);
         let plan = LadderPlan::new(rung, block_threads, T::TYPE, input, len as u64)?;
@@ -439,6 +439,18 @@ fn checked_address<T: Element>(slice: &DeviceSlice<T>) -> Result<u64> {
         });
     }
     Ok(address)
+}
+
+/// Ladder rungs exist for the seeds' operators and types only.
+pub(crate) fn check_ladder<T: Element>(rung: Rung, op: Op) -> Result<()> {
+    let kernel = format!("ladder rung {rung} for {op}");
+    if !Op::LADDER.contains(&op) {
+        return Err(Error::UnsupportedStrategy {
+            kernel,
+            element: T::TYPE,
+        });
+    }
+    check_ladder_type::<T>(kernel)
 }
 
 /// Ladder kernels exist for the seeds' types only.

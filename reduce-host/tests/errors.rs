@@ -40,6 +40,28 @@ fn max_min_i64_empty_is_an_error_on_every_backend() {
 }
 
 #[test]
+fn max_abs_i32_is_unsupported_on_every_backend() {
+    for mut backend in backends("max_abs_i32_is_unsupported_on_every_backend") {
+        match backend.reduce(&[1i32, -2], 0, Op::MaxAbs) {
+            Err(Error::UnsupportedOp { op: Op::MaxAbs, .. }) => {}
+            other => panic!("{}: max_abs of i32 gave {other:?}", backend.name()),
+        }
+        assert_eq!(backend.reduce(&[1.0f32, -2.0], 0, Op::MaxAbs).unwrap(), 2.0);
+    }
+}
+
+#[test]
+fn nan_max_f32_ladder_is_unsupported_on_every_backend() {
+    for mut backend in backends("nan_max_f32_ladder_is_unsupported_on_every_backend") {
+        backend.set_strategy(reduce::Strategy::ladder(reduce::Rung::WarpShuffle, 64).unwrap());
+        match backend.reduce(&[1.0f32, f32::NAN], 0, Op::NanMax) {
+            Err(Error::UnsupportedStrategy { kernel, .. }) => assert!(kernel.contains("nan_max"), "{kernel}"),
+            other => panic!("{}: a ladder rung for nan_max gave {other:?}", backend.name()),
+        }
+    }
+}
+
+#[test]
 fn emulator_rejects_an_empty_grid_cap() {
     match reduce::emulated::Emulator::with_shape(Policy::new(64).unwrap(), 0) {
         Err(Error::InvalidPolicy(message)) => assert!(message.contains("max_grid"), "{message}"),

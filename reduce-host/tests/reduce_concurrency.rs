@@ -13,7 +13,8 @@ use std::sync::Mutex;
 /// One call with random data: through the free function or through the
 /// thread's own `Reducer` on the thread's own stream.
 fn one_call<T: TestElement>(rng: &mut StdRng, reducer: &mut Reducer, stream: &Stream) -> Result<(), String> {
-    let op = Op::ALL[rng.gen_range(0..4)];
+    let ops = ops_for::<T>();
+    let op = ops[rng.gen_range(0..ops.len())];
     let n = if rng.gen() {
         rng.gen_range(1..5_000)
     } else {

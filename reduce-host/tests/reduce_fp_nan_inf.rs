@@ -9,7 +9,7 @@ use reduce::Op;
 fn nan_anywhere<T: TestElement + num_traits::Float>(test: &str) {
     let mut rng = rng(test);
     for mut backend in backends(test) {
-        for op in Op::ALL {
+        for op in ops_for::<T>() {
             for n in [1usize, 7, 100, 4097, backend.size(1_000_003, 100_003)] {
                 for position in [0, n / 2, n - 1] {
                     for offset in [0, 1] {
@@ -33,7 +33,7 @@ fn infinities<T: TestElement + num_traits::Float>(test: &str) {
         for n in [1usize, 33, 65537] {
             let all_pos = vec![T::infinity(); n];
             let all_neg = vec![T::neg_infinity(); n];
-            for op in Op::ALL {
+            for op in ops_for::<T>() {
                 backend
                     .check(&all_pos, 0, op)
                     .unwrap_or_else(|e| panic!("{op} of {n} × +inf: {e}"));
@@ -45,7 +45,15 @@ fn infinities<T: TestElement + num_traits::Float>(test: &str) {
             mixed[0] = T::infinity();
             let last = mixed.len() - 1;
             mixed[last] = T::neg_infinity();
-            for op in [Op::Sum, Op::Max, Op::Min] {
+            for op in [
+                Op::Sum,
+                Op::Max,
+                Op::Min,
+                Op::NanSum,
+                Op::NanMax,
+                Op::NanMin,
+                Op::MaxAbs,
+            ] {
                 backend
                     .check(&mixed, 2, op)
                     .unwrap_or_else(|e| panic!("{op} of mixed ±inf: {e}"));
@@ -60,7 +68,16 @@ fn signed_zeros<T: TestElement + num_traits::Float>(test: &str) {
         .map(|i| if i % 2 == 0 { T::zero() } else { -T::zero() })
         .collect();
     for mut backend in backends(test) {
-        for op in [Op::Max, Op::Min, Op::Sum] {
+        for op in [
+            Op::Max,
+            Op::Min,
+            Op::Sum,
+            Op::NanMax,
+            Op::NanMin,
+            Op::NanSum,
+            Op::MaxAbs,
+            Op::SumOfSquares,
+        ] {
             let got = backend.reduce(&data, 0, op).unwrap();
             assert!(
                 got == T::zero(),
@@ -69,6 +86,44 @@ fn signed_zeros<T: TestElement + num_traits::Float>(test: &str) {
             );
         }
     }
+}
+
+/// The NaN-ignoring ops on small inputs whose answers are known (NumPy's
+/// `nansum`/`nanmax`/`nanmin` give the same).
+fn nan_ops_known_answers<T: TestElement + num_traits::Float>(test: &str) {
+    let (nan, inf, one, two) = (T::nan(), T::infinity(), T::one(), T::one() + T::one());
+    let cases: Vec<(Vec<T>, Op, T)> = vec![
+        (vec![one, nan, two], Op::NanSum, one + two),
+        (vec![nan, nan], Op::NanSum, T::zero()),
+        (vec![inf, -inf, nan], Op::NanSum, nan),
+        (vec![nan, one, -inf], Op::NanMax, one),
+        (vec![nan, nan, nan], Op::NanMax, nan),
+        (vec![two, nan, -two], Op::NanMin, -two),
+        (vec![-two, one, nan], Op::MaxAbs, nan),
+        (vec![-two, one], Op::MaxAbs, two),
+        (vec![-two, one, nan], Op::SumOfSquares, nan),
+    ];
+    for mut backend in backends(test) {
+        for (data, op, expected) in &cases {
+            let got = backend.reduce(data, 1, *op).unwrap();
+            let same = got == *expected || (TestElement::is_nan(got) && TestElement::is_nan(*expected));
+            assert!(
+                same,
+                "{}: {op} of {data:?} gave {got:?}, expected {expected:?}",
+                backend.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn nan_ops_f32_known_answers() {
+    nan_ops_known_answers::<f32>("nan_ops_f32_known_answers");
+}
+
+#[test]
+fn nan_ops_f64_known_answers() {
+    nan_ops_known_answers::<f64>("nan_ops_f64_known_answers");
 }
 
 #[test]

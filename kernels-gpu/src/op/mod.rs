@@ -6,11 +6,15 @@
 
 mod max;
 mod min;
+mod nan_max;
+mod nan_min;
 mod product;
 mod sum;
 
 pub use max::Max;
 pub use min::Min;
+pub use nan_max::NanMax;
+pub use nan_min::NanMin;
 pub use product::Product;
 pub use sum::Sum;
 

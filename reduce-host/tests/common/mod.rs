@@ -66,8 +66,35 @@ pub trait TestElement: Element + Default {
     fn special(rng: &mut StdRng, op: Op) -> Self;
     fn poison() -> Self;
     fn to_bits(self) -> u64;
-    /// `Ok` if `got` is the right result of `op` over `data`.
-    fn check(got: Self, data: &[Self], op: Op) -> Result<(), String>;
+    fn is_nan(self) -> bool;
+    /// `x * x` in the type, as the kernels compute it (integers wrap).
+    fn square(self) -> Self;
+    fn abs_value(self) -> Self;
+    /// `Ok` if `got` is the right result of `Sum`, `Product`, `Max` or `Min` over `data`.
+    fn check_basic(got: Self, data: &[Self], op: Op) -> Result<(), String>;
+
+    /// `Ok` if `got` is the right result of `op` over `data`: the other ops
+    /// are checked as a basic op over the data they map to.
+    fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
+        let without_nan = || data.iter().copied().filter(|x| !x.is_nan()).collect::<Vec<_>>();
+        match op {
+            Op::NanSum => Self::check_basic(got, &without_nan(), Op::Sum),
+            Op::NanMax | Op::NanMin if data.iter().all(|x| x.is_nan()) && !data.is_empty() => {
+                // Nothing but NaN: the result is NaN, as max/min of the data says.
+                Self::check_basic(got, data, Op::Max)
+            }
+            Op::NanMax => Self::check_basic(got, &without_nan(), Op::Max),
+            Op::NanMin => Self::check_basic(got, &without_nan(), Op::Min),
+            Op::SumOfSquares => Self::check_basic(got, &data.iter().map(|x| x.square()).collect::<Vec<_>>(), Op::Sum),
+            Op::MaxAbs => Self::check_basic(got, &data.iter().map(|x| x.abs_value()).collect::<Vec<_>>(), Op::Max),
+            _ => Self::check_basic(got, data, op),
+        }
+    }
+}
+
+/// The operators defined for `T`.
+pub fn ops_for<T: TestElement>() -> Vec<Op> {
+    Op::ALL.into_iter().filter(|op| op.is_defined_for(T::TYPE)).collect()
 }
 
 macro_rules! integer_test_element {
@@ -83,7 +110,10 @@ macro_rules! integer_test_element {
             }
             fn poison() -> Self { 0xA5A5_A5A5_A5A5_A5A5u64 as $t }
             fn to_bits(self) -> u64 { self as u64 }
-            fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
+            fn is_nan(self) -> bool { false }
+            fn square(self) -> Self { self.wrapping_mul(self) }
+            fn abs_value(self) -> Self { self }
+            fn check_basic(got: Self, data: &[Self], op: Op) -> Result<(), String> {
                 let expected = match op {
                     Op::Sum => data.iter().fold(0 as $t, |a, &b| a.wrapping_add(b)),
                     Op::Product => data.iter().fold(1 as $t, |a, &b| a.wrapping_mul(b)),
@@ -132,7 +162,10 @@ macro_rules! float_test_element {
             }
             fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
             fn to_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
-            fn check(got: Self, data: &[Self], op: Op) -> Result<(), String> {
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn square(self) -> Self { self * self }
+            fn abs_value(self) -> Self { <$t>::abs(self) }
+            fn check_basic(got: Self, data: &[Self], op: Op) -> Result<(), String> {
                 let wide = data.iter().map(|&x| x as f64);
                 let has_nan = data.iter().any(|x| x.is_nan());
                 let abs_sum: f64 = data.iter().map(|&x| (x as f64).abs()).sum();

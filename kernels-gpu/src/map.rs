@@ -1,0 +1,56 @@
+//! Element maps: what a reduction applies to each element as it is read,
+//! before combining (the "map" of map-then-reduce). A map is applied to input
+//! elements only, never to partial results, so `nan_sum` can treat a NaN
+//! *input* as zero while a NaN *computed* from `inf + -inf` still reaches the
+//! result.
+
+use crate::element::Element;
+
+/// A function applied to every input element.
+pub trait ElementMap<T: Element> {
+    fn map(x: T) -> T;
+}
+
+/// The element itself: plain reductions.
+pub struct Identity;
+
+impl<T: Element> ElementMap<T> for Identity {
+    #[inline(always)]
+    fn map(x: T) -> T {
+        x
+    }
+}
+
+/// NaN becomes 0 (`nan_sum`); integers are unchanged.
+pub struct NanToZero;
+
+impl<T: Element> ElementMap<T> for NanToZero {
+    #[inline(always)]
+    fn map(x: T) -> T {
+        if x.is_nan() {
+            T::zero()
+        } else {
+            x
+        }
+    }
+}
+
+/// `x * x` (sum of squares); integers wrap.
+pub struct Square;
+
+impl<T: Element> ElementMap<T> for Square {
+    #[inline(always)]
+    fn map(x: T) -> T {
+        x.mul(x)
+    }
+}
+
+/// `|x|` (max-abs); see [`Element::abs`].
+pub struct Abs;
+
+impl<T: Element> ElementMap<T> for Abs {
+    #[inline(always)]
+    fn map(x: T) -> T {
+        x.abs()
+    }
+}
