@@ -1,4 +1,4 @@
-//! Every kernel of the PTX module (52 reductions, 6 dot products, 7 ladder
+//! Every kernel of the PTX module (50 reductions, 6 dot products, 7 ladder
 //! rungs × 4 ops × 2 types at two block sizes, seed 004's 4 dot kernels) on
 //! sizes that reach head and tail peeling, partial tiles and the last-block
 //! combine, each checked against the CPU. Small enough to run under
