@@ -28,7 +28,8 @@ def main():
     cub, ours = read(sys.argv[1]), read(sys.argv[2])
     print("| type | op | n | reduce (µs) | CUB (µs) | ratio | reduce TB/s | % of 4.8 TB/s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for key in sorted(ours, key=lambda k: (k[0], ["sum", "max", "min", "product"].index(k[1]), k[2])):
+    op_order = ["sum", "max", "min", "product", "nan_sum", "nan_max", "nan_min", "sum_of_squares", "max_abs"]
+    for key in sorted(ours, key=lambda k: (k[0], op_order.index(k[1]) if k[1] in op_order else len(op_order), k[2])):
         typ, op, n = key
         us, gbps = ours[key]
         c = cub.get(key)
