@@ -42,6 +42,8 @@
 //!   rounding (at most about `n·ε·Σ|x|`). Signed zeros compare equal in
 //!   `max`/`min`; which of `-0.0`/`+0.0` is returned is unspecified. Sums
 //!   start from `+0.0`, so a sum of only `-0.0` terms is `+0.0`.
+//! - **NaN-ignoring ops and norms** (`NanSum`, `NanMax`, `NanMin`,
+//!   `SumOfSquares`, `MaxAbs`, [`norm_l2`]): see the table in [`Op`].
 //! - **Integers**: `sum` and `product` wrap on overflow (two's complement, as
 //!   `wrapping_add`/`wrapping_mul`); `max`/`min` are exact at the bounds.
 //! - **Determinism**: the same input at the same address on the same device
