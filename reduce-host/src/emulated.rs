@@ -144,9 +144,11 @@ impl Emulator {
     /// Reduces `input` with `op`, with the same rules as
     /// [`Reducer::reduce`](crate::Reducer::reduce) (see the crate docs).
     ///
-    /// Errors: [`Error::Empty`] for `max`/`min` of an empty input,
-    /// [`Error::UnsupportedStrategy`] for a ladder rung on a type other than
-    /// `i32`/`f32`, [`Error::EmulatedFault`] if a kernel misbehaves.
+    /// Errors: [`Error::Empty`] for `max`/`min` (and their NaN-ignoring
+    /// forms, and `MaxAbs`) of an empty input, [`Error::UnsupportedOp`] for
+    /// `MaxAbs` of integers, [`Error::UnsupportedStrategy`] for a ladder rung
+    /// on a type other than `i32`/`f32` or an op other than the basic four,
+    /// [`Error::EmulatedFault`] if a kernel misbehaves.
     pub fn reduce<T: Element>(&mut self, input: &[T], op: Op) -> Result<T> {
         if input.is_empty() && !op.defined_on_empty() {
             return Err(Error::Empty { op });
