@@ -2,7 +2,9 @@
 # Runs on the GPU machine (no Rust there) over binaries built here by
 # scripts/stage_device.sh into .device-bin/: the GPU test suite, the
 # quickstart, CUB's reference benchmark and ours, in one call.
-# Usage (device tool): bash scripts/device_run.sh [tests] [quickstart] [bench]
+# Usage (device tool): bash scripts/device_run.sh [tests] [quickstart] [bench] [multi]
+# `multi` runs the multi-GPU examples (tests include the multi-GPU tests).
+# TEST_BINARIES (a glob, e.g. 'multi_gpu-*') picks test binaries.
 set -uo pipefail
 bin=.device-bin
 out=${OUT:-/tmp/out}
@@ -10,9 +12,19 @@ mkdir -p "$out"
 what=${*:-tests quickstart bench}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 status=0
+# NCCL for reduce::multi: the image has pip's wheel (libnccl.so.2 only), and
+# cudarc opens libnccl.so, so link it. NVLink multicast stays off: it can put
+# the host's shared GPUs out of service (the device tool's KINDS.md).
+export NCCL_NVLS_ENABLE=0
+nccl_lib=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0] + "/lib")' 2>/dev/null)
+if [[ -f $nccl_lib/libnccl.so.2 ]]; then
+  mkdir -p /tmp/nccl-link && ln -sf "$nccl_lib/libnccl.so.2" /tmp/nccl-link/libnccl.so
+  export LD_LIBRARY_PATH=/tmp/nccl-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export REDUCE_TEST_REQUIRE_NCCL=1
+fi
 if [[ $what == *tests* ]]; then
   # Full output (seeds, failure messages) in tests.log; the summary on stdout.
-  for t in "$bin"/tests/*; do
+  for t in "$bin"/tests/${TEST_BINARIES:-*}; do
     echo "== $(basename "$t")"
     "$t" --test-threads=8 --show-output 2>&1 || status=1
   done > "$out/tests.log" 2>&1
@@ -29,5 +41,9 @@ if [[ $what == *bench* ]]; then
   "$bin/bench" ${BENCH_TYPES:-} > "$out/reduce.csv" || status=1
   python3 scripts/compare.py "$out/cub.csv" "$out/reduce.csv" | tee "$out/compare.md"
   grep -E "^(copy|memcpy)" "$out/cub.csv"
+fi
+if [[ $what == *multi* ]]; then
+  echo "== multi_process"; "$bin/multi_process" 2>&1 | tee "$out/multi_process.log" || status=1
+  echo "== multi_gpu"; "$bin/multi_gpu" ${MULTI_GIB:-4} 20 2>&1 | tee "$out/multi_gpu.md" || status=1
 fi
 exit $status

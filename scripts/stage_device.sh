@@ -3,8 +3,9 @@
 # machine and copies it into .device-bin/ (git-ignored; name it in `carry`).
 source "$(dirname "$0")/env.sh"
 rm -rf .device-bin && mkdir -p .device-bin/tests
-cargo build --release --example quickstart --example bench --example graph_replay --example ladder
-cp target/release/examples/quickstart target/release/examples/bench target/release/examples/graph_replay target/release/examples/ladder .device-bin/
+examples="quickstart bench graph_replay ladder multi_gpu multi_process"
+cargo build --release $(printf -- '--example %s ' $examples)
+for e in $examples; do cp "target/release/examples/$e" .device-bin/; done
 cargo test --workspace --release --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
@@ -13,5 +14,5 @@ for line in sys.stdin:
         print(m["executable"])' \
   | while read -r exe; do cp "$exe" .device-bin/tests/; done
 cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" .device-bin/
-strip .device-bin/tests/* .device-bin/quickstart .device-bin/bench .device-bin/graph_replay .device-bin/ladder
+strip .device-bin/tests/* $(printf -- '.device-bin/%s ' $examples)
 du -sh .device-bin; ls .device-bin/tests

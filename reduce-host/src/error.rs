@@ -86,6 +86,26 @@ pub enum Error {
         /// The seed of the launch's block order ([`crate::emulated::Emulator::set_block_order_seed`]).
         block_order_seed: u64,
     },
+    /// The NCCL library that the multi-GPU calls ([`crate::multi`]) need
+    /// could not be loaded; single-GPU calls do not need it.
+    #[error("NCCL is not available for multi-GPU reductions: {reason}")]
+    NcclUnavailable {
+        /// What was looked for and what to do.
+        reason: String,
+    },
+    /// An NCCL call failed (run with `NCCL_DEBUG=WARN` or `INFO` for NCCL's own account).
+    #[error("{call} failed: {message} (ncclResult_t {code}; NCCL_DEBUG=WARN tells more)")]
+    Nccl {
+        /// The NCCL function.
+        call: &'static str,
+        /// Its `ncclResult_t`.
+        code: u32,
+        /// NCCL's description of the error.
+        message: String,
+    },
+    /// A multi-GPU call with devices, ranks, shards or outputs that do not fit together.
+    #[error("invalid multi-GPU call: {0}")]
+    InvalidGroup(String),
     /// An error reported by the CUDA driver (including errors of earlier,
     /// asynchronous work on the same stream).
     #[error("CUDA driver error: {0}")]

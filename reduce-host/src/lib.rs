@@ -95,6 +95,7 @@ pub mod emulated;
 pub mod error;
 mod kernels;
 mod launch;
+pub mod multi;
 pub mod op;
 pub mod policy;
 pub mod reducer;

@@ -71,6 +71,19 @@ impl Op {
         crate::kernels::reduce_kernel_name(self, element).is_ok()
     }
 
+    /// The operator that combines two partial results of `self` (results of
+    /// `self` over two parts of an input) into the result over the whole: the
+    /// operator itself, without its element map (`NanSum`, `SumOfSquares` →
+    /// `Sum`; `MaxAbs` → `Max`). A NaN in a partial `NanSum` comes from
+    /// `inf + -inf` and must survive, so it is not combined with `NanSum`.
+    pub(crate) fn combiner(self) -> Op {
+        match self {
+            Op::NanSum | Op::SumOfSquares => Op::Sum,
+            Op::MaxAbs => Op::Max,
+            op => op,
+        }
+    }
+
     /// Lower-case name, as in the kernel names (`"sum"`, `"nan_max"`, ...).
     pub fn name(self) -> &'static str {
         match self {

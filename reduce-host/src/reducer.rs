@@ -202,10 +202,30 @@ impl Reducer {
         if let Strategy::Ladder { rung, block_threads } = self.strategy {
             return self.enqueue_ladder::<T>(rung, block_threads, address, input.len(), op, out, stream);
         }
-        let (kernel, shape) = self.kernels.launch_for::<T>(op, input.len())?;
+        self.enqueue_production::<T>(address, input.len(), op, out, stream)
+    }
+
+    /// Enqueues the production kernel for `op` on this reducer's own stream,
+    /// also for an empty `input` where `op` has no identity: the kernel then
+    /// writes the operator's neutral element (`-inf` for a float `Max`), which
+    /// is what [`crate::multi`] needs for a GPU whose shards are all empty.
+    pub(crate) fn enqueue_partial<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op, out: u64) -> Result<()> {
+        let address = checked_address(input)?;
+        self.enqueue_production::<T>(address, input.len(), op, out, StreamChoice::Own)
+    }
+
+    fn enqueue_production<T: Element>(
+        &mut self,
+        address: u64,
+        len: usize,
+        op: Op,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        let (kernel, shape) = self.kernels.launch_for::<T>(op, len)?;
         let [partials, ticket] = self.workspace(stream.resolve(&self.stream).as_inner())?.addresses();
         let stream = stream.resolve(&self.stream);
-        let mut params = [address, input.len() as u64, partials, ticket, out];
+        let mut params = [address, len as u64, partials, ticket, out];
         // SAFETY: the parameters of a reduction entry point (kernels-gpu/src/abi.rs);
         // `partials` holds one slot per block of the largest grid; the ticket
         // is zero between launches.

@@ -1,0 +1,210 @@
+//! One GPU's part of a multi-GPU reduction: its context, NCCL rank, reducer
+//! and the small buffers its partial results pass through.
+
+use super::nccl::Comm;
+use crate::element::Element;
+use crate::error::Result;
+use crate::op::Op;
+use crate::reducer::Reducer;
+use cust::context::{Context, CurrentContext};
+use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
+use cust::stream::Stream;
+
+/// One rank: a GPU's primary context, its communicator and its reducer.
+///
+/// A reduction goes through three steps, each enqueued on the reducer's
+/// stream: [`Member::enqueue_local`] reduces the rank's shards to one value in
+/// `send`; the ranks' `ncclAllGather` copies every rank's value into every
+/// rank's `gathered`, in rank order; [`Member::enqueue_combine`] reduces
+/// `gathered`. Every rank thus combines the same values in the same order
+/// with the same kernel, so all ranks hold the bitwise same result.
+#[derive(Debug)]
+pub(crate) struct Member {
+    // Dropped in this order, with `context` current (see `Drop`): the
+    // communicator and buffers before the context they live in.
+    pub(crate) comm: Comm,
+    reducer: Reducer,
+    /// The rank's shards' results, when it has more than one: one `T` each.
+    local: DeviceBuffer<u64>,
+    /// The rank's value, which the all-gather sends.
+    pub(crate) send: DeviceBuffer<u64>,
+    /// Every rank's value, in rank order (one `T` each).
+    pub(crate) gathered: DeviceBuffer<u64>,
+    /// The result of [`Member::enqueue_combine`] for [`Member::result_to_host`].
+    result: DeviceBuffer<u64>,
+    result_host: LockedBuffer<u64>,
+    /// [`Member::reduce_counting`]'s element counts: this rank's (host and
+    /// device), and every rank's (device and host).
+    length_host: LockedBuffer<u64>,
+    length_send: DeviceBuffer<u64>,
+    lengths: DeviceBuffer<u64>,
+    lengths_host: LockedBuffer<u64>,
+    world_size: usize,
+    pub(crate) ordinal: u32,
+    pub(crate) context: Context,
+}
+
+impl Member {
+    /// The member for `context`'s device, which must be current.
+    pub(crate) fn new(context: Context, ordinal: u32, comm: Comm, world_size: usize) -> Result<Member> {
+        Ok(Member {
+            comm,
+            reducer: Reducer::new()?,
+            local: DeviceBuffer::zeroed(1)?,
+            send: DeviceBuffer::zeroed(1)?,
+            gathered: DeviceBuffer::zeroed(world_size)?,
+            result: DeviceBuffer::zeroed(1)?,
+            result_host: LockedBuffer::new(&0, 1)?,
+            length_host: LockedBuffer::new(&0, 1)?,
+            length_send: DeviceBuffer::zeroed(1)?,
+            lengths: DeviceBuffer::zeroed(world_size)?,
+            lengths_host: LockedBuffer::new(&0, world_size)?,
+            world_size,
+            ordinal,
+            context,
+        })
+    }
+
+    /// The stream every step of this member runs on.
+    pub(crate) fn stream(&self) -> &Stream {
+        self.reducer.stream()
+    }
+
+    /// Makes this member's context current on the calling thread.
+    pub(crate) fn make_current(&self) -> Result<()> {
+        Ok(CurrentContext::set_current(&self.context)?)
+    }
+
+    /// Enqueues the reduction of `shards` (on this member's device) with `op`
+    /// into `send`. No shards, or only empty ones, give `op`'s neutral element.
+    /// The context must be current.
+    pub(crate) fn enqueue_local<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<()> {
+        let send = self.send.as_device_ptr().as_raw();
+        match shards {
+            [] => self.reducer.enqueue_partial(&typed::<T>(send, 0), op, send),
+            [shard] => self.reducer.enqueue_partial(shard, op, send),
+            shards => {
+                if self.local.len() < shards.len() {
+                    self.local = DeviceBuffer::zeroed(shards.len())?;
+                }
+                let local = self.local.as_device_ptr().as_raw();
+                for (index, shard) in shards.iter().enumerate() {
+                    let slot = local + (index * std::mem::size_of::<T>()) as u64;
+                    self.reducer.enqueue_partial(shard, op, slot)?;
+                }
+                self.reducer
+                    .enqueue_partial(&typed::<T>(local, shards.len()), op.combiner(), send)
+            }
+        }
+    }
+
+    /// Enqueues this rank's part of the all-gather of the ranks' values.
+    /// Where one thread drives several ranks, call it inside [`super::nccl::group`].
+    pub(crate) fn enqueue_gather<T: Element>(&self) -> Result<()> {
+        let bytes = std::mem::size_of::<T>();
+        // SAFETY: `send` holds 8 ≥ `bytes` bytes and `gathered` one 8-byte
+        // slot per rank, on this member's device; the member owns them and
+        // frees them only after its stream's work (freeing waits for it).
+        unsafe {
+            self.comm.all_gather(
+                self.send.as_device_ptr().as_raw(),
+                self.gathered.as_device_ptr().as_raw(),
+                bytes,
+                self.stream(),
+            )
+        }
+    }
+
+    /// Runs the whole reduction of this rank (the only one of its process)
+    /// into the result slot and returns the result and the total number of
+    /// elements over all ranks, gathered alongside the values.
+    pub(crate) fn reduce_counting<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<(T, u64)> {
+        self.enqueue_local(shards, op)?;
+        self.length_host[0] = shards.iter().map(|s| s.len() as u64).sum();
+        let stream = self.reducer.stream();
+        // SAFETY: the pinned buffers are not touched again before the
+        // stream is synchronized (in `result_to_host`).
+        unsafe { self.length_send.async_copy_from(&*self.length_host, stream)? };
+        super::nccl::group(|| {
+            self.enqueue_gather::<T>()?;
+            let (send, lengths) = (
+                self.length_send.as_device_ptr().as_raw(),
+                self.lengths.as_device_ptr().as_raw(),
+            );
+            // SAFETY: `length_send` holds one `u64` and `lengths` one per rank.
+            unsafe {
+                self.comm
+                    .all_gather(send, lengths, std::mem::size_of::<u64>(), self.stream())
+            }
+        })?;
+        self.enqueue_combine::<T>(op, None)?;
+        // SAFETY: as above.
+        unsafe {
+            self.lengths
+                .async_copy_to(&mut *self.lengths_host, self.reducer.stream())?
+        };
+        let value = self.result_to_host()?;
+        Ok((value, self.lengths_host.iter().sum()))
+    }
+
+    /// Enqueues the reduction of the gathered values into `out` (a device
+    /// address holding one `T`, or `None` for this member's own result slot).
+    /// The context must be current.
+    pub(crate) fn enqueue_combine<T: Element>(&mut self, op: Op, out: Option<u64>) -> Result<()> {
+        let gathered = typed::<T>(self.gathered.as_device_ptr().as_raw(), self.world_size);
+        let out = out.unwrap_or_else(|| self.result.as_device_ptr().as_raw());
+        self.reducer.enqueue_partial(&gathered, op.combiner(), out)
+    }
+
+    /// Waits for this member's stream, then returns the value
+    /// [`Member::enqueue_combine`] wrote to the result slot.
+    pub(crate) fn result_to_host<T: Element>(&mut self) -> Result<T> {
+        // SAFETY: `result_host` is pinned and not read until the stream is synchronized.
+        unsafe {
+            self.result
+                .async_copy_to(&mut *self.result_host, self.reducer.stream())?
+        };
+        self.reducer.stream().synchronize()?;
+        let bits: u64 = self.result_host[0];
+        // SAFETY: the kernel wrote one `T` (4 or 8 bytes) at the start of the
+        // 8-byte slot, and `u64`'s alignment suffices for every `Element`.
+        Ok(unsafe { std::ptr::read(&bits as *const u64 as *const T) })
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        // The module, stream, buffers and communicator are freed in this
+        // member's context. An error here cannot be reported from `drop`.
+        let _ = CurrentContext::set_current(&self.context);
+    }
+}
+
+/// `len` elements of `T` at `address`: a view of one of a member's own
+/// buffers, which hold at least `len` 8-byte slots.
+fn typed<T: Element>(address: u64, len: usize) -> DeviceSlice<T> {
+    // SAFETY: a view of a live buffer of the member (or, with `len` 0, one
+    // that is never read); `u64` slots are aligned for every `Element`.
+    unsafe { DeviceSlice::from_raw_parts(DevicePointer::from_raw(address), len) }
+}
+
+/// Restores, when dropped, the context that was current when it was made:
+/// the multi-GPU calls switch contexts and leave the caller's in place.
+pub(crate) struct RestoreContext(cust::sys::CUcontext);
+
+impl RestoreContext {
+    pub(crate) fn new() -> RestoreContext {
+        let mut context = std::ptr::null_mut();
+        // SAFETY: writes one handle; on failure it stays null, and restoring
+        // null leaves no context current, as before.
+        let _ = unsafe { cust::sys::cuCtxGetCurrent(&mut context) };
+        RestoreContext(context)
+    }
+}
+
+impl Drop for RestoreContext {
+    fn drop(&mut self) {
+        // SAFETY: the handle was current when this guard was made (or null).
+        let _ = unsafe { cust::sys::cuCtxSetCurrent(self.0) };
+    }
+}

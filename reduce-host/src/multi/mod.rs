@@ -1,0 +1,463 @@
+//! Reductions over data sharded across several GPUs, combined through NCCL.
+//!
+//! Each GPU reduces its shards with the single-GPU kernel, concurrently with
+//! the others (every GPU works on its own stream); then the per-GPU values
+//! are exchanged with NCCL and combined on every GPU, so that each ends up
+//! with the result in its own memory without a trip through the host.
+//!
+//! - [`Group`]: the GPUs of this process (one thread drives them all;
+//!   `ncclCommInitAll`). [`Group::reduce`] returns the result to the host;
+//!   [`Group::all_reduce_into`] leaves it in a [`DeviceBox`] on every GPU.
+//! - [`Communicator`]: one rank of a job with one process per GPU, on one
+//!   node or several (`ncclCommInitRank`). The ranks share a [`UniqueId`]
+//!   that rank 0 makes and hands to the others out of band (a file, an
+//!   environment variable, MPI): `examples/multi_process.rs` is a runnable
+//!   example that starts one process per GPU of this machine.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use cust::prelude::*;
+//! use reduce::multi::{Group, Shard};
+//! let mut group = Group::new(&[0, 1])?; // CUDA devices 0 and 1
+//! group.make_current(0)?;
+//! let first = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
+//! group.make_current(1)?;
+//! let second = DeviceBuffer::from_slice(&[4.0f32, 5.0])?;
+//! let shards = [Shard::new(0, &first), Shard::new(1, &second)];
+//! assert_eq!(group.reduce(&shards, reduce::Op::Sum)?, 15.0);
+//! assert_eq!(group.reduce(&shards, reduce::Op::Max)?, 5.0);
+//! # Ok(()) }
+//! ```
+//!
+//! # Semantics
+//! The operators, types and rules of [`Op`] hold unchanged: the result is
+//! that of the single-GPU reduction of the shards joined in order (shards of
+//! [`Group`] in the order given, grouped by GPU in member order; ranks in rank
+//! order), with these specifics:
+//! - **Empty shards** are allowed anywhere and contribute nothing (a GPU with
+//!   no shards, or only empty ones, contributes the operator's neutral
+//!   element). If every shard is empty, `Sum`/`Product`/... give their
+//!   identity and `Max`/`Min`/... return [`Error::Empty`] — except
+//!   [`Communicator::all_reduce_into`], which cannot see the other ranks'
+//!   lengths without a host round trip: there it leaves the neutral element
+//!   (`-inf`, `T::MIN`, ... — see its docs).
+//! - **NaN**: as on one GPU. `Max`/`Min` give NaN if any shard holds a NaN;
+//!   `NanMax`/`NanMin` only if every element is NaN.
+//! - **Rounding**: integers, `Max`/`Min` and their NaN-ignoring forms are
+//!   exact, so they equal the single-GPU result bitwise. Float sums and
+//!   products combine per-shard results, so they differ from the single-GPU
+//!   result by rounding only, within the same bound (about `n·ε·Σ|x|`).
+//! - **Determinism**: every GPU computes the result from the same values in
+//!   the same order with the same kernel, so all GPUs hold the bitwise same
+//!   result, and the same shards at the same addresses give the same result
+//!   on every run.
+//!
+//! # Why an all-gather, not `ncclAllReduce`
+//! The per-GPU values are exchanged with `ncclAllGather` and combined by this
+//! crate's own kernel, on every GPU, in rank order. `ncclAllReduce` would
+//! combine them with NCCL's operators, whose float `max`/`min` drop NaN
+//! (`fmaxf`), which would break the NaN rule above, and which have no
+//! counterpart for the NaN-ignoring operators. The exchange is of one value per
+//! GPU, so the two collectives cost the same.
+//!
+//! # NCCL is loaded at run time
+//! The crate builds and its single-GPU API works without NCCL. The first
+//! multi-GPU call opens `libnccl.so` (through `cudarc`, from the library
+//! search path: `LD_LIBRARY_PATH`); where that fails, it returns
+//! [`Error::NcclUnavailable`], which says what was found and what to do.
+//! [`nccl_version`] checks ahead. NCCL's own environment variables apply
+//! (`NCCL_DEBUG=INFO` shows what it does; across nodes, `NCCL_SOCKET_IFNAME`
+//! and the network plugins).
+//!
+//! [`Op`]: crate::Op
+
+mod member;
+mod nccl;
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::op::Op;
+use cust::context::Context;
+use cust::device::Device;
+use cust::memory::{DeviceBox, DeviceSlice};
+use cust::stream::Stream;
+use member::{Member, RestoreContext};
+use std::fmt;
+use std::str::FromStr;
+
+/// The version of the NCCL library that the multi-GPU calls use, as
+/// `(major, minor, patch)`, loading it if it is not yet loaded:
+/// [`Error::NcclUnavailable`] if it cannot be loaded.
+pub fn nccl_version() -> Result<(u32, u32, u32)> {
+    nccl::load()
+}
+
+/// A shard of the data: a slice on one member GPU of a [`Group`].
+#[derive(Clone, Copy, Debug)]
+pub struct Shard<'a, T: Element> {
+    /// The index of the member (in [`Group::new`]'s list) whose GPU holds `data`.
+    pub member: usize,
+    /// The shard's elements, in that GPU's memory.
+    pub data: &'a DeviceSlice<T>,
+}
+
+impl<'a, T: Element> Shard<'a, T> {
+    /// The shard `data` on member `member`'s GPU.
+    pub fn new(member: usize, data: &'a DeviceSlice<T>) -> Self {
+        Shard { member, data }
+    }
+}
+
+/// Several GPUs of this process, driven by one thread, with one NCCL
+/// communicator each.
+///
+/// Creating a group initialises NCCL for its devices (tens to hundreds of
+/// milliseconds): make one and reuse it. Each member uses its device's
+/// primary context (the one `cust::quick_init` and `Context::new` use), so
+/// buffers allocated there are usable directly. Calls switch contexts as they
+/// go and restore the caller's current context before they return.
+///
+/// NCCL cannot put two ranks on one GPU, so the devices must be distinct;
+/// several shards may live on one GPU instead.
+#[derive(Debug)]
+pub struct Group {
+    members: Vec<Member>,
+}
+
+impl Group {
+    /// A group of the CUDA devices with ordinals `devices`, ranks in that order.
+    ///
+    /// Errors: [`Error::InvalidGroup`] for an empty list, a repeated device
+    /// or one that does not exist; [`Error::NcclUnavailable`]; NCCL's and
+    /// CUDA's errors.
+    pub fn new(devices: &[u32]) -> Result<Group> {
+        nccl::load()?;
+        cust::init(cust::CudaFlags::empty())?;
+        let count = Device::num_devices()?;
+        if devices.is_empty() {
+            return Err(Error::InvalidGroup("a group needs at least one device".into()));
+        }
+        for (index, &device) in devices.iter().enumerate() {
+            if device >= count {
+                return Err(Error::InvalidGroup(format!(
+                    "there is no CUDA device {device}: this machine has {count}"
+                )));
+            }
+            if devices[..index].contains(&device) {
+                return Err(Error::InvalidGroup(format!(
+                    "device {device} is listed twice: NCCL cannot put two ranks on one GPU; put several shards on it instead"
+                )));
+            }
+        }
+        let _restore = RestoreContext::new();
+        let contexts = devices
+            .iter()
+            .map(|&device| Context::new(Device::get_device(device)?))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ordinals: Vec<i32> = devices.iter().map(|&d| d as i32).collect();
+        let comms = nccl::Comm::init_all(&ordinals)?;
+        let members = contexts
+            .into_iter()
+            .zip(comms)
+            .zip(devices)
+            .map(|((context, comm), &ordinal)| {
+                cust::context::CurrentContext::set_current(&context)?;
+                Member::new(context, ordinal, comm, devices.len())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Group { members })
+    }
+
+    /// A group of every CUDA device of the machine, in ordinal order.
+    pub fn all_devices() -> Result<Group> {
+        cust::init(cust::CudaFlags::empty())?;
+        let devices: Vec<u32> = (0..Device::num_devices()?).collect();
+        Group::new(&devices)
+    }
+
+    /// The number of GPUs (NCCL ranks) in the group; at least 1.
+    pub fn world_size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The CUDA ordinal of member `member`'s device.
+    pub fn device_ordinal(&self, member: usize) -> Result<u32> {
+        Ok(self.member(member)?.ordinal)
+    }
+
+    /// Makes member `member`'s context current on the calling thread, for
+    /// example to allocate its shards.
+    pub fn make_current(&self, member: usize) -> Result<()> {
+        self.member(member)?.make_current()
+    }
+
+    /// The stream member `member`'s work runs on (for
+    /// [`Group::all_reduce_into`]'s results: wait on it, or on
+    /// [`Group::synchronize`]).
+    pub fn stream(&self, member: usize) -> Result<&Stream> {
+        Ok(self.member(member)?.stream())
+    }
+
+    /// Waits until every member's work has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        self.members.iter().try_for_each(|m| Ok(m.stream().synchronize()?))
+    }
+
+    /// Reduces the data made of `shards` with `op` and returns the result to
+    /// the host (see the module docs for the rules). Blocks until every GPU
+    /// has finished.
+    pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op) -> Result<T> {
+        self.enqueue(shards, op, &[])?;
+        self.synchronize()?;
+        let _restore = RestoreContext::new();
+        self.members[0].make_current()?;
+        self.members[0].result_to_host()
+    }
+
+    /// Enqueues the reduction of the data made of `shards` with `op`, leaving
+    /// the result in `outs[i]` on member `i`'s GPU, for every member, and
+    /// returns without waiting: the results are ready once member `i`'s
+    /// [`Group::stream`] gets there ([`Group::synchronize`] waits for all).
+    ///
+    /// The shards and outputs must stay alive until then. Errors found before
+    /// anything is enqueued: [`Error::InvalidGroup`] if `outs` does not have
+    /// one output per member or a shard names a member that does not exist;
+    /// [`Error::Empty`] if every shard is empty and `op` has no identity;
+    /// [`Error::UnsupportedOp`].
+    pub fn all_reduce_into<T: Element>(
+        &mut self,
+        shards: &[Shard<'_, T>],
+        op: Op,
+        outs: &mut [DeviceBox<T>],
+    ) -> Result<()> {
+        if outs.len() != self.members.len() {
+            return Err(Error::InvalidGroup(format!(
+                "all_reduce_into needs one output per member: {} outputs for {} members",
+                outs.len(),
+                self.members.len()
+            )));
+        }
+        let outs: Vec<u64> = outs.iter_mut().map(|out| out.as_device_ptr().as_raw()).collect();
+        self.enqueue(shards, op, &outs)
+    }
+
+    /// The three steps of a reduction (see [`Member`]); the combine runs on
+    /// every member into `outs`, or on member 0 into its result slot if
+    /// `outs` is empty.
+    fn enqueue<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op, outs: &[u64]) -> Result<()> {
+        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
+        if let Some(shard) = shards.iter().find(|s| s.member >= self.members.len()) {
+            return Err(Error::InvalidGroup(format!(
+                "a shard is on member {}, but the group has {} members",
+                shard.member,
+                self.members.len()
+            )));
+        }
+        if !op.defined_on_empty() && shards.iter().all(|s| s.data.is_empty()) {
+            return Err(Error::Empty { op });
+        }
+        let _restore = RestoreContext::new();
+        for (index, member) in self.members.iter_mut().enumerate() {
+            let own: Vec<&DeviceSlice<T>> = shards.iter().filter(|s| s.member == index).map(|s| s.data).collect();
+            member.make_current()?;
+            member.enqueue_local(&own, op)?;
+        }
+        nccl::group(|| self.members.iter().try_for_each(Member::enqueue_gather::<T>))?;
+        if outs.is_empty() {
+            self.members[0].make_current()?;
+            return self.members[0].enqueue_combine::<T>(op, None);
+        }
+        for (member, &out) in self.members.iter_mut().zip(outs) {
+            member.make_current()?;
+            member.enqueue_combine::<T>(op, Some(out))?;
+        }
+        Ok(())
+    }
+
+    fn member(&self, member: usize) -> Result<&Member> {
+        self.members.get(member).ok_or_else(|| {
+            Error::InvalidGroup(format!(
+                "there is no member {member}: the group has {}",
+                self.members.len()
+            ))
+        })
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // Each member frees its resources in its own context (see
+        // `Member`'s drop); the caller's context is current again afterwards.
+        let _restore = RestoreContext::new();
+        self.members.clear();
+    }
+}
+
+/// The id that the ranks of one [`Communicator`] share: 128 bytes from
+/// `ncclGetUniqueId`, made by one rank and sent to the others out of band.
+/// It prints and parses as 256 hex digits, for passing in an environment
+/// variable or a file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct UniqueId([u8; 128]);
+
+impl UniqueId {
+    /// A new id (it names this host and a port that rank 0 listens on).
+    pub fn new() -> Result<UniqueId> {
+        Ok(UniqueId(nccl::unique_id()?))
+    }
+
+    /// The id's bytes.
+    pub fn as_bytes(&self) -> &[u8; 128] {
+        &self.0
+    }
+
+    /// The id with these bytes.
+    pub fn from_bytes(bytes: [u8; 128]) -> UniqueId {
+        UniqueId(bytes)
+    }
+}
+
+impl fmt::Debug for UniqueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UniqueId({self})")
+    }
+}
+
+impl fmt::Display for UniqueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl FromStr for UniqueId {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<UniqueId> {
+        let invalid = || Error::InvalidGroup(format!("{text:?} is not a unique id: it must be 256 hex digits"));
+        let text = text.trim();
+        if text.len() != 256 || !text.is_ascii() {
+            return Err(invalid());
+        }
+        let mut bytes = [0u8; 128];
+        for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks(2)) {
+            let pair = std::str::from_utf8(pair).map_err(|_| invalid())?;
+            *byte = u8::from_str_radix(pair, 16).map_err(|_| invalid())?;
+        }
+        Ok(UniqueId(bytes))
+    }
+}
+
+/// One rank of a multi-process job: the GPU of this process, in a
+/// communicator of `world_size` ranks on one node or several.
+///
+/// Every rank must make the same calls in the same order (each is a
+/// collective: it waits for the others). Rank 0 makes a [`UniqueId`] and
+/// gives it to the others before they create their communicators; creating
+/// one blocks until all ranks have.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// use reduce::multi::{Communicator, UniqueId};
+/// // Rank 0 ran `UniqueId::new()?` and shared `id.to_string()`, e.g. through
+/// // an environment variable; every rank then runs:
+/// let id: UniqueId = std::env::var("REDUCE_NCCL_ID").unwrap_or_default().parse()?;
+/// let (rank, world_size) = (1, 4);
+/// let mut comm = Communicator::new(&id, world_size, rank, 0)?; // this process's GPU: device 0
+/// let shard = DeviceBuffer::from_slice(&[1u64, 2, 3])?;
+/// let total: u64 = comm.reduce(&[&shard], reduce::Op::Sum)?; // over all ranks' shards
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Communicator {
+    member: Member,
+    rank: u32,
+    world_size: u32,
+}
+
+impl Communicator {
+    /// Rank `rank` of `world_size` on CUDA device `device`, whose primary
+    /// context it makes current on the calling thread (allocate the shards
+    /// there). Blocks until every rank has called it.
+    ///
+    /// Errors: [`Error::InvalidGroup`] if `rank ≥ world_size` or the device
+    /// does not exist; [`Error::NcclUnavailable`]; NCCL's and CUDA's errors.
+    pub fn new(id: &UniqueId, world_size: u32, rank: u32, device: u32) -> Result<Communicator> {
+        nccl::load()?;
+        if rank >= world_size {
+            return Err(Error::InvalidGroup(format!(
+                "rank {rank} is not below the world size {world_size}"
+            )));
+        }
+        cust::init(cust::CudaFlags::empty())?;
+        let count = Device::num_devices()?;
+        if device >= count {
+            return Err(Error::InvalidGroup(format!(
+                "there is no CUDA device {device}: this machine has {count}"
+            )));
+        }
+        let context = Context::new(Device::get_device(device)?)?;
+        let comm = nccl::Comm::init_rank(&id.0, world_size as i32, rank as i32)?;
+        let member = Member::new(context, device, comm, world_size as usize)?;
+        Ok(Communicator {
+            member,
+            rank,
+            world_size,
+        })
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn world_size(&self) -> u32 {
+        self.world_size
+    }
+
+    /// The stream this rank's work runs on.
+    pub fn stream(&self) -> &Stream {
+        self.member.stream()
+    }
+
+    /// Reduces, with `op`, the data made of every rank's `shards` (this
+    /// rank's in order, ranks in rank order) and returns the result to the
+    /// host on every rank. Blocks until it is there.
+    ///
+    /// [`Error::Empty`] if every rank's shards are empty and `op` has no
+    /// identity (every rank returns it). The lengths are exchanged with the
+    /// values, in the same NCCL group.
+    pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<T> {
+        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
+        self.member.make_current()?;
+        let (value, total_length) = self.member.reduce_counting(shards, op)?;
+        if total_length == 0 && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
+        Ok(value)
+    }
+
+    /// Enqueues the same reduction as [`Communicator::reduce`], leaving the
+    /// result in `out` on this rank's GPU, and returns without waiting (the
+    /// result is there once [`Communicator::stream`] gets there).
+    ///
+    /// If every rank's shards are empty and `op` has no identity, `out`
+    /// receives the operator's neutral element (`-inf` for a float `Max`,
+    /// `+inf` for `Min`, `T::MIN`/`T::MAX` for integers, NaN for
+    /// `NanMax`/`NanMin`): seeing the other ranks' lengths would need a host
+    /// round trip. Use [`Communicator::reduce`] where that case can occur.
+    pub fn all_reduce_into<T: Element>(
+        &mut self,
+        shards: &[&DeviceSlice<T>],
+        op: Op,
+        out: &mut DeviceBox<T>,
+    ) -> Result<()> {
+        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
+        self.member.make_current()?;
+        self.member.enqueue_local(shards, op)?;
+        // One rank per process: no NCCL group needed.
+        self.member.enqueue_gather::<T>()?;
+        self.member.enqueue_combine::<T>(op, Some(out.as_device_ptr().as_raw()))
+    }
+}

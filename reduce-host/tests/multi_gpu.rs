@@ -1,0 +1,404 @@
+//! `reduce::multi`: data sharded over the GPUs of this machine, combined
+//! through NCCL. Without a GPU or without NCCL only the host-side checks run
+//! (the error for a missing NCCL, the unique id's text form); set
+//! `REDUCE_TEST_REQUIRE_NCCL=1` to make a missing NCCL fail instead of skip.
+
+mod common;
+use common::*;
+use cust::device::Device;
+use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
+use rand::rngs::StdRng;
+use rand::Rng;
+use reduce::multi::{Communicator, Group, Shard, UniqueId};
+use reduce::{Error, Op};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The group of every GPU, shared by the tests one at a time (creating one
+/// costs NCCL's initialisation); `None`, after saying why, without a GPU or NCCL.
+fn all_gpus(test: &str) -> Option<MutexGuard<'static, Group>> {
+    gpu(test)?;
+    if let Err(e) = reduce::multi::nccl_version() {
+        assert!(
+            std::env::var("REDUCE_TEST_REQUIRE_NCCL").is_err(),
+            "REDUCE_TEST_REQUIRE_NCCL is set but NCCL is not available: {e}"
+        );
+        println!("skipped {test} on the GPUs: {e}");
+        return None;
+    }
+    static GROUP: OnceLock<Mutex<Group>> = OnceLock::new();
+    let group = GROUP.get_or_init(|| Mutex::new(Group::all_devices().expect("a group of every GPU")));
+    // A test that failed while holding the lock leaves a usable group.
+    Some(group.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// `data` split at random points into shards placed on random members,
+/// each inside a buffer with poison before and after it, uploaded.
+struct Sharded<T: TestElement> {
+    /// The buffers, which the slices point into.
+    _buffers: Vec<DeviceBuffer<T>>,
+    /// `(member, the shard's elements)` per shard, in data order.
+    slices: Vec<(usize, DeviceSlice<T>)>,
+}
+
+impl<T: TestElement> Sharded<T> {
+    fn new(group: &Group, rng: &mut StdRng, data: &[T], shard_count: usize) -> Self {
+        let mut cuts: Vec<usize> = (1..shard_count).map(|_| rng.gen_range(0..=data.len())).collect();
+        cuts.sort_unstable();
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(cuts)
+            .chain(std::iter::once(data.len()))
+            .collect();
+        let (mut buffers, mut slices) = (Vec::new(), Vec::new());
+        for w in bounds.windows(2) {
+            let member = rng.gen_range(0..group.world_size());
+            let offset = rng.gen_range(0..8);
+            let mut staged = vec![T::poison(); offset + (w[1] - w[0]) + 4];
+            staged[offset..offset + w[1] - w[0]].copy_from_slice(&data[w[0]..w[1]]);
+            group.make_current(member).expect("make a member current");
+            let buffer = DeviceBuffer::from_slice(&staged).expect("upload a shard");
+            slices.push((member, buffer.index(offset..offset + w[1] - w[0])));
+            buffers.push(buffer);
+        }
+        Sharded {
+            _buffers: buffers,
+            slices,
+        }
+    }
+
+    fn views(&self) -> Vec<Shard<'_, T>> {
+        self.slices
+            .iter()
+            .map(|(member, slice)| Shard::new(*member, slice))
+            .collect()
+    }
+}
+
+/// Checks `op` over `data`, sharded at random across the group's GPUs,
+/// three ways: `Group::reduce` against the CPU reference; `all_reduce_into`,
+/// whose output on every GPU must equal it bitwise; and the single-GPU
+/// reduction of the whole input, which it must equal bitwise where the op is
+/// exact (integers, max/min and their NaN-ignoring forms).
+fn check_sharded<T: TestElement>(group: &mut Group, rng: &mut StdRng, data: &[T], op: Op) -> Result<(), String> {
+    let shard_count = rng.gen_range(1..=2 * group.world_size() + 2);
+    let sharded = Sharded::new(group, rng, data, shard_count);
+    let layout: Vec<(usize, usize)> = sharded.slices.iter().map(|(m, s)| (*m, s.len())).collect();
+    let context =
+        |e: &dyn std::fmt::Display| format!("{op} of {} over shards (member, length) {layout:?}: {e}", data.len());
+    let views = sharded.views();
+
+    let got = group.reduce(&views, op).map_err(|e| context(&e))?;
+    T::check(got, data, op).map_err(|e| context(&e))?;
+
+    let mut outs = (0..group.world_size())
+        .map(|member| {
+            group.make_current(member)?;
+            DeviceBox::new(&T::poison()).map_err(Error::from)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| context(&e))?;
+    group.all_reduce_into(&views, op, &mut outs).map_err(|e| context(&e))?;
+    group.synchronize().map_err(|e| context(&e))?;
+    for (member, out) in outs.iter().enumerate() {
+        group.make_current(member).map_err(|e| context(&e))?;
+        let mut on_member = T::poison();
+        out.copy_to(&mut on_member).map_err(|e| context(&e))?;
+        if on_member.to_bits() != got.to_bits() {
+            return Err(context(&format!(
+                "all_reduce_into left {on_member:?} on member {member}, reduce gave {got:?}"
+            )));
+        }
+    }
+
+    let exact = !matches!(T::TYPE, reduce::ElementType::F32 | reduce::ElementType::F64)
+        || matches!(op, Op::Max | Op::Min | Op::NanMax | Op::NanMin | Op::MaxAbs);
+    if exact && !data.is_empty() {
+        group.make_current(0).map_err(|e| context(&e))?;
+        let whole = DeviceBuffer::from_slice(data).map_err(|e| context(&e))?;
+        let single = reduce::reduce(&whole, op).map_err(|e| context(&e))?;
+        if !(single == got || single.is_nan() && got.is_nan()) {
+            return Err(context(&format!("one GPU gives {single:?}, the group {got:?}")));
+        }
+    }
+    Ok(())
+}
+
+/// Random inputs for every op of `T`: lengths from empty to a few million,
+/// with NaN, infinities and signed zeros sprinkled into some of them.
+fn all_ops_sharded<T: TestElement>(test: &str) {
+    let Some(mut group) = all_gpus(test) else { return };
+    let mut rng = rng(test);
+    let mut failures = Vec::new();
+    for op in ops_for::<T>() {
+        for case in 0..12 {
+            let n = match case {
+                0 => 0,
+                1..=4 => rng.gen_range(1..100),
+                5..=9 => rng.gen_range(100..300_000),
+                _ => rng.gen_range(1_000_000..5_000_000),
+            };
+            if n == 0 && !op.defined_on_empty() {
+                continue;
+            }
+            let mut data = random_vec::<T>(&mut rng, op, n);
+            if case % 3 == 2 {
+                for _ in 0..rng.gen_range(1..4) {
+                    let at = rng.gen_range(0..n);
+                    data[at] = T::special(&mut rng, op);
+                }
+            }
+            if let Err(e) = check_sharded(&mut group, &mut rng, &data, op) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+macro_rules! all_ops_sharded_tests {
+    ($($name:ident: $t:ty;)*) => {$(
+        #[test]
+        fn $name() {
+            all_ops_sharded::<$t>(stringify!($name));
+        }
+    )*};
+}
+
+all_ops_sharded_tests! {
+    all_ops_i32_sharded_across_gpus: i32;
+    all_ops_u32_sharded_across_gpus: u32;
+    all_ops_i64_sharded_across_gpus: i64;
+    all_ops_u64_sharded_across_gpus: u64;
+    all_ops_f32_sharded_across_gpus: f32;
+    all_ops_f64_sharded_across_gpus: f64;
+}
+
+/// The NaN rules across GPUs: one NaN anywhere makes `max` NaN, `nan_max`
+/// skips it, and an all-NaN input gives NaN for both.
+#[test]
+fn max_f32_nan_on_one_gpu_known_answers() {
+    let Some(mut group) = all_gpus("max_f32_nan_on_one_gpu_known_answers") else {
+        return;
+    };
+    let last = group.world_size() - 1;
+    let upload = |group: &Group, member: usize, data: &[f32]| {
+        group.make_current(member).unwrap();
+        DeviceBuffer::from_slice(data).unwrap()
+    };
+    let (a, b) = (
+        upload(&group, 0, &[1.0, -3.0, 7.5]),
+        upload(&group, last, &[f32::NAN, 2.0]),
+    );
+    let shards = [Shard::new(0, &a), Shard::new(last, &b)];
+    assert!(group.reduce(&shards, Op::Max).unwrap().is_nan());
+    assert!(group.reduce(&shards, Op::Min).unwrap().is_nan());
+    assert_eq!(group.reduce(&shards, Op::NanMax).unwrap(), 7.5);
+    assert_eq!(group.reduce(&shards, Op::NanMin).unwrap(), -3.0);
+    assert_eq!(group.reduce(&shards, Op::NanSum).unwrap(), 7.5);
+    let (c, d) = (
+        upload(&group, 0, &[f32::NAN]),
+        upload(&group, last, &[f32::NAN, f32::NAN]),
+    );
+    let all_nan = [Shard::new(0, &c), Shard::new(last, &d)];
+    assert!(group.reduce(&all_nan, Op::NanMax).unwrap().is_nan());
+    assert!(group.reduce(&all_nan, Op::NanMin).unwrap().is_nan());
+    // A partial `nan_sum` that is NaN came from inf + -inf: it must survive.
+    let (e, f) = (
+        upload(&group, 0, &[f32::INFINITY, 1.0]),
+        upload(&group, last, &[f32::NEG_INFINITY, f32::NAN]),
+    );
+    let cancelling = [Shard::new(0, &e), Shard::new(last, &f)];
+    assert!(group.reduce(&cancelling, Op::NanSum).unwrap().is_nan());
+    assert_eq!(group.reduce(&cancelling, Op::NanMax).unwrap(), f32::INFINITY);
+}
+
+/// Empty shards contribute nothing; every shard empty is `Err(Empty)` for
+/// the ops without an identity and the identity for the others.
+#[test]
+fn max_i64_empty_shards() {
+    let Some(mut group) = all_gpus("max_i64_empty_shards") else {
+        return;
+    };
+    let last = group.world_size() - 1;
+    group.make_current(last).unwrap();
+    let values = DeviceBuffer::from_slice(&[i64::MIN, -5]).unwrap();
+    group.make_current(0).unwrap();
+    let empty = DeviceBuffer::from_slice(&[7i64]).unwrap();
+    let nothing = empty.index(..0);
+    let shards = [Shard::new(0, &nothing), Shard::new(last, &values)];
+    assert_eq!(group.reduce(&shards, Op::Max).unwrap(), -5);
+    assert_eq!(group.reduce(&shards, Op::Min).unwrap(), i64::MIN);
+    assert_eq!(group.reduce(&shards, Op::Product).unwrap(), i64::MIN.wrapping_mul(-5));
+    let all_empty = [Shard::new(0, &nothing), Shard::new(last, &nothing)];
+    assert!(matches!(
+        group.reduce(&all_empty, Op::Max),
+        Err(Error::Empty { op: Op::Max })
+    ));
+    assert!(matches!(
+        group.reduce::<i64>(&[], Op::Min),
+        Err(Error::Empty { op: Op::Min })
+    ));
+    assert_eq!(group.reduce(&all_empty, Op::Sum).unwrap(), 0);
+    assert_eq!(group.reduce(&all_empty, Op::Product).unwrap(), 1);
+    let mut outs: Vec<DeviceBox<i64>> = (0..group.world_size())
+        .map(|m| {
+            group.make_current(m).unwrap();
+            DeviceBox::new(&0).unwrap()
+        })
+        .collect();
+    assert!(matches!(
+        group.all_reduce_into(&all_empty, Op::Max, &mut outs),
+        Err(Error::Empty { .. })
+    ));
+}
+
+/// 1 to 4 shards on one GPU, in a group of that GPU alone (NCCL with one
+/// rank): NCCL cannot put two ranks on one GPU, so this is how shards that
+/// share a GPU are reduced, and a group that lists a GPU twice is refused.
+#[test]
+fn sum_u64_shards_on_one_gpu() {
+    let test = "sum_u64_shards_on_one_gpu";
+    let Some(_all) = all_gpus(test) else { return };
+    let mut group = Group::new(&[0]).unwrap();
+    let mut rng = rng(test);
+    for shard_count in 1..=4 {
+        for op in [Op::Sum, Op::Max, Op::Min, Op::Product] {
+            let n = rng.gen_range(1..200_000);
+            let data = random_vec::<u64>(&mut rng, op, n);
+            check_sharded(&mut group, &mut rng, &data, op).unwrap_or_else(|e| panic!("{shard_count} shards: {e}"));
+        }
+    }
+    let twice = Group::new(&[0, 0]).unwrap_err();
+    assert!(matches!(twice, Error::InvalidGroup(_)), "{twice}");
+    assert!(twice.to_string().contains("listed twice"), "{twice}");
+}
+
+/// Calls that do not fit the group are refused before anything runs.
+#[test]
+fn sum_f64_invalid_calls() {
+    let Some(mut group) = all_gpus("sum_f64_invalid_calls") else {
+        return;
+    };
+    let size = group.world_size();
+    group.make_current(0).unwrap();
+    let data = DeviceBuffer::from_slice(&[1.0f64, 2.0]).unwrap();
+    let beyond = [Shard::new(size, &data)];
+    assert!(matches!(group.reduce(&beyond, Op::Sum), Err(Error::InvalidGroup(_))));
+    let on_zero = [Shard::new(0, &data)];
+    let mut too_few: Vec<DeviceBox<f64>> = Vec::new();
+    assert!(matches!(
+        group.all_reduce_into(&on_zero, Op::Sum, &mut too_few),
+        Err(Error::InvalidGroup(_))
+    ));
+    assert!(matches!(group.reduce(&on_zero, Op::MaxAbs), Ok(2.0)));
+    let ints = DeviceBuffer::from_slice(&[1i32]).unwrap();
+    assert!(matches!(
+        group.reduce(&[Shard::new(0, &ints)], Op::MaxAbs),
+        Err(Error::UnsupportedOp { .. })
+    ));
+    assert!(matches!(group.make_current(size), Err(Error::InvalidGroup(_))));
+    let count = Device::num_devices().unwrap();
+    assert!(matches!(Group::new(&[count]), Err(Error::InvalidGroup(_))));
+    assert!(matches!(Group::new(&[]), Err(Error::InvalidGroup(_))));
+}
+
+/// The multi-process form, one rank per thread and GPU (NCCL allows a
+/// thread per rank too): every rank returns the same result, which matches
+/// the CPU reference; all-empty max is `Err(Empty)` on every rank.
+#[test]
+fn sum_i64_communicator_ranks() {
+    let test = "sum_i64_communicator_ranks";
+    let Some(all) = all_gpus(test) else { return };
+    let world = all.world_size() as u32;
+    let mut rng = rng(test);
+    let shards: Vec<Vec<i64>> = (0..world)
+        .map(|_| {
+            let n = rng.gen_range(0..300_000);
+            random_vec::<i64>(&mut rng, Op::Sum, n)
+        })
+        .collect();
+    let id = UniqueId::new().unwrap();
+    let results: Vec<(i64, i64, Result<i64, Error>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..world)
+            .map(|rank| {
+                let data = &shards[rank as usize];
+                scope.spawn(move || {
+                    let mut comm = Communicator::new(&id, world, rank, rank).unwrap();
+                    assert_eq!((comm.rank(), comm.world_size()), (rank, world));
+                    let buffer = DeviceBuffer::from_slice(data).unwrap();
+                    let sum = comm.reduce(&[&*buffer], Op::Sum).unwrap();
+                    let mut out = DeviceBox::new(&i64::poison()).unwrap();
+                    comm.all_reduce_into(&[&*buffer, &*buffer], Op::Max, &mut out).unwrap();
+                    comm.stream().synchronize().unwrap();
+                    let mut max = 0;
+                    out.copy_to(&mut max).unwrap();
+                    let empty = comm.reduce(&[&buffer.index(..0)], Op::Max);
+                    (sum, max, empty)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let all_data: Vec<i64> = shards.concat();
+    let expected_sum = all_data.iter().fold(0i64, |a, &b| a.wrapping_add(b));
+    let expected_max = all_data.iter().copied().max();
+    for (rank, (sum, max, empty)) in results.into_iter().enumerate() {
+        assert_eq!(sum, expected_sum, "rank {rank}");
+        if let Some(expected_max) = expected_max {
+            assert_eq!(max, expected_max, "rank {rank}");
+        }
+        assert!(
+            matches!(empty, Err(Error::Empty { op: Op::Max })),
+            "rank {rank}: {empty:?}"
+        );
+    }
+}
+
+/// Without NCCL every multi-GPU entry point says so, and how to fix it,
+/// before touching CUDA (so this runs on machines without a GPU too).
+#[test]
+fn sum_i32_without_nccl_is_a_clear_error() {
+    match reduce::multi::nccl_version() {
+        Ok(version) => {
+            println!("NCCL {version:?} is available: checking its version only");
+            assert!(version >= (2, 13, 0), "{version:?}");
+        }
+        Err(e) => {
+            println!("{e}");
+            assert!(matches!(e, Error::NcclUnavailable { .. }), "{e}");
+            assert!(e.to_string().contains("LD_LIBRARY_PATH"), "{e}");
+            assert!(matches!(Group::new(&[0]), Err(Error::NcclUnavailable { .. })));
+            assert!(matches!(UniqueId::new(), Err(Error::NcclUnavailable { .. })));
+            let id = UniqueId::from_bytes([1; 128]);
+            assert!(matches!(
+                Communicator::new(&id, 2, 0, 0),
+                Err(Error::NcclUnavailable { .. })
+            ));
+        }
+    }
+}
+
+/// A unique id survives its text form (how it travels between processes).
+#[test]
+fn unique_id_hex_round_trip() {
+    let mut rng = rng("unique_id_hex_round_trip");
+    let bytes: [u8; 128] = std::array::from_fn(|_| rng.gen());
+    let id = UniqueId::from_bytes(bytes);
+    let text = id.to_string();
+    assert_eq!(text.len(), 256);
+    assert_eq!(text.parse::<UniqueId>().unwrap(), id);
+    assert_eq!(format!(" {text}\n").parse::<UniqueId>().unwrap(), id);
+    assert!(matches!(text[2..].parse::<UniqueId>(), Err(Error::InvalidGroup(_))));
+    assert!(matches!(
+        format!("zz{}", &text[2..]).parse::<UniqueId>(),
+        Err(Error::InvalidGroup(_))
+    ));
+    assert!(matches!(
+        format!("é{}", &text[2..]).parse::<UniqueId>(),
+        Err(Error::InvalidGroup(_))
+    ));
+}
