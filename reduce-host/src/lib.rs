@@ -28,6 +28,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Data sharded over several GPUs (of one node or several) is reduced as one
+//! array by [`multi`], which combines the per-GPU results through NCCL,
+//! loaded at run time.
+//!
 //! Without a GPU, [`emulated`] runs the same kernels on the CPU under a SIMT
 //! emulator that checks barriers, shuffles and every memory access: it is how
 //! the kernels are tested in CI, and a way to try the library anywhere.

@@ -56,8 +56,9 @@
 //! The per-GPU values are exchanged with `ncclAllGather` and combined by this
 //! crate's own kernel, on every GPU, in rank order. `ncclAllReduce` would
 //! combine them with NCCL's operators, whose float `max`/`min` drop NaN
-//! (`fmaxf`), which would break the NaN rule above, and which have no
-//! counterpart for the NaN-ignoring operators. The exchange is of one value per
+//! (NCCL 2.28.9 on H200s: `max` and `min` of `NaN` and `1.0` give `1.0` on
+//! every rank; `scripts/nccl_nan_probe.py`), which would break the NaN rule
+//! above, and which have no counterpart for the NaN-ignoring operators. The exchange is of one value per
 //! GPU, so the two collectives cost the same.
 //!
 //! # NCCL is loaded at run time
