@@ -152,13 +152,19 @@ impl Reducer {
     /// empty input, NaN and overflow; the result is bitwise the same on every
     /// run for the same input at the same address and the same device.
     pub fn reduce<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op) -> Result<T> {
-        let out = self.result.as_device_ptr().as_raw();
-        self.enqueue(input, op, out, StreamChoice::Own)?;
+        self.enqueue(input, op, self.result_slot(), StreamChoice::Own)?;
         self.result_to_host()
     }
 
-    /// Copies the `T` at the start of `result` to the host, after the stream's work.
-    fn result_to_host<T: Element>(&mut self) -> Result<T> {
+    /// The device address of the reducer's own result slot (8 bytes), which
+    /// [`Reducer::result_to_host`] reads.
+    pub(crate) fn result_slot(&self) -> u64 {
+        self.result.as_device_ptr().as_raw()
+    }
+
+    /// Copies the `T` at the start of the result slot to the host, after the
+    /// work on the reducer's own stream.
+    pub(crate) fn result_to_host<T: Element>(&mut self) -> Result<T> {
         // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
         unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
         self.stream.synchronize()?;

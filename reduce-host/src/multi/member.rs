@@ -30,9 +30,6 @@ pub(crate) struct Member {
     pub(crate) send: DeviceBuffer<u64>,
     /// Every rank's value, in rank order (one `T` each).
     pub(crate) gathered: DeviceBuffer<u64>,
-    /// The result of [`Member::enqueue_combine`] for [`Member::result_to_host`].
-    result: DeviceBuffer<u64>,
-    result_host: LockedBuffer<u64>,
     /// [`Member::reduce_counting`]'s element counts: this rank's (host and
     /// device), and every rank's (device and host).
     length_host: LockedBuffer<u64>,
@@ -53,8 +50,6 @@ impl Member {
             local: DeviceBuffer::zeroed(1)?,
             send: DeviceBuffer::zeroed(1)?,
             gathered: DeviceBuffer::zeroed(world_size)?,
-            result: DeviceBuffer::zeroed(1)?,
-            result_host: LockedBuffer::new(&0, 1)?,
             length_host: LockedBuffer::new(&0, 1)?,
             length_send: DeviceBuffer::zeroed(1)?,
             lengths: DeviceBuffer::zeroed(world_size)?,
@@ -85,6 +80,8 @@ impl Member {
             [shard] => self.reducer.enqueue_partial(shard, op, send),
             shards => {
                 if self.local.len() < shards.len() {
+                    // Earlier work on the stream may still write the old buffer.
+                    self.reducer.stream().synchronize()?;
                     self.local = DeviceBuffer::zeroed(shards.len())?;
                 }
                 let local = self.local.as_device_ptr().as_raw();
@@ -148,27 +145,19 @@ impl Member {
     }
 
     /// Enqueues the reduction of the gathered values into `out` (a device
-    /// address holding one `T`, or `None` for this member's own result slot).
+    /// address holding one `T`), or, with `None`, into the reducer's result
+    /// slot, which [`Member::result_to_host`] reads.
     /// The context must be current.
     pub(crate) fn enqueue_combine<T: Element>(&mut self, op: Op, out: Option<u64>) -> Result<()> {
         let gathered = typed::<T>(self.gathered.as_device_ptr().as_raw(), self.world_size);
-        let out = out.unwrap_or_else(|| self.result.as_device_ptr().as_raw());
+        let out = out.unwrap_or_else(|| self.reducer.result_slot());
         self.reducer.enqueue_partial(&gathered, op.combiner(), out)
     }
 
     /// Waits for this member's stream, then returns the value
     /// [`Member::enqueue_combine`] wrote to the result slot.
     pub(crate) fn result_to_host<T: Element>(&mut self) -> Result<T> {
-        // SAFETY: `result_host` is pinned and not read until the stream is synchronized.
-        unsafe {
-            self.result
-                .async_copy_to(&mut *self.result_host, self.reducer.stream())?
-        };
-        self.reducer.stream().synchronize()?;
-        let bits: u64 = self.result_host[0];
-        // SAFETY: the kernel wrote one `T` (4 or 8 bytes) at the start of the
-        // 8-byte slot, and `u64`'s alignment suffices for every `Element`.
-        Ok(unsafe { std::ptr::read(&bits as *const u64 as *const T) })
+        self.reducer.result_to_host()
     }
 }
 
