@@ -301,6 +301,26 @@ fn sum_f64_invalid_calls() {
         Err(Error::UnsupportedOp { .. })
     ));
     assert!(matches!(group.make_current(size), Err(Error::InvalidGroup(_))));
+    if size > 1 {
+        // Member 1's buffer called member 0's shard, and member 0's output
+        // given for member 1: refused before any kernel could fault on them.
+        group.make_current(1).unwrap();
+        let elsewhere = DeviceBuffer::from_slice(&[1.0f64, 2.0]).unwrap();
+        let mislabelled = [Shard::new(0, &elsewhere)];
+        let error = group.reduce(&mislabelled, Op::Sum).unwrap_err();
+        assert!(error.to_string().contains("own GPU's memory"), "{error}");
+        let mut swapped: Vec<DeviceBox<f64>> = (0..size)
+            .map(|m| {
+                group.make_current((m + 1) % size).unwrap();
+                DeviceBox::new(&0.0).unwrap()
+            })
+            .collect();
+        assert!(matches!(
+            group.all_reduce_into(&on_zero, Op::Sum, &mut swapped),
+            Err(Error::InvalidGroup(_))
+        ));
+        assert_eq!(group.reduce(&on_zero, Op::Sum).unwrap(), 3.0, "the group still works");
+    }
     let count = Device::num_devices().unwrap();
     assert!(matches!(Group::new(&[count]), Err(Error::InvalidGroup(_))));
     assert!(matches!(Group::new(&[]), Err(Error::InvalidGroup(_))));

@@ -3,7 +3,7 @@
 
 use super::nccl::Comm;
 use crate::element::Element;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::reducer::Reducer;
 use cust::context::{Context, CurrentContext};
@@ -68,6 +68,33 @@ impl Member {
     /// Makes this member's context current on the calling thread.
     pub(crate) fn make_current(&self) -> Result<()> {
         Ok(CurrentContext::set_current(&self.context)?)
+    }
+
+    /// [`Error::InvalidGroup`] unless `address` is in this member's GPU's
+    /// memory: a kernel reading another GPU's memory would fault and leave the
+    /// context unusable.
+    pub(crate) fn check_owns(&self, address: u64, what: &str) -> Result<()> {
+        let mut ordinal: i32 = -1;
+        // SAFETY: writes one int; CUDA answers for any address.
+        let status = unsafe {
+            cust::sys::cuPointerGetAttribute(
+                (&mut ordinal as *mut i32).cast(),
+                cust::sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                address,
+            )
+        };
+        if status == cust::sys::cudaError_enum::CUDA_SUCCESS && ordinal == self.ordinal as i32 {
+            return Ok(());
+        }
+        let found = if status == cust::sys::cudaError_enum::CUDA_SUCCESS {
+            format!("device {ordinal}'s")
+        } else {
+            format!("unknown to CUDA ({status:?})")
+        };
+        Err(Error::InvalidGroup(format!(
+            "{what} for CUDA device {} is at {address:#x}, memory {found}: each shard and output must be in its own GPU's memory",
+            self.ordinal
+        )))
     }
 
     /// Enqueues the reduction of `shards` (on this member's device) with `op`

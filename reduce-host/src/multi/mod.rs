@@ -206,7 +206,7 @@ impl Group {
 
     /// Reduces the data made of `shards` with `op` and returns the result to
     /// the host (see the module docs for the rules). Blocks until every GPU
-    /// has finished.
+    /// has finished. Errors as [`Group::all_reduce_into`]'s.
     pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op) -> Result<T> {
         self.enqueue(shards, op, &[])?;
         self.synchronize()?;
@@ -222,7 +222,8 @@ impl Group {
     ///
     /// The shards and outputs must stay alive until then. Errors found before
     /// anything is enqueued: [`Error::InvalidGroup`] if `outs` does not have
-    /// one output per member or a shard names a member that does not exist;
+    /// one output per member, or a shard or output is not in the memory of
+    /// its member's GPU, or names a member that does not exist;
     /// [`Error::Empty`] if every shard is empty and `op` has no identity;
     /// [`Error::UnsupportedOp`].
     pub fn all_reduce_into<T: Element>(
@@ -256,6 +257,15 @@ impl Group {
         }
         if !op.defined_on_empty() && shards.iter().all(|s| s.data.is_empty()) {
             return Err(Error::Empty { op });
+        }
+        // A kernel reading another GPU's memory would fault and poison the
+        // context; find such a shard or output first.
+        for shard in shards.iter().filter(|s| !s.data.is_empty()) {
+            self.member(shard.member)?
+                .check_owns(shard.data.as_device_ptr().as_raw(), "a shard")?;
+        }
+        for (member, &out) in outs.iter().enumerate() {
+            self.members[member].check_owns(out, "an output")?;
         }
         let _restore = RestoreContext::new();
         for (index, member) in self.members.iter_mut().enumerate() {
@@ -352,7 +362,10 @@ impl FromStr for UniqueId {
 /// communicator of `world_size` ranks on one node or several.
 ///
 /// Every rank must make the same calls in the same order (each is a
-/// collective: it waits for the others). Rank 0 makes a [`UniqueId`] and
+/// collective: it waits for the others). A call that fails on one rank
+/// before its collective (a shard in another GPU's memory, say) leaves the
+/// other ranks waiting in theirs: as in any NCCL program, treat an error on
+/// one rank as the end of the job. Rank 0 makes a [`UniqueId`] and
 /// gives it to the others before they create their communicators; creating
 /// one blocks until all ranks have.
 ///
@@ -430,8 +443,7 @@ impl Communicator {
     /// identity (every rank returns it). The lengths are exchanged with the
     /// values, in the same NCCL group.
     pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<T> {
-        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
-        self.member.make_current()?;
+        self.check(shards, op)?;
         let (value, total_length) = self.member.reduce_counting(shards, op)?;
         if total_length == 0 && !op.defined_on_empty() {
             return Err(Error::Empty { op });
@@ -454,11 +466,21 @@ impl Communicator {
         op: Op,
         out: &mut DeviceBox<T>,
     ) -> Result<()> {
-        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
-        self.member.make_current()?;
+        self.check(shards, op)?;
+        self.member.check_owns(out.as_device_ptr().as_raw(), "the output")?;
         self.member.enqueue_local(shards, op)?;
         // One rank per process: no NCCL group needed.
         self.member.enqueue_gather::<T>()?;
         self.member.enqueue_combine::<T>(op, Some(out.as_device_ptr().as_raw()))
+    }
+
+    /// The checks before the collective: the op is defined for `T` and the
+    /// shards are on this rank's GPU. Leaves this rank's context current.
+    fn check<T: Element>(&self, shards: &[&DeviceSlice<T>], op: Op) -> Result<()> {
+        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
+        for shard in shards.iter().filter(|s| !s.is_empty()) {
+            self.member.check_owns(shard.as_device_ptr().as_raw(), "a shard")?;
+        }
+        self.member.make_current()
     }
 }
