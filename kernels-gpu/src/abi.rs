@@ -49,6 +49,34 @@ macro_rules! for_each_reduce_kernel {
     };
 }
 
+/// Calls `$callback! { (input type, input name, accumulator type, [(HostOp,
+/// stem, Operator) ...]), ... }` with every widening reduction: the input is
+/// read as elements of the input type, each converted to the accumulator
+/// type ([`crate::widen`]), and reduced in it. Entry points are named
+/// `reduce_<stem>_<input name>_as_<accumulator>`, with the same parameters as
+/// the others (`out` receives an accumulator).
+#[macro_export]
+macro_rules! for_each_widened_kernel {
+    ($callback:ident) => {
+        $callback! {
+            (i8, i8, i64, [(Sum, sum, Sum)]),
+            (i16, i16, i64, [(Sum, sum, Sum)]),
+            (i32, i32, i64, [(Sum, sum, Sum)]),
+            (u8, u8, u64, [(Sum, sum, Sum)]),
+            (u16, u16, u64, [(Sum, sum, Sum)]),
+            (u32, u32, u64, [(Sum, sum, Sum)]),
+            (i32, i32, f64, [(Sum, sum, Sum)]),
+            (u32, u32, f64, [(Sum, sum, Sum)]),
+            (i64, i64, f64, [(Sum, sum, Sum)]),
+            (u64, u64, f64, [(Sum, sum, Sum)]),
+            (f32, f32, f64, [(Sum, sum, Sum)]),
+            (f64, f64, f64, [(Sum, sum, Sum)]),
+            (F16, f16, f32, [(Sum, sum, Sum) (Max, max, Max) (Min, min, Min)]),
+            (Bf16, bf16, f32, [(Sum, sum, Sum) (Max, max, Max) (Min, min, Min)]),
+        }
+    };
+}
+
 /// Calls `$callback! { (entry_point, element_type), ... }` with every
 /// production dot-product kernel: parameters `(a, b, len, partials, ticket,
 /// out)`, the same as the reduction kernels with two inputs in place of one.

@@ -10,6 +10,7 @@ use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
 use crate::map::ElementMap;
 use crate::op::{Operator, Sum};
 use crate::thread;
+use crate::widen::Widen;
 
 /// A reduction entry point: the map `M` applied to each element, combined
 /// with `O`; see [`grid::reduce`] for the contract.
@@ -26,6 +27,23 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T>>(
 ) {
     let source = thread::Mapped::<M>::new(device::to_global(input as u64));
     grid::reduce::<T, O, _>(source, len, partials, ticket, out)
+}
+
+/// A widening entry point: `In` elements, each converted to `A` as it is
+/// read, combined with `O` in `A`; see [`grid::reduce`].
+///
+/// # Safety
+/// As [`reduce`], with `len` elements of `In` at `input` and an `A` at `out`.
+#[inline(always)]
+pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A>>(
+    input: *const In,
+    len: u64,
+    partials: *mut u64,
+    ticket: *mut u32,
+    out: *mut A,
+) {
+    let source = thread::Widened::<In>::new(device::to_global(input as u64));
+    grid::reduce::<A, O, _>(source, len, partials, ticket, out)
 }
 
 /// A dot-product entry point: the sum of `a[i] * b[i]`; see [`grid::reduce`].

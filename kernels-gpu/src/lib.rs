@@ -13,7 +13,8 @@
 //! - [`element`], [`op`] and [`map`]: element types, operators (identity +
 //!   combine) and the maps applied to elements as they are read;
 //! - [`thread`]: one thread folds its share of the input, 16-byte vector
-//!   loads; the input is one array, or the product of two (dot products);
+//!   loads; the input is one array, one array of a narrower type converted as
+//!   it is read ([`widen`]), or the product of two (dot products);
 //! - [`warp`]: 32 lanes combine through `shfl.sync`;
 //! - [`block`]: warps combine through shared memory;
 //! - [`grid`]: blocks combine in one launch (last block combines the partials);
@@ -39,6 +40,7 @@ pub mod map;
 pub mod op;
 pub mod thread;
 pub mod warp;
+pub mod widen;
 
 /// The PTX module's exported kernels: one `extern "ptx-kernel"` function per
 /// row of [`abi`]'s lists, each an instance of an [`entry`] function.
@@ -67,6 +69,27 @@ mod ptx_exports {
         )*)*};
     }
     for_each_reduce_kernel!(reduce_exports);
+
+    macro_rules! widened_exports {
+        ($(($input:ident, $input_name:ident, $acc:ident, [$(($host_op:ident, $stem:ident, $op:ident))*])),* $(,)?) => {$($(
+            const _: () = {
+                use crate::widen::*;
+                /// Widening entry point; see [`entry::reduce_widened`].
+                #[export_name = concat!("reduce_", stringify!($stem), "_", stringify!($input_name), "_as_", stringify!($acc))]
+                pub unsafe extern "ptx-kernel" fn export(
+                    input: *const $input,
+                    len: u64,
+                    partials: *mut u64,
+                    ticket: *mut u32,
+                    out: *mut $acc,
+                ) {
+                    // SAFETY: the host launches this with the parameters `abi` documents.
+                    unsafe { entry::reduce_widened::<$input, $acc, $op>(input, len, partials, ticket, out) }
+                }
+            };
+        )*)*};
+    }
+    for_each_widened_kernel!(widened_exports);
 
     macro_rules! dot_exports {
         ($(($name:ident, $t:ty)),* $(,)?) => {$(

@@ -1,7 +1,8 @@
 //! Thread-level accumulation: each thread folds its share of the input into
 //! one value, reading 16-byte vectors wherever the input allows it. The input
 //! is a [`Source`]: one array with a map applied to each element as it is
-//! read (the identity, NaN-to-zero, square, absolute value), or the
+//! read (the identity, NaN-to-zero, square, absolute value), one array of a
+//! narrower type converted to the accumulator type as it is read, or the
 //! elementwise product of two (a dot product), so all share every layer above
 //! this one.
 //!
@@ -24,6 +25,7 @@ use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::element::Element;
 use crate::map::ElementMap;
 use crate::op::Operator;
+use crate::widen::Widen;
 use core::marker::PhantomData;
 use core::mem::size_of;
 
@@ -70,15 +72,26 @@ pub(crate) unsafe fn store_element<T: Element>(address: u64, value: T) {
 /// Where the elements a reduction folds come from: element `i` of the
 /// (virtual) input, read as part of a 16-byte vector or on its own.
 pub trait Source<T: Element>: Copy {
+    /// Input elements per 16-byte vector of each array read (fewer bytes per
+    /// element than `T` when the input is widened as it is read).
+    const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
+
     /// The byte offset of element 0 within its 16-byte group, if every array
     /// the source reads shares it (then the body is read in vectors).
     fn common_misalignment(&self) -> Option<u64>;
 
-    /// Elements `[index, index + 16 / size_of::<T>())` as one vector's words.
+    /// Elements `[index, index + LANES)` as one vector's words, for
+    /// [`Source::fold`].
     ///
     /// # Safety
     /// Element `index` starts a 16-byte group of every array, all in range.
     unsafe fn vector(&self, index: u64) -> [u32; 4];
+
+    /// Folds a vector that [`Source::vector`] returned into `acc`.
+    #[inline(always)]
+    fn fold<O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
+        fold_vector::<T, O>(acc, words)
+    }
 
     /// Element `index`.
     ///
@@ -141,6 +154,73 @@ impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
     }
 }
 
+/// One array of a narrower type `In` (or one converted to `T`, such as
+/// integers to `f64`), each element converted to the accumulator type as it
+/// is read ([`Widen`]).
+pub struct Widened<In> {
+    pub input: u64,
+    pub element: PhantomData<In>,
+}
+
+impl<In> Widened<In> {
+    pub fn new(input: u64) -> Self {
+        Widened {
+            input,
+            element: PhantomData,
+        }
+    }
+}
+
+// As for `Mapped`: the input type is only a marker.
+impl<In> Clone for Widened<In> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<In> Copy for Widened<In> {}
+
+impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
+    const LANES: u64 = VECTOR_BYTES / In::BYTES;
+
+    #[inline(always)]
+    fn common_misalignment(&self) -> Option<u64> {
+        Some(self.input % VECTOR_BYTES)
+    }
+
+    #[inline(always)]
+    unsafe fn vector(&self, index: u64) -> [u32; 4] {
+        device::load_global_nc_v4(self.input + index * In::BYTES)
+    }
+
+    /// Converts the 2 to 16 lanes and combines them pairwise (adjacent
+    /// lanes first, as [`fold_vector`] does), then into `acc`.
+    #[inline(always)]
+    fn fold<O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
+        let lanes = (VECTOR_BYTES / In::BYTES) as usize;
+        let mut values = [O::identity(); 16];
+        let mut k = 0;
+        while k < lanes {
+            values[k] = In::lane(words, k);
+            k += 1;
+        }
+        let mut width = lanes;
+        while width > 1 {
+            width /= 2;
+            let mut k = 0;
+            while k < width {
+                values[k] = O::combine(values[2 * k], values[2 * k + 1]);
+                k += 1;
+            }
+        }
+        O::combine(acc, values[0])
+    }
+
+    #[inline(always)]
+    unsafe fn element(&self, index: u64) -> T {
+        In::load(self.input + index * In::BYTES)
+    }
+}
+
 /// The elementwise product of two arrays (a dot product's terms), computed
 /// as the elements are read, without a temporary array.
 #[derive(Clone, Copy)]
@@ -180,8 +260,9 @@ impl<T: Element> Source<T> for Product {
 /// written during the kernel.
 #[inline(always)]
 pub unsafe fn accumulate<T: Element, O: Operator<T>, S: Source<T>>(source: S, len: u64) -> T {
-    let element_bytes = size_of::<T>() as u64;
-    let lanes = VECTOR_BYTES / element_bytes;
+    let lanes = S::LANES;
+    // Of the input, which may be narrower than `T`.
+    let element_bytes = VECTOR_BYTES / lanes;
 
     let block_threads = block_dim_x() as u64;
     let grid_threads = block_threads * grid_dim_x() as u64;
@@ -219,7 +300,7 @@ pub unsafe fn accumulate<T: Element, O: Operator<T>, S: Source<T>>(source: S, le
         }
         let mut k = 0;
         while k < VECTORS_PER_THREAD as usize {
-            acc = fold_vector::<T, O>(acc, loaded[k]);
+            acc = S::fold::<O>(acc, loaded[k]);
             k += 1;
         }
         tile += grid_dim_x() as u64;
@@ -227,7 +308,7 @@ pub unsafe fn accumulate<T: Element, O: Operator<T>, S: Source<T>>(source: S, le
 
     let mut vector = full_tiles * tile_vectors + thread_in_grid;
     while vector < vectors {
-        acc = fold_vector::<T, O>(acc, source.vector(head + vector * lanes));
+        acc = S::fold::<O>(acc, source.vector(head + vector * lanes));
         vector += grid_threads;
     }
 

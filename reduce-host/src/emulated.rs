@@ -45,7 +45,7 @@
 //! shape, such as a GPU's (see [`Reducer::launch_shape`](crate::Reducer::launch_shape)):
 //! with the same shape, float results are bitwise those of the GPU.
 
-use crate::element::{Element, ElementType};
+use crate::element::{Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::kernels::{self, LaunchShape};
 use crate::op::Op;
@@ -138,7 +138,7 @@ impl Emulator {
 
     /// The launch shape the production kernel uses for `len` elements of `T`.
     pub fn launch_shape<T: Element>(&self, len: usize) -> LaunchShape {
-        kernels::production_shape::<T>(self.policy, len, self.max_grid)
+        kernels::production_shape(self.policy, len, T::TYPE.size(), self.max_grid)
     }
 
     /// Reduces `input` with `op`, with the same rules as
@@ -160,6 +160,7 @@ impl Emulator {
                 self.run_production::<T>(
                     name,
                     input.len(),
+                    size_of::<T>(),
                     &[slice_buffer("input", input)],
                     |partials, ticket, out| {
                         // SAFETY: the parameters of a reduction entry point, over the
@@ -170,6 +171,36 @@ impl Emulator {
             }
             Strategy::Ladder { rung, block_threads } => self.run_ladder(rung, block_threads, input, op),
         }
+    }
+
+    /// Reduces `input` with `op` in the wider type `A`, as
+    /// [`Reducer::reduce_as`](crate::Reducer::reduce_as) (always the
+    /// production kernel, whatever the strategy).
+    ///
+    /// Errors: [`Error::UnsupportedWidening`], [`Error::Empty`],
+    /// [`Error::EmulatedFault`].
+    pub fn reduce_as<A: Element, In: WidensTo<A>>(&mut self, input: &[In], op: Op) -> Result<A> {
+        let name = kernels::widened_kernel_name::<A, In>(op)?;
+        if input.is_empty() && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
+        let kernel = In::emulated_kernel(op).ok_or(Error::UnsupportedWidening {
+            op,
+            input: In::NAME,
+            accumulator: A::TYPE,
+        })?;
+        self.run_production::<A>(
+            name,
+            input.len(),
+            size_of::<In>(),
+            &[slice_buffer("input", input)],
+            |partials, ticket, out| {
+                // SAFETY: the parameters of a widening entry point, over the
+                // buffers registered with the launch; `In::KernelInput` has
+                // `In`'s layout and `A::Kernel` is `A`.
+                unsafe { kernel(input.as_ptr().cast(), input.len() as u64, partials, ticket, out) }
+            },
+        )
     }
 
     /// The dot product `Σ a[i]·b[i]`, as [`Reducer::dot`](crate::Reducer::dot).
@@ -183,6 +214,7 @@ impl Emulator {
         self.run_production::<T>(
             kernels::dot_kernel_name(T::TYPE),
             a.len(),
+            size_of::<T>(),
             &buffers,
             |partials, ticket, out| {
                 // SAFETY: the parameters of a dot entry point, over the buffers
@@ -228,17 +260,19 @@ impl Emulator {
         Ok(read_result(&out))
     }
 
-    /// One production launch over `len` elements: fresh poisoned workspace
-    /// and result, `inputs` plus those registered as buffers, then checks
-    /// that the kernel left the ticket at zero as its contract says.
+    /// One production launch over `len` input elements of `input_bytes`
+    /// each: fresh poisoned workspace and result, `inputs` plus those
+    /// registered as buffers, then checks that the kernel left the ticket at
+    /// zero as its contract says.
     fn run_production<T: Element>(
         &mut self,
         name: &str,
         len: usize,
+        input_bytes: usize,
         inputs: &[Buffer],
         kernel: impl Fn(*mut u64, *mut u32, *mut T::Kernel) + Sync,
     ) -> Result<T> {
-        let shape = self.launch_shape::<T>(len);
+        let shape = kernels::production_shape(self.policy, len, input_bytes, self.max_grid);
         let mut partials = vec![POISON_WORD; shape.blocks as usize];
         let mut ticket = [0u32];
         let mut out = [POISON_WORD];
@@ -377,6 +411,12 @@ pub fn reduce<T: Element>(input: &[T], op: Op, strategy: Strategy) -> Result<T> 
     let mut emulator = Emulator::new();
     emulator.set_strategy(strategy);
     emulator.reduce(input, op)
+}
+
+/// Reduces `input` with `op` in the wider type `A` on a fresh [`Emulator`]
+/// (see [`Emulator::reduce_as`]).
+pub fn reduce_as<A: Element>(input: &[impl WidensTo<A>], op: Op) -> Result<A> {
+    Emulator::new().reduce_as(input, op)
 }
 
 /// The dot product `Σ a[i]·b[i]` on a fresh [`Emulator`] (see [`Emulator::dot`]).

@@ -64,6 +64,18 @@ pub enum Error {
         /// The element type it was asked for.
         element: crate::ElementType,
     },
+    /// A reduction into a wider accumulator ([`crate::reduce_as`]) for an
+    /// operator that the input type does not have there (the half-precision
+    /// types have sum, max and min; the others sum).
+    #[error("{op} of {input} into {accumulator:?} is not available: see the table in the docs of reduce::WidensTo")]
+    UnsupportedWidening {
+        /// The operator that was asked for.
+        op: Op,
+        /// The input type's name.
+        input: &'static str,
+        /// The accumulator type.
+        accumulator: crate::ElementType,
+    },
     /// A [`Policy`](crate::Policy) that cannot be launched.
     #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),

@@ -1,7 +1,7 @@
 //! The embedded PTX, the table of kernels in it, and loading them for a device.
 
 use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
-use crate::element::{Element, ElementType};
+use crate::element::{Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::launch::KernelHandle;
 use crate::op::Op;
@@ -9,6 +9,7 @@ use crate::policy::Policy;
 use cust::device::{Device, DeviceAttribute};
 use cust::function::{BlockSize, Function};
 use cust::module::Module;
+use std::mem::size_of;
 
 /// `(compute capability × 10, PTX)`, newest first; written by `build.rs`.
 const PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/ptx_table.rs"));
@@ -42,6 +43,31 @@ macro_rules! dot_kernel_table {
     };
 }
 kernels_gpu::for_each_dot_kernel!(dot_kernel_table);
+
+/// One widening entry point of the PTX module.
+#[derive(Clone, Copy, Debug)]
+struct WidenedEntry {
+    /// The input type's name (`"i8"`, `"f16"`, ...).
+    input: &'static str,
+    accumulator: ElementType,
+    op: Op,
+    name: &'static str,
+}
+
+macro_rules! widened_kernel_table {
+    ($(($input:ident, $input_name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {
+        /// Every widening kernel in the PTX, from the list in `kernels-gpu/src/abi.rs`.
+        const WIDENED_KERNELS: &[WidenedEntry] = &[$($(
+            WidenedEntry {
+                input: stringify!($input_name),
+                accumulator: <$acc as Element>::TYPE,
+                op: Op::$op,
+                name: concat!("reduce_", stringify!($stem), "_", stringify!($input_name), "_as_", stringify!($acc)),
+            },
+        )*)*];
+    };
+}
+kernels_gpu::for_each_widened_kernel!(widened_kernel_table);
 
 /// The PTX for the newest architecture not newer than `major.minor`.
 fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
@@ -84,6 +110,8 @@ pub(crate) struct Kernels {
     loaded: Vec<(KernelHandle, u32)>,
     /// The same for each entry of `DOT_KERNELS`.
     loaded_dots: Vec<(KernelHandle, u32)>,
+    /// The same for each entry of `WIDENED_KERNELS`.
+    loaded_widened: Vec<(KernelHandle, u32)>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
     policy: Policy,
@@ -130,9 +158,14 @@ impl Kernels {
             .iter()
             .map(|(_, name)| load(name))
             .collect::<Result<Vec<_>>>()?;
+        let loaded_widened = WIDENED_KERNELS
+            .iter()
+            .map(|entry| load(entry.name))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Kernels {
             loaded,
             loaded_dots,
+            loaded_widened,
             module,
             policy,
         })
@@ -144,6 +177,7 @@ impl Kernels {
         self.loaded
             .iter()
             .chain(&self.loaded_dots)
+            .chain(&self.loaded_widened)
             .map(|&(_, cap)| cap)
             .max()
             .unwrap_or(1)
@@ -163,7 +197,19 @@ impl Kernels {
             .position(|k| k.op == op && k.element == T::TYPE)
             .ok_or(Error::UnsupportedOp { op, element: T::TYPE })?;
         let (kernel, grid_cap) = self.loaded[index];
-        Ok((kernel, production_shape::<T>(self.policy, len, grid_cap)))
+        Ok((kernel, production_shape(self.policy, len, T::TYPE.size(), grid_cap)))
+    }
+
+    /// The widening kernel and launch shape for reducing `len` elements of
+    /// `In` into `A` with `op`; [`Error::UnsupportedWidening`] where there is none.
+    pub(crate) fn widened_launch_for<A: Element, In: WidensTo<A>>(
+        &self,
+        op: Op,
+        len: usize,
+    ) -> Result<(KernelHandle, LaunchShape)> {
+        let index = widened_kernel_index::<A, In>(op)?;
+        let (kernel, grid_cap) = self.loaded_widened[index];
+        Ok((kernel, production_shape(self.policy, len, size_of::<In>(), grid_cap)))
     }
 
     /// The production dot-product kernel and launch shape for `len` pairs of `T`.
@@ -173,16 +219,16 @@ impl Kernels {
             .position(|(element, _)| *element == T::TYPE)
             .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
         let (kernel, grid_cap) = self.loaded_dots[index];
-        Ok((kernel, production_shape::<T>(self.policy, len, grid_cap)))
+        Ok((kernel, production_shape(self.policy, len, T::TYPE.size(), grid_cap)))
     }
 }
 
-/// The production kernels' launch shape for `len` elements of `T`: enough
-/// blocks for one full tile of 16-byte loads per thread, at most `grid_cap`.
-/// (The GPU and the emulator both launch with it.)
-pub(crate) fn production_shape<T: Element>(policy: Policy, len: usize, grid_cap: u32) -> LaunchShape {
+/// The production kernels' launch shape for `len` input elements of
+/// `element_bytes` each: enough blocks for one full tile of 16-byte loads per
+/// thread, at most `grid_cap`. (The GPU and the emulator both launch with it.)
+pub(crate) fn production_shape(policy: Policy, len: usize, element_bytes: usize, grid_cap: u32) -> LaunchShape {
     let block = policy.block_threads();
-    let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / T::TYPE.size() as u64);
+    let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
     let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
     let blocks = blocks_needed.min(grid_cap as u64) as u32;
     LaunchShape {
@@ -199,6 +245,24 @@ pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> Result<&'stati
         .find(|k| k.op == op && k.element == element)
         .map(|k| k.name)
         .ok_or(Error::UnsupportedOp { op, element })
+}
+
+/// The index in `WIDENED_KERNELS` of the kernel reducing `In` into `A` with
+/// `op`; [`Error::UnsupportedWidening`] where there is none.
+fn widened_kernel_index<A: Element, In: WidensTo<A>>(op: Op) -> Result<usize> {
+    WIDENED_KERNELS
+        .iter()
+        .position(|k| k.op == op && k.input == In::NAME && k.accumulator == A::TYPE)
+        .ok_or(Error::UnsupportedWidening {
+            op,
+            input: In::NAME,
+            accumulator: A::TYPE,
+        })
+}
+
+/// The name of the widening kernel reducing `In` into `A` with `op`.
+pub(crate) fn widened_kernel_name<A: Element, In: WidensTo<A>>(op: Op) -> Result<&'static str> {
+    Ok(WIDENED_KERNELS[widened_kernel_index::<A, In>(op)?].name)
 }
 
 /// The name of the production dot-product kernel for `element` (from `DOT_KERNELS`).

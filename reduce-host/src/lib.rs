@@ -4,7 +4,9 @@
 //! product, their NaN-ignoring forms, sum of squares ([`norm_l2`]) or max-abs
 //! of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` (see [`Op`]) — in a single kernel
 //! launch that reads the input once with 16-byte loads; [`dot`] does the same
-//! for the products of two buffers. [`Strategy`] switches a [`Reducer`] to the
+//! for the products of two buffers. [`sum_as`], [`reduce_as`] and [`mean`]
+//! accumulate in a wider type (`i8`…`i32` in `i64`, `f16`/`bf16` in `f32`,
+//! anything in `f64`), converting each element as it is read. [`Strategy`] switches a [`Reducer`] to the
 //! rungs of the classic reduction ladder (`docs/LADDER.md`). The kernels live in the
 //! `kernels-gpu` crate, are compiled to PTX by rustc's NVPTX backend when this
 //! crate is built, and are JIT-compiled by the driver for your GPU (compute
@@ -106,8 +108,10 @@ pub mod reducer;
 #[macro_use]
 pub mod strategy;
 
-pub use element::{Element, ElementType, FloatElement};
+pub use element::{Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
+/// The `half` crate, in the version whose `f16`/`bf16` `cust` can copy to the GPU.
+pub use half;
 pub use kernels::LaunchShape;
 pub use op::Op;
 pub use policy::Policy;
@@ -182,6 +186,49 @@ pub fn max<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
 /// The smallest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.
 pub fn min<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Min)
+}
+
+/// The sum of `input` accumulated in the wider type `A`, each element
+/// converted as it is read (see [`WidensTo`] for the pairs): `i32`/`i16`/`i8`
+/// into `i64`, unsigned into `u64`, integers and floats into `f64`, the
+/// half-precision types into `f32`. Empty: 0. Integer sums wrap in `A`.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let big = DeviceBuffer::from_slice(&[i32::MAX; 4])?;
+/// assert_eq!(reduce::sum_as::<i64>(&big)?, 4 * i32::MAX as i64); // no wrap in i64
+/// let ones = DeviceBuffer::from_slice(&[reduce::half::f16::ONE; 70_000])?;
+/// assert_eq!(reduce::sum_as::<f32>(&ones)?, 70_000.0); // f16 itself stops at 2048
+/// # Ok(()) }
+/// ```
+pub fn sum_as<A: Element>(input: &DeviceSlice<impl WidensTo<A>>) -> Result<A> {
+    reduce_as(input, Op::Sum)
+}
+
+/// Reduces `input` with `op` in the wider type `A` (see [`WidensTo`] for the
+/// pairs and their ops; [`Error::UnsupportedWidening`] for others). `Max` and
+/// `Min` of the half-precision types follow the float rules of the crate
+/// docs (NaN anywhere gives NaN; empty is [`Error::Empty`]).
+pub fn reduce_as<A: Element>(input: &DeviceSlice<impl WidensTo<A>>, op: Op) -> Result<A> {
+    with_thread_reducer(|r| r.reduce_as(input, op))
+}
+
+/// The arithmetic mean of `input`: its sum in [`MeanInput::Mean`] (`f64` for
+/// integers, `f32` and `f64`; `f32` for `f16`/`bf16`), divided by the length.
+/// NaN for an empty input (as NumPy and PyTorch), and if any element is NaN.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[1u32, 2, 3, 4])?;
+/// assert_eq!(reduce::mean(&buf)?, 2.5);
+/// # Ok(()) }
+/// ```
+pub fn mean<In: MeanInput>(input: &DeviceSlice<In>) -> Result<In::Mean> {
+    Ok(sum_as::<In::Mean>(input)?.divide_by_count(input.len()))
 }
 
 /// The Euclidean (L2) norm `√Σx²` of a float input: 0 if empty, NaN if any

@@ -1,14 +1,14 @@
 //! [`Reducer`]: a loaded module, a stream and per-stream workspaces, reused across calls.
 
 use crate::abi::PARTIAL_SLOT_BYTES;
-use crate::element::Element;
+use crate::element::{Element, WidensTo};
 use crate::error::{Error, Result};
 use crate::kernels::{Kernels, LaunchShape};
-use crate::launch;
+use crate::launch::{self, KernelHandle};
 use crate::op::Op;
 use crate::policy::Policy;
 use crate::strategy::{DotKernel, LadderPlan, Rung, Strategy};
-use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice, LockedBuffer};
+use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceCopy, DeviceSlice, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
 
 /// Reduces device buffers with kernels loaded once into the current CUDA context.
@@ -229,6 +229,19 @@ impl Reducer {
         stream: StreamChoice<'_>,
     ) -> Result<()> {
         let (kernel, shape) = self.kernels.launch_for::<T>(op, len)?;
+        self.launch_production(kernel, shape, address, len, out, stream)
+    }
+
+    /// Launches a production (or widening) kernel on `stream`'s workspace.
+    fn launch_production(
+        &mut self,
+        kernel: KernelHandle,
+        shape: LaunchShape,
+        address: u64,
+        len: usize,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
         let [partials, ticket] = self.workspace(stream.resolve(&self.stream).as_inner())?.addresses();
         let stream = stream.resolve(&self.stream);
         let mut params = [address, len as u64, partials, ticket, out];
@@ -237,6 +250,54 @@ impl Reducer {
         // is zero between launches.
         unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut params)? };
         Ok(())
+    }
+
+    /// Reduces `input` with `op` in the wider accumulator type `A`: each
+    /// element is converted to `A` as it is read (see [`WidensTo`] for the
+    /// pairs and ops). Always the production kernel, whatever the strategy.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// let _ctx = cust::quick_init()?;
+    /// let bytes = DeviceBuffer::from_slice(&[200u8; 1000])?;
+    /// let mut r = reduce::Reducer::new()?;
+    /// assert_eq!(r.reduce_as::<u64, _>(&bytes, reduce::Op::Sum)?, 200_000);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`Error::UnsupportedWidening`] for an op the pair does not
+    /// have, [`Error::Empty`] for `Max`/`Min` of an empty input, CUDA errors.
+    pub fn reduce_as<A: Element, In: WidensTo<A>>(&mut self, input: &DeviceSlice<In>, op: Op) -> Result<A> {
+        self.enqueue_widened::<A, In>(input, op, self.result_slot(), StreamChoice::Own)?;
+        self.result_to_host()
+    }
+
+    /// [`Reducer::reduce_as`] into `out` on `stream`, without waiting (as
+    /// [`Reducer::reduce_into`]).
+    pub fn reduce_as_into<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: &DeviceSlice<In>,
+        op: Op,
+        out: &mut DeviceBox<A>,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.enqueue_widened::<A, In>(input, op, out.as_device_ptr().as_raw(), StreamChoice::Given(stream))
+    }
+
+    fn enqueue_widened<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: &DeviceSlice<In>,
+        op: Op,
+        out: u64,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        let (kernel, shape) = self.kernels.widened_launch_for::<A, In>(op, input.len())?;
+        if input.is_empty() && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
+        let address = checked_address(input)?;
+        self.launch_production(kernel, shape, address, input.len(), out, stream)
     }
 
     /// A ladder rung: one launch per pass, each pass reducing the previous
@@ -456,7 +517,7 @@ impl<'a> StreamChoice<'a> {
 }
 
 /// The slice's address, checked to be a multiple of the element size.
-fn checked_address<T: Element>(slice: &DeviceSlice<T>) -> Result<u64> {
+fn checked_address<T: DeviceCopy>(slice: &DeviceSlice<T>) -> Result<u64> {
     let address = slice.as_device_ptr().as_raw();
     if !address.is_multiple_of(std::mem::size_of::<T>() as u64) {
         return Err(Error::MisalignedInput {

@@ -97,6 +97,45 @@ pub unsafe fn load_global_nc_u64(address: u64) -> u64 {
     (address as *const u64).read()
 }
 
+/// One 2-byte load through the read-only path.
+///
+/// # Safety
+/// As [`load_global_nc_v4`], for 2 bytes at a 2-byte-aligned address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_global_nc_u16(address: u64) -> u16 {
+    emulator::check_access(address, 2, Access::NonCoherentLoad);
+    (address as *const u16).read()
+}
+
+/// One 1-byte load through the read-only path.
+///
+/// # Safety
+/// As [`load_global_nc_v4`], for 1 byte.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_global_nc_u8(address: u64) -> u8 {
+    emulator::check_access(address, 1, Access::NonCoherentLoad);
+    (address as *const u8).read()
+}
+
+/// The IEEE half-precision value with bits `bits`, as an `f32` (`cvt.f32.f16`
+/// on the GPU; exact, so both give the same bits, NaN payloads aside).
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    let sign = ((bits as u32) & 0x8000) << 16;
+    let exponent = ((bits >> 10) & 0x1f) as u32;
+    let mantissa = (bits & 0x3ff) as u32;
+    let magnitude = match exponent {
+        // Zero or subnormal: mantissa · 2^-24, exact in f32.
+        0 => (mantissa as f32 * (1.0 / 16_777_216.0)).to_bits(),
+        // Infinity or NaN (quiet, payload kept).
+        0x1f => 0x7f80_0000 | mantissa << 13 | if mantissa != 0 { 0x0040_0000 } else { 0 },
+        _ => (exponent + 127 - 15) << 23 | mantissa << 13,
+    };
+    f32::from_bits(sign | magnitude)
+}
+
 /// Plain 4-byte store to global memory.
 ///
 /// # Safety

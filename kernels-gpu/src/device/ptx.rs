@@ -131,6 +131,55 @@ pub unsafe fn load_global_nc_u64(address: u64) -> u64 {
     value
 }
 
+/// One 2-byte load through the read-only path, zero-extended.
+///
+/// # Safety
+/// As [`load_global_nc_v4`], for 2 bytes at a 2-byte-aligned address.
+#[inline(always)]
+pub unsafe fn load_global_nc_u16(address: u64) -> u16 {
+    let value: u32;
+    asm!(
+        "ld.global.nc.u16 {v}, [{p}];",
+        v = out(reg32) value,
+        p = in(reg64) address,
+        options(pure, readonly, nostack, preserves_flags),
+    );
+    value as u16
+}
+
+/// One 1-byte load through the read-only path, zero-extended.
+///
+/// # Safety
+/// As [`load_global_nc_v4`], for 1 byte.
+#[inline(always)]
+pub unsafe fn load_global_nc_u8(address: u64) -> u8 {
+    let value: u32;
+    asm!(
+        "ld.global.nc.u8 {v}, [{p}];",
+        v = out(reg32) value,
+        p = in(reg64) address,
+        options(pure, readonly, nostack, preserves_flags),
+    );
+    value as u8
+}
+
+/// The IEEE half-precision value with bits `bits`, as an `f32` (exact: every
+/// half is an `f32`).
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    let value: f32;
+    // SAFETY: a register-to-register conversion.
+    unsafe {
+        asm!(
+            "cvt.f32.f16 {v}, {h};",
+            v = out(reg32) value,
+            h = in(reg16) bits,
+            options(pure, nomem, nostack, preserves_flags),
+        )
+    };
+    value
+}
+
 /// Plain 4-byte store to global memory.
 ///
 /// # Safety

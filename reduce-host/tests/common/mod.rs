@@ -8,7 +8,7 @@ use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reduce::emulated::Emulator;
-use reduce::{DotKernel, Element, Op, Reducer, Strategy};
+use reduce::{DotKernel, Element, Op, Reducer, Strategy, WidensTo};
 use std::sync::OnceLock;
 
 /// The shared context, made current on this thread; `None` (after printing
@@ -363,6 +363,49 @@ impl Backend {
         }
     }
 
+    /// Reduces `data` (staged at `offset` between `poison`) in the wider type
+    /// `A`. On the emulator it runs twice, in two block orders, and on the GPU
+    /// through `reduce_as`, `reduce_as_into` and `reduce::reduce_as`; each
+    /// pair must agree bitwise.
+    pub fn reduce_as<A: TestElement, In: WidensTo<A>>(
+        &mut self,
+        data: &[In],
+        offset: usize,
+        poison: In,
+        op: Op,
+    ) -> Result<A, String> {
+        let text = |e: reduce::Error| e.to_string();
+        let (first, second) = match self {
+            Backend::Emulator(e) => {
+                let staged = Staged::with_poison(data, offset, poison);
+                (
+                    e.reduce_as::<A, In>(staged.slice(), op).map_err(text)?,
+                    e.reduce_as::<A, In>(staged.slice(), op).map_err(text)?,
+                )
+            }
+            Backend::Gpu(r) => {
+                let (buffer, range) = staged_on_gpu_with(data, offset, poison);
+                let slice = buffer.index(range);
+                let via_reduce = r.reduce_as::<A, In>(&slice, op).map_err(text)?;
+                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+                let mut out = DeviceBox::new(&A::poison()).map_err(|e| e.to_string())?;
+                r.reduce_as_into::<A, In>(&slice, op, &mut out, &stream).map_err(text)?;
+                stream.synchronize().map_err(|e| e.to_string())?;
+                let mut via_into = A::poison();
+                out.copy_to(&mut via_into).map_err(|e| e.to_string())?;
+                let free = reduce::reduce_as::<A>(&slice, op).map_err(text)?;
+                if free.to_bits() != via_into.to_bits() {
+                    return Err(format!("reduce::reduce_as gave {free:?}, reduce_as_into {via_into:?}"));
+                }
+                (via_reduce, via_into)
+            }
+        };
+        if first.to_bits() != second.to_bits() {
+            return Err(format!("{}: two runs gave {first:?} and {second:?}", self.name()));
+        }
+        Ok(first)
+    }
+
     /// The production dot product of `a` and `b`, staged at their offsets.
     /// On the GPU, `reduce::dot` and `Reducer::dot_into` must agree bitwise.
     pub fn dot<T: TestElement>(&mut self, a: (&[T], usize), b: (&[T], usize)) -> Result<T, String> {
@@ -412,6 +455,12 @@ pub struct Staged<T> {
 
 impl<T: TestElement> Staged<T> {
     pub fn new(data: &[T], offset: usize) -> Self {
+        Self::with_poison(data, offset, T::poison())
+    }
+}
+
+impl<T: Copy> Staged<T> {
+    pub fn with_poison(data: &[T], offset: usize, poison: T) -> Self {
         let total = offset + data.len() + 4;
         let words = (total * std::mem::size_of::<T>()).div_ceil(16);
         let mut staged = Staged {
@@ -422,7 +471,7 @@ impl<T: TestElement> Staged<T> {
         };
         // SAFETY: the storage holds `total` elements and is 16-byte aligned.
         let all = unsafe { std::slice::from_raw_parts_mut(staged.storage.as_mut_ptr() as *mut T, total) };
-        all.fill(T::poison());
+        all.fill(poison);
         all[offset..offset + data.len()].copy_from_slice(data);
         staged
     }
@@ -436,9 +485,18 @@ impl<T: TestElement> Staged<T> {
 /// `data` uploaded between `offset` leading and 4 trailing poison elements,
 /// and the range of the buffer that holds it.
 fn staged_on_gpu<T: TestElement>(data: &[T], offset: usize) -> (DeviceBuffer<T>, std::ops::Range<usize>) {
-    let mut padded = vec![T::poison(); offset];
+    staged_on_gpu_with(data, offset, T::poison())
+}
+
+/// [`staged_on_gpu`] with `poison` around the data.
+pub fn staged_on_gpu_with<T: cust::memory::DeviceCopy>(
+    data: &[T],
+    offset: usize,
+    poison: T,
+) -> (DeviceBuffer<T>, std::ops::Range<usize>) {
+    let mut padded = vec![poison; offset];
     padded.extend_from_slice(data);
-    padded.extend_from_slice(&[T::poison(); 4]);
+    padded.extend_from_slice(&[poison; 4]);
     let buffer = DeviceBuffer::from_slice(&padded).expect("upload test data");
     (buffer, offset..offset + data.len())
 }
