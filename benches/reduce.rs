@@ -7,7 +7,9 @@
 //! For the side-by-side comparison with CUB, use `examples/bench.rs`.
 //!
 //! Group `ladder`: every rung of the seeds' ladder (256 threads) and the
-//! production kernel, i32 sum of 2^24 elements.
+//! production kernel, i32 sum of 2^24 elements. Group `wide`: reductions into
+//! a wider accumulator (`reduce_as`), 2^28 bytes read each (at 256 MiB, one
+//! buffer already covers 4× the L2).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cust::event::{Event, EventFlags};
@@ -94,6 +96,60 @@ fn bench_ladder(c: &mut Criterion) {
     group.finish();
 }
 
+/// Group `wide`: the widening reductions (`reduce_as`), 2^28 bytes read each.
+fn bench_wide(c: &mut Criterion) {
+    use reduce::half::{bf16, f16};
+    let mut group = c.benchmark_group("wide");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
+    group.throughput(Throughput::Bytes(1 << 28));
+    bench_pair::<i8, i64>(&mut group, "sum_i8_as_i64", Op::Sum, |i| (i % 3) as i8 + 1);
+    bench_pair::<u8, u64>(&mut group, "sum_u8_as_u64", Op::Sum, |i| (i % 3) as u8 + 1);
+    bench_pair::<i32, i64>(&mut group, "sum_i32_as_i64", Op::Sum, |i| (i % 3) as i32 + 1);
+    bench_pair::<f32, f64>(&mut group, "sum_f32_as_f64", Op::Sum, |i| (i % 3) as f32 + 1.0);
+    bench_pair::<f16, f32>(&mut group, "sum_f16_as_f32", Op::Sum, |i| {
+        f16::from_f32((i % 3) as f32 + 1.0)
+    });
+    bench_pair::<f16, f32>(&mut group, "max_f16_as_f32", Op::Max, |i| {
+        f16::from_f32((i % 3) as f32 + 1.0)
+    });
+    bench_pair::<bf16, f32>(&mut group, "sum_bf16_as_f32", Op::Sum, |i| {
+        bf16::from_f32((i % 3) as f32 + 1.0)
+    });
+    group.finish();
+}
+
+fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    op: Op,
+    value: impl Fn(usize) -> In,
+) {
+    let n = (1usize << 28) / std::mem::size_of::<In>();
+    let host: Vec<In> = (0..n).map(value).collect();
+    let input = DeviceBuffer::from_slice(&host).expect("upload");
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let (start, stop) = (
+        Event::new(EventFlags::DEFAULT).unwrap(),
+        Event::new(EventFlags::DEFAULT).unwrap(),
+    );
+    let mut out = DeviceBox::new(&A::default()).expect("output");
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            start.record(&stream).unwrap();
+            for _ in 0..iters {
+                reducer.reduce_as_into::<A, In>(&input, op, &mut out, &stream).unwrap();
+            }
+            stop.record(&stream).unwrap();
+            stop.synchronize().unwrap();
+            Duration::from_secs_f64(stop.elapsed_time_f32(&start).unwrap() as f64 * 1e-3)
+        })
+    });
+}
+
 fn main() {
     let _context = match cust::quick_init() {
         Ok(context) => context,
@@ -110,5 +166,6 @@ fn main() {
     bench_type::<i64>(&mut c, "i64", 28);
     bench_type::<u64>(&mut c, "u64", 28);
     bench_ladder(&mut c);
+    bench_wide(&mut c);
     c.final_summary();
 }

@@ -8,7 +8,11 @@
 //! device, as CUB's call leaves it.
 //!
 //! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce`.
-//! Usage: `bench [TYPE ...]` (default: f32 i32 f64 u32 i64 u64).
+//! Usage: `bench [TYPE ...]` (default: f32 i32 f64 u32 i64 u64). The type
+//! `wide` times the widening reductions (`reduce_as`: every input/accumulator
+//! pair and op) at 2^24, 2^26, 2^28 and 2^30 bytes read, as rows of type
+//! `<input>_as_<accumulator>`; compare them with `sum` of a plain type at the
+//! same bytes.
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 
 use cust::event::{Event, EventFlags};
@@ -39,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "f64" => bench_type::<f64>(&mut reducer, "f64", &sizes_64)?,
             "i64" => bench_type::<i64>(&mut reducer, "i64", &sizes_64)?,
             "u64" => bench_type::<u64>(&mut reducer, "u64", &sizes_64)?,
+            "wide" => bench_wide(&mut reducer)?,
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -83,23 +88,90 @@ fn bench_type<T: FromSmall>(
             "# {name} n={n}: {} blocks x {} threads",
             shape.blocks, shape.threads_per_block
         );
-        let iterations = if n < 1 << 24 { 200 } else { 30 };
         for op in Op::ALL.into_iter().filter(|op| op.is_defined_for(T::TYPE)) {
-            for warm_up in 0..3 {
-                reducer.reduce_into(&buffers[warm_up % buffers.len()], op, &mut out, &stream)?;
-            }
-            stream.synchronize()?;
-            let mut times_ms = Vec::with_capacity(iterations);
-            for i in 0..iterations {
-                start.record(&stream)?;
-                reducer.reduce_into(&buffers[i % buffers.len()], op, &mut out, &stream)?;
-                stop.record(&stream)?;
-                stop.synchronize()?;
-                times_ms.push(stop.elapsed_time_f32(&start)?);
-            }
-            times_ms.sort_by(f32::total_cmp);
-            let us = times_ms[times_ms.len() / 2] as f64 * 1e3;
+            let us = median_us(n, &stream, &start, &stop, |i| {
+                reducer.reduce_into(&buffers[i % buffers.len()], op, &mut out, &stream)
+            })?;
             println!("reduce,{name},{op},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+        }
+    }
+    Ok(())
+}
+
+/// The median time of one call, in µs: 3 warm-up calls, then device events
+/// around each of 200 calls (30 from 2^24 elements up). `call(i)` enqueues
+/// call `i` on `stream`.
+fn median_us(
+    n: usize,
+    stream: &Stream,
+    start: &Event,
+    stop: &Event,
+    mut call: impl FnMut(usize) -> reduce::Result<()>,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    for warm_up in 0..3 {
+        call(warm_up)?;
+    }
+    stream.synchronize()?;
+    let iterations = if n < 1 << 24 { 200 } else { 30 };
+    let mut times_ms = Vec::with_capacity(iterations);
+    for i in 0..iterations {
+        start.record(stream)?;
+        call(i)?;
+        stop.record(stream)?;
+        stop.synchronize()?;
+        times_ms.push(stop.elapsed_time_f32(start)?);
+    }
+    times_ms.sort_by(f32::total_cmp);
+    Ok(times_ms[times_ms.len() / 2] as f64 * 1e3)
+}
+
+/// Every widening pair and op at 2^24 … 2^30 bytes read.
+fn bench_wide(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Error>> {
+    use reduce::half::{bf16, f16};
+    bench_pair::<i8, i64>(reducer, "i8", "i64", &[Op::Sum], |i| fill_value::<i32>(i, 7) as i8)?;
+    bench_pair::<i16, i64>(reducer, "i16", "i64", &[Op::Sum], |i| fill_value::<i32>(i, 7) as i16)?;
+    bench_pair::<i32, i64>(reducer, "i32", "i64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<u8, u64>(reducer, "u8", "u64", &[Op::Sum], |i| fill_value::<u32>(i, 7) as u8)?;
+    bench_pair::<u16, u64>(reducer, "u16", "u64", &[Op::Sum], |i| fill_value::<u32>(i, 7) as u16)?;
+    bench_pair::<u32, u64>(reducer, "u32", "u64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<i32, f64>(reducer, "i32", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<u32, f64>(reducer, "u32", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<i64, f64>(reducer, "i64", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<u64, f64>(reducer, "u64", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<f32, f64>(reducer, "f32", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
+    bench_pair::<f64, f64>(reducer, "f64", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
+    let halves = [Op::Sum, Op::Max, Op::Min];
+    bench_pair::<f16, f32>(reducer, "f16", "f32", &halves, |i| f16::from_f32(fill_value(i, 7)))?;
+    bench_pair::<bf16, f32>(reducer, "bf16", "f32", &halves, |i| bf16::from_f32(fill_value(i, 7)))
+}
+
+fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
+    reducer: &mut Reducer,
+    input: &str,
+    accumulator: &str,
+    ops: &[Op],
+    value: impl Fn(usize) -> In,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let mut out = DeviceBox::new(&A::default())?;
+    for log2_bytes in [24, 26, 28, 30] {
+        let bytes = 1usize << log2_bytes;
+        let n = bytes / std::mem::size_of::<In>();
+        let buffers_needed = ((256usize << 20) / bytes).clamp(1, 64);
+        let host: Vec<In> = (0..n).map(&value).collect();
+        let buffers = (0..buffers_needed)
+            .map(|_| DeviceBuffer::from_slice(&host))
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(host);
+        for &op in ops {
+            let us = median_us(n, &stream, &start, &stop, |i| {
+                reducer.reduce_as_into::<A, In>(&buffers[i % buffers.len()], op, &mut out, &stream)
+            })?;
+            println!(
+                "reduce,{input}_as_{accumulator},{op},{n},{us:.2},{:.1}",
+                bytes as f64 / us / 1e3
+            );
         }
     }
     Ok(())
