@@ -48,6 +48,7 @@ pub mod widen;
 mod ptx_exports {
     use crate::entry;
     use crate::op::{Max, Min, NanMax, NanMin, Product, Sum};
+    use crate::widen::{Bf16, F16};
 
     macro_rules! reduce_exports {
         ($(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
@@ -73,7 +74,6 @@ mod ptx_exports {
     macro_rules! widened_exports {
         ($(($input:ident, $input_name:ident, $acc:ident, [$(($host_op:ident, $stem:ident, $op:ident))*])),* $(,)?) => {$($(
             const _: () = {
-                use crate::widen::*;
                 /// Widening entry point; see [`entry::reduce_widened`].
                 #[export_name = concat!("reduce_", stringify!($stem), "_", stringify!($input_name), "_as_", stringify!($acc))]
                 pub unsafe extern "ptx-kernel" fn export(
