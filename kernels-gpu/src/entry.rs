@@ -8,7 +8,7 @@ use crate::element::Element;
 use crate::grid;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
 use crate::map::ElementMap;
-use crate::op::{Operator, Sum};
+use crate::op::{AnyElement, Operator, Sum};
 use crate::thread;
 use crate::widen::Widen;
 
@@ -18,7 +18,7 @@ use crate::widen::Widen;
 /// # Safety
 /// The parameters are those [`crate::abi`] documents, as [`grid::reduce`] requires.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T>>(
+pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     input: *const T,
     len: u64,
     partials: *mut u64,
@@ -35,7 +35,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T>>(
 /// # Safety
 /// As [`reduce`], with `len` elements of `In` at `input` and an `A` at `out`.
 #[inline(always)]
-pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A>>(
+pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A> + AnyElement>(
     input: *const In,
     len: u64,
     partials: *mut u64,

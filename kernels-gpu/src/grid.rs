@@ -12,7 +12,7 @@ use crate::abi::PARTIAL_SLOT_BYTES;
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::element::Element;
-use crate::op::Operator;
+use crate::op::{AnyElement, Operator};
 use crate::thread::{self, Source};
 
 /// The body of every reduction entry point (parameters: see [`crate::abi`]).
@@ -25,7 +25,7 @@ use crate::thread::{self, Source};
 /// - `out` is a writable `T`;
 /// - the block size is a multiple of 32, at most 1024; the grid is 1-D.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, O: Operator<T>, S: Source<T>>(
+pub unsafe fn reduce<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
     source: S,
     len: u64,
     partials: *mut u64,

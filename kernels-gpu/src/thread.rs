@@ -24,7 +24,7 @@ use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::element::Element;
 use crate::map::ElementMap;
-use crate::op::Operator;
+use crate::op::{AnyElement, Operator};
 use crate::widen::Widen;
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -89,7 +89,7 @@ pub trait Source<T: Element>: Copy {
 
     /// Folds a vector that [`Source::vector`] returned into `acc`.
     #[inline(always)]
-    fn fold<O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
+    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4]) -> T {
         fold_vector::<T, O>(acc, words)
     }
 
@@ -192,31 +192,9 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
         device::load_global_nc_v4(self.input + index * In::BYTES)
     }
 
-    /// Converts the 2 to 16 lanes and combines them pairwise, adjacent lanes
-    /// first (as [`fold_vector`] does), then into `acc`. Written out per lane
-    /// width, with constant lane indices: as loops over an array, LLVM kept
-    /// the 16 `i8` lanes in local memory, which halved the kernel's speed.
     #[inline(always)]
-    fn fold<O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
-        let lane = |k: usize| In::lane(words, k);
-        let total = match In::BYTES {
-            1 => {
-                let word = |w: usize| {
-                    O::combine(
-                        O::combine(lane(4 * w), lane(4 * w + 1)),
-                        O::combine(lane(4 * w + 2), lane(4 * w + 3)),
-                    )
-                };
-                O::combine(O::combine(word(0), word(1)), O::combine(word(2), word(3)))
-            }
-            2 => {
-                let word = |w: usize| O::combine(lane(2 * w), lane(2 * w + 1));
-                O::combine(O::combine(word(0), word(1)), O::combine(word(2), word(3)))
-            }
-            4 => O::combine(O::combine(lane(0), lane(1)), O::combine(lane(2), lane(3))),
-            _ => O::combine(lane(0), lane(1)),
-        };
-        O::combine(acc, total)
+    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4]) -> T {
+        O::combine(acc, In::fold_vector::<O>(words))
     }
 
     #[inline(always)]
@@ -263,7 +241,7 @@ impl<T: Element> Source<T> for Product {
 /// `source` reads `len` readable, element-aligned `T`s from every array, none
 /// written during the kernel.
 #[inline(always)]
-pub unsafe fn accumulate<T: Element, O: Operator<T>, S: Source<T>>(source: S, len: u64) -> T {
+pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(source: S, len: u64) -> T {
     let lanes = S::LANES;
     // Of the input, which may be narrower than `T`.
     let element_bytes = VECTOR_BYTES / lanes;

@@ -27,3 +27,16 @@ pub trait Operator<T: Element> {
     /// Combines two values; associative and commutative (floats: up to rounding).
     fn combine(a: T, b: T) -> T;
 }
+
+/// An operator over every element type, as all of ours are: the widening
+/// kernels combine the lanes of a word in a narrower type than the
+/// accumulator ([`crate::widen::Widen::Word`]).
+pub trait AnyElement:
+    Operator<i32> + Operator<u32> + Operator<i64> + Operator<u64> + Operator<f32> + Operator<f64>
+{
+}
+
+impl<O> AnyElement for O where
+    O: Operator<i32> + Operator<u32> + Operator<i64> + Operator<u64> + Operator<f32> + Operator<f64>
+{
+}
