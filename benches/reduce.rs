@@ -18,15 +18,39 @@ use cust::stream::{Stream, StreamFlags};
 use reduce::{Element, Op, Reducer, Rung, Strategy};
 use std::time::Duration;
 
+/// A stream and two events: times `iters` calls enqueued back to back.
+struct DeviceTimer {
+    stream: Stream,
+    start: Event,
+    stop: Event,
+}
+
+impl DeviceTimer {
+    fn new() -> Self {
+        DeviceTimer {
+            stream: Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream"),
+            start: Event::new(EventFlags::DEFAULT).expect("event"),
+            stop: Event::new(EventFlags::DEFAULT).expect("event"),
+        }
+    }
+
+    /// The device time of `iters` calls of `call(i, stream)`, which enqueues call `i`.
+    fn time(&self, iters: u64, mut call: impl FnMut(usize, &Stream)) -> Duration {
+        self.start.record(&self.stream).unwrap();
+        for i in 0..iters as usize {
+            call(i, &self.stream);
+        }
+        self.stop.record(&self.stream).unwrap();
+        self.stop.synchronize().unwrap();
+        Duration::from_secs_f64(self.stop.elapsed_time_f32(&self.start).unwrap() as f64 * 1e-3)
+    }
+}
+
 fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, max_log2: u32) {
     let mut sizes: Vec<usize> = (10..=max_log2).step_by(2).map(|e| 1usize << e).collect();
     sizes.push(100_000_000);
     let mut reducer = Reducer::new().expect("Reducer::new");
-    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
-    let (start, stop) = (
-        Event::new(EventFlags::DEFAULT).unwrap(),
-        Event::new(EventFlags::DEFAULT).unwrap(),
-    );
+    let timer = DeviceTimer::new();
     let mut out = DeviceBox::new(&T::default()).expect("output");
     let mut group = c.benchmark_group(format!("reduce_{name}"));
     group
@@ -44,13 +68,9 @@ fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, ma
         for op in Op::ALL.into_iter().filter(|op| op.is_defined_for(T::TYPE)) {
             group.bench_function(BenchmarkId::new(op.name(), n), |b| {
                 b.iter_custom(|iters| {
-                    start.record(&stream).unwrap();
-                    for i in 0..iters as usize {
-                        reducer.reduce_into(&buffers[i % count], op, &mut out, &stream).unwrap();
-                    }
-                    stop.record(&stream).unwrap();
-                    stop.synchronize().unwrap();
-                    Duration::from_secs_f64(stop.elapsed_time_f32(&start).unwrap() as f64 * 1e-3)
+                    timer.time(iters, |i, stream| {
+                        reducer.reduce_into(&buffers[i % count], op, &mut out, stream).unwrap()
+                    })
                 })
             });
         }
@@ -63,11 +83,7 @@ fn bench_ladder(c: &mut Criterion) {
     let host: Vec<i32> = (0..N).map(|i| (i % 7) as i32 - 3).collect();
     let input = DeviceBuffer::from_slice(&host).expect("upload");
     let mut reducer = Reducer::new().expect("Reducer::new");
-    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
-    let (start, stop) = (
-        Event::new(EventFlags::DEFAULT).unwrap(),
-        Event::new(EventFlags::DEFAULT).unwrap(),
-    );
+    let timer = DeviceTimer::new();
     let mut out = DeviceBox::new(&0i32).expect("output");
     let mut group = c.benchmark_group("ladder");
     group
@@ -83,13 +99,9 @@ fn bench_ladder(c: &mut Criterion) {
         reducer.set_strategy(strategy);
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                start.record(&stream).unwrap();
-                for _ in 0..iters {
-                    reducer.reduce_into(&input, Op::Sum, &mut out, &stream).unwrap();
-                }
-                stop.record(&stream).unwrap();
-                stop.synchronize().unwrap();
-                Duration::from_secs_f64(stop.elapsed_time_f32(&start).unwrap() as f64 * 1e-3)
+                timer.time(iters, |_, stream| {
+                    reducer.reduce_into(&input, Op::Sum, &mut out, stream).unwrap()
+                })
             })
         });
     }
@@ -131,21 +143,13 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
     let host: Vec<In> = (0..n).map(value).collect();
     let input = DeviceBuffer::from_slice(&host).expect("upload");
     let mut reducer = Reducer::new().expect("Reducer::new");
-    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
-    let (start, stop) = (
-        Event::new(EventFlags::DEFAULT).unwrap(),
-        Event::new(EventFlags::DEFAULT).unwrap(),
-    );
+    let timer = DeviceTimer::new();
     let mut out = DeviceBox::new(&A::default()).expect("output");
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
-            start.record(&stream).unwrap();
-            for _ in 0..iters {
-                reducer.reduce_as_into::<A, In>(&input, op, &mut out, &stream).unwrap();
-            }
-            stop.record(&stream).unwrap();
-            stop.synchronize().unwrap();
-            Duration::from_secs_f64(stop.elapsed_time_f32(&start).unwrap() as f64 * 1e-3)
+            timer.time(iters, |_, stream| {
+                reducer.reduce_as_into::<A, In>(&input, op, &mut out, stream).unwrap()
+            })
         })
     });
 }

@@ -39,39 +39,19 @@ macro_rules! int_input {
 }
 int_input!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-impl TestInput for f32 {
-    fn random(rng: &mut StdRng) -> Self {
-        let x: f32 = rng.gen_range(-1000.0..1000.0);
-        if x == 0.0 {
-            1.0
-        } else {
-            x
+macro_rules! float_input {
+    ($($t:ty),*) => {$(
+        impl TestInput for $t {
+            fn random(rng: &mut StdRng) -> Self {
+                let x: $t = rng.gen_range(-1000.0..1000.0);
+                if x == 0.0 { 1.0 } else { x }
+            }
+            fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
+            fn wide(self) -> Wide { Wide::Float(self as f64) }
         }
-    }
-    fn poison() -> Self {
-        f32::from_bits(0xA5A5_A5A5)
-    }
-    fn wide(self) -> Wide {
-        Wide::Float(self as f64)
-    }
+    )*};
 }
-
-impl TestInput for f64 {
-    fn random(rng: &mut StdRng) -> Self {
-        let x: f64 = rng.gen_range(-1000.0..1000.0);
-        if x == 0.0 {
-            1.0
-        } else {
-            x
-        }
-    }
-    fn poison() -> Self {
-        f64::from_bits(0xA5A5_A5A5_A5A5_A5A5)
-    }
-    fn wide(self) -> Wide {
-        Wide::Float(self)
-    }
-}
+float_input!(f32, f64);
 
 macro_rules! half_input {
     ($($t:ident),*) => {$(
