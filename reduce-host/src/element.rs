@@ -1,6 +1,7 @@
 //! The element types the library reduces.
 
 use cust::memory::DeviceCopy;
+use kernels_gpu::widen::{Bf16, F16};
 use std::fmt::Debug;
 
 /// The runtime name of an [`Element`] type.
@@ -163,7 +164,6 @@ macro_rules! widens_to {
         }
     )*};
 }
-use kernels_gpu::widen::{Bf16, F16};
 kernels_gpu::for_each_widened_kernel!(widens_to);
 
 // The kernel crate's half types are the same bits as `half`'s.
