@@ -1,5 +1,5 @@
-//! Criterion benches: sum/max/min/product × i32, u32, i64, u64, f32, f64 ×
-//! n = 2^10 … 2^30 (×4 steps) and 10^8, throughput in bytes read.
+//! Criterion benches: every op and argmax × i32, u32, i64, u64, f32, f64 ×
+//! n = 2^10 … 2^30 (×4 steps) and 10^8, throughput in bytes of input.
 //!
 //! Each sample is timed with device events around `iters` back-to-back
 //! `reduce_into` calls (so it measures GPU time, not host wake-ups), rotating
@@ -74,6 +74,16 @@ fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, ma
                 })
             });
         }
+        let mut index = DeviceBox::new(&0u64).expect("output");
+        group.bench_function(BenchmarkId::new("argmax", n), |b| {
+            b.iter_custom(|iters| {
+                timer.time(iters, |i, stream| {
+                    reducer
+                        .argmax_into(&buffers[i % count], &mut index, &mut out, stream)
+                        .unwrap()
+                })
+            })
+        });
     }
     group.finish();
 }

@@ -7,7 +7,8 @@
 //! median. Each call is `Reducer::reduce_into` on a stream, result left on the
 //! device, as CUB's call leaves it.
 //!
-//! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce`.
+//! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce` (`op`
+//! also `argmax`/`argmin`, which read the input twice; GB/s counts it once).
 //! Usage: `bench [TYPE ...]` (default: f32 i32 f64 u32 i64 u64). The type
 //! `wide` times the widening reductions (`reduce_as`: every input/accumulator
 //! pair and op) at 2^24, 2^26, 2^28 and 2^30 bytes read, as rows of type
@@ -93,6 +94,17 @@ fn bench_type<T: FromSmall>(
                 reducer.reduce_into(&buffers[i % buffers.len()], op, &mut out, &stream)
             })?;
             println!("reduce,{name},{op},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+        }
+        let mut index = DeviceBox::new(&0u64)?;
+        for arg in ["argmax", "argmin"] {
+            let us = median_us(n, &stream, &start, &stop, |i| {
+                let input = &buffers[i % buffers.len()];
+                match arg {
+                    "argmax" => reducer.argmax_into(input, &mut index, &mut out, &stream),
+                    _ => reducer.argmin_into(input, &mut index, &mut out, &stream),
+                }
+            })?;
+            println!("reduce,{name},{arg},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
         }
     }
     Ok(())

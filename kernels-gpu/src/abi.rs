@@ -78,6 +78,25 @@ macro_rules! for_each_widened_kernel {
 }
 
 /// Calls `$callback! { (entry_point, element_type), ... }` with every
+/// index-of kernel (argmax/argmin's second pass): parameters `(input, len,
+/// target, partials, ticket, out)`, `target` the address of the value to find
+/// and `out` a `u64` that receives the first index holding it (`u64::MAX` if
+/// none).
+#[macro_export]
+macro_rules! for_each_index_of_kernel {
+    ($callback:ident) => {
+        $callback! {
+            (index_of_i32, i32),
+            (index_of_u32, u32),
+            (index_of_i64, i64),
+            (index_of_u64, u64),
+            (index_of_f32, f32),
+            (index_of_f64, f64),
+        }
+    };
+}
+
+/// Calls `$callback! { (entry_point, element_type), ... }` with every
 /// production dot-product kernel: parameters `(a, b, len, partials, ticket,
 /// out)`, the same as the reduction kernels with two inputs in place of one.
 #[macro_export]

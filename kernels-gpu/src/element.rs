@@ -33,6 +33,8 @@ pub trait Element: Copy {
     fn nan() -> Option<Self>;
     /// The absolute value (integers: wrapping, so the minimum stays itself).
     fn abs(self) -> Self;
+    /// Whether the two are the same number (`-0.0` equals `+0.0`; NaN equals nothing).
+    fn equals(self, other: Self) -> bool;
 
     /// Lane `lane` of a 16-byte vector of `Self`s, given as its four 32-bit
     /// words (4 lanes of a 4-byte type, 2 of an 8-byte one).
@@ -77,6 +79,7 @@ macro_rules! integer_element {
             #[inline(always)] fn is_nan(self) -> bool { false }
             #[inline(always)] fn nan() -> Option<Self> { None }
             #[inline(always)] fn abs(self) -> Self { integer_abs!(self, $t) }
+            #[inline(always)] fn equals(self, other: Self) -> bool { self == other }
         }
     )*};
 }
@@ -167,6 +170,10 @@ macro_rules! float_element {
             #[inline(always)]
             fn abs(self) -> Self {
                 <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn equals(self, other: Self) -> bool {
+                self == other
             }
         }
     )*};

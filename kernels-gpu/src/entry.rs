@@ -8,7 +8,7 @@ use crate::element::Element;
 use crate::grid;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
 use crate::map::ElementMap;
-use crate::op::{AnyElement, Operator, Sum};
+use crate::op::{AnyElement, Min, Operator, Sum};
 use crate::thread;
 use crate::widen::Widen;
 
@@ -44,6 +44,29 @@ pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A> + AnyEleme
 ) {
     let source = thread::Widened::<In>::new(device::to_global(input as u64));
     grid::reduce::<A, O, _>(source, len, partials, ticket, out)
+}
+
+/// An index-of entry point: the smallest index `i < len` with
+/// `input[i] == *target` (NaN matches NaN), or `u64::MAX` if there is none;
+/// see [`grid::reduce`]. The second pass of argmax/argmin.
+///
+/// # Safety
+/// As [`reduce`], with a readable `T` at `target` (written before the
+/// launch) and a `u64` at `out`.
+#[inline(always)]
+pub unsafe fn index_of<T: Element>(
+    input: *const T,
+    len: u64,
+    target: *const T,
+    partials: *mut u64,
+    ticket: *mut u32,
+    out: *mut u64,
+) {
+    let source = thread::IndexOf {
+        input: device::to_global(input as u64),
+        target: thread::load_element::<T>(device::to_global(target as u64)),
+    };
+    grid::reduce::<u64, Min, _>(source, len, partials, ticket, out)
 }
 
 /// A dot-product entry point: the sum of `a[i] * b[i]`; see [`grid::reduce`].

@@ -110,6 +110,25 @@ mod ptx_exports {
     }
     for_each_dot_kernel!(dot_exports);
 
+    macro_rules! index_of_exports {
+        ($(($name:ident, $t:ty)),* $(,)?) => {$(
+            /// Index-of entry point (argmax/argmin's second pass); see [`entry::index_of`].
+            #[no_mangle]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const $t,
+                len: u64,
+                target: *const $t,
+                partials: *mut u64,
+                ticket: *mut u32,
+                out: *mut u64,
+            ) {
+                // SAFETY: the host launches this with the parameters `abi` documents.
+                unsafe { entry::index_of::<$t>(input, len, target, partials, ticket, out) }
+            }
+        )*};
+    }
+    for_each_index_of_kernel!(index_of_exports);
+
     macro_rules! ladder_exports {
         ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {$(
             ladder_exports!(@rung $stem, $load, $tree; Sum sum, Max max, Min min, Product product);

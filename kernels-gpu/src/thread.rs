@@ -203,6 +203,62 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
     }
 }
 
+/// The index of the first element equal to a target (NaN matches NaN), as
+/// a `u64` to be combined with `Min`: each element contributes its index if it
+/// matches and `u64::MAX` (`Min`'s identity) if not. The second pass of
+/// argmax/argmin, whose first pass found the target.
+#[derive(Clone, Copy)]
+pub struct IndexOf<T> {
+    pub input: u64,
+    pub target: T,
+}
+
+impl<T: Element> IndexOf<T> {
+    /// `index` if `value` is the target, `u64::MAX` if not.
+    #[inline(always)]
+    fn candidate(&self, value: T, index: u64) -> u64 {
+        let matches = if self.target.is_nan() {
+            value.is_nan()
+        } else {
+            value.equals(self.target)
+        };
+        if matches {
+            index
+        } else {
+            u64::MAX
+        }
+    }
+}
+
+impl<T: Element> Source<u64> for IndexOf<T> {
+    const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
+
+    #[inline(always)]
+    fn common_misalignment(&self) -> Option<u64> {
+        Some(self.input % VECTOR_BYTES)
+    }
+
+    /// The smallest matching index among the vector's lanes, as the first of
+    /// two `u64` lanes (the second is `u64::MAX`), for the default fold.
+    #[inline(always)]
+    unsafe fn vector(&self, index: u64) -> [u32; 4] {
+        let words = device::load_global_nc_v4(self.input + index * size_of::<T>() as u64);
+        let lanes = Self::LANES as usize;
+        let mut first = u64::MAX;
+        let mut k = 0;
+        while k < lanes {
+            first = Ord::min(first, self.candidate(T::vector_lane(words, k), index + k as u64));
+            k += 1;
+        }
+        [first as u32, (first >> 32) as u32, u32::MAX, u32::MAX]
+    }
+
+    #[inline(always)]
+    unsafe fn element(&self, index: u64) -> u64 {
+        self.candidate(load_element::<T>(self.input + index * size_of::<T>() as u64), index)
+    }
+}
+
 /// The elementwise product of two arrays (a dot product's terms), computed
 /// as the elements are read, without a temporary array.
 #[derive(Clone, Copy)]

@@ -81,6 +81,7 @@ impl Default for Emulator {
 /// Entry point types, as [`kernels_gpu::entry`] defines them.
 type ReduceKernel<T> = unsafe fn(*const T, u64, *mut u64, *mut u32, *mut T);
 type DotKernelFn<T> = unsafe fn(*const T, *const T, u64, *mut u64, *mut u32, *mut T);
+type IndexOfKernel<T> = unsafe fn(*const T, u64, *const T, *mut u64, *mut u32, *mut u64);
 type LadderKernel<T> = unsafe fn(*const T, u64, *mut T);
 /// Seed 004's dot kernels over addresses `(a, b, len, out)`, for `i32` or `f32`.
 type SeedDotKernel = unsafe fn(u64, u64, u64, u64);
@@ -201,6 +202,56 @@ impl Emulator {
                 unsafe { kernel(input.as_ptr().cast(), input.len() as u64, partials, ticket, out) }
             },
         )
+    }
+
+    /// The index and value of the largest element, as
+    /// [`Reducer::argmax`](crate::Reducer::argmax) (the same two passes).
+    pub fn argmax<T: Element>(&mut self, input: &[T]) -> Result<(u64, T)> {
+        self.arg(input, Op::Max)
+    }
+
+    /// The index and value of the smallest element, as
+    /// [`Reducer::argmin`](crate::Reducer::argmin).
+    pub fn argmin<T: Element>(&mut self, input: &[T]) -> Result<(u64, T)> {
+        self.arg(input, Op::Min)
+    }
+
+    fn arg<T: Element>(&mut self, input: &[T], op: Op) -> Result<(u64, T)> {
+        if input.is_empty() {
+            return Err(Error::Empty { op });
+        }
+        let value: T = self.with_strategy(Strategy::Production, |e| e.reduce(input, op))?;
+        let target = [value];
+        let kernel: IndexOfKernel<T::Kernel> = entry::index_of::<T::Kernel>;
+        let index: u64 = self.run_production::<u64>(
+            kernels::index_of_kernel_name(T::TYPE),
+            input.len(),
+            size_of::<T>(),
+            &[slice_buffer("input", input), slice_buffer("target", &target)],
+            |partials, ticket, out| {
+                // SAFETY: the parameters of an index-of entry point, over the
+                // buffers registered with the launch; `T::Kernel` is `T`.
+                unsafe {
+                    kernel(
+                        input.as_ptr().cast(),
+                        input.len() as u64,
+                        target.as_ptr().cast(),
+                        partials,
+                        ticket,
+                        out,
+                    )
+                }
+            },
+        )?;
+        Ok((index, value))
+    }
+
+    /// Runs `f` with the strategy set to `strategy`, then restores it.
+    fn with_strategy<R>(&mut self, strategy: Strategy, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = std::mem::replace(&mut self.strategy, strategy);
+        let result = f(self);
+        self.strategy = saved;
+        result
     }
 
     /// The dot product `Σ a[i]·b[i]`, as [`Reducer::dot`](crate::Reducer::dot).

@@ -44,6 +44,14 @@ macro_rules! dot_kernel_table {
 }
 kernels_gpu::for_each_dot_kernel!(dot_kernel_table);
 
+macro_rules! index_of_kernel_table {
+    ($(($name:ident, $t:ty)),* $(,)?) => {
+        /// The index-of kernels (argmax/argmin's second pass), from the list in `kernels-gpu/src/abi.rs`.
+        const INDEX_OF_KERNELS: &[(ElementType, &str)] = &[$((<$t as Element>::TYPE, stringify!($name)),)*];
+    };
+}
+kernels_gpu::for_each_index_of_kernel!(index_of_kernel_table);
+
 /// One widening entry point of the PTX module.
 #[derive(Clone, Copy, Debug)]
 struct WidenedEntry {
@@ -112,6 +120,8 @@ pub(crate) struct Kernels {
     loaded_dots: Vec<(KernelHandle, u32)>,
     /// The same for each entry of `WIDENED_KERNELS`.
     loaded_widened: Vec<(KernelHandle, u32)>,
+    /// The same for each entry of `INDEX_OF_KERNELS`.
+    loaded_index_of: Vec<(KernelHandle, u32)>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
     policy: Policy,
@@ -162,10 +172,15 @@ impl Kernels {
             .iter()
             .map(|entry| load(entry.name))
             .collect::<Result<Vec<_>>>()?;
+        let loaded_index_of = INDEX_OF_KERNELS
+            .iter()
+            .map(|(_, name)| load(name))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Kernels {
             loaded,
             loaded_dots,
             loaded_widened,
+            loaded_index_of,
             module,
             policy,
         })
@@ -178,6 +193,7 @@ impl Kernels {
             .iter()
             .chain(&self.loaded_dots)
             .chain(&self.loaded_widened)
+            .chain(&self.loaded_index_of)
             .map(|&(_, cap)| cap)
             .max()
             .unwrap_or(1)
@@ -210,6 +226,16 @@ impl Kernels {
         let index = widened_kernel_index::<A, In>(op)?;
         let (kernel, grid_cap) = self.loaded_widened[index];
         Ok((kernel, production_shape(self.policy, len, size_of::<In>(), grid_cap)))
+    }
+
+    /// The index-of kernel (argmax/argmin's second pass) and launch shape for `len` elements of `T`.
+    pub(crate) fn index_of_launch_for<T: Element>(&self, len: usize) -> Result<(KernelHandle, LaunchShape)> {
+        let index = INDEX_OF_KERNELS
+            .iter()
+            .position(|(element, _)| *element == T::TYPE)
+            .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
+        let (kernel, grid_cap) = self.loaded_index_of[index];
+        Ok((kernel, production_shape(self.policy, len, T::TYPE.size(), grid_cap)))
     }
 
     /// The production dot-product kernel and launch shape for `len` pairs of `T`.
@@ -263,6 +289,14 @@ fn widened_kernel_index<A: Element, In: WidensTo<A>>(op: Op) -> Result<usize> {
 /// The name of the widening kernel reducing `In` into `A` with `op`.
 pub(crate) fn widened_kernel_name<A: Element, In: WidensTo<A>>(op: Op) -> Result<&'static str> {
     Ok(WIDENED_KERNELS[widened_kernel_index::<A, In>(op)?].name)
+}
+
+/// The name of the index-of kernel for `element` (from `INDEX_OF_KERNELS`).
+pub(crate) fn index_of_kernel_name(element: ElementType) -> &'static str {
+    INDEX_OF_KERNELS
+        .iter()
+        .find(|(e, _)| *e == element)
+        .map_or("unknown index-of kernel", |(_, name)| name)
 }
 
 /// The name of the production dot-product kernel for `element` (from `DOT_KERNELS`).

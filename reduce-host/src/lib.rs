@@ -231,6 +231,18 @@ pub fn mean<In: MeanInput>(input: &DeviceSlice<In>) -> Result<In::Mean> {
     Ok(sum_as::<In::Mean>(input)?.divide_by_count(input.len()))
 }
 
+/// The index and value of the largest element of `input`: ties give the
+/// first index, a NaN anywhere gives the first NaN's; [`Error::Empty`] if
+/// empty (see [`Reducer::argmax`]).
+pub fn argmax<T: Element>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
+    with_thread_reducer(|r| r.argmax(input))
+}
+
+/// The index and value of the smallest element of `input` (as [`argmax`]).
+pub fn argmin<T: Element>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
+    with_thread_reducer(|r| r.argmin(input))
+}
+
 /// The Euclidean (L2) norm `√Σx²` of a float input: 0 if empty, NaN if any
 /// element is NaN. The square root of [`Op::SumOfSquares`], computed without
 /// scaling, so it is `inf` once `Σx²` exceeds the type's range (above about

@@ -49,7 +49,8 @@ pub struct Reducer {
     stream: Stream,
     /// One per stream launched on, found by the stream's handle.
     workspaces: Vec<Workspace>,
-    /// Device-side result of [`Reducer::reduce`] (8 bytes hold any element).
+    /// Device-side result of [`Reducer::reduce`] (8 bytes hold any element),
+    /// and the index of [`Reducer::argmax`] in the second slot.
     result: DeviceBuffer<u64>,
     /// Pinned host copy of `result`, so the copy back is a short async DMA.
     result_host: LockedBuffer<u64>,
@@ -93,8 +94,8 @@ impl Reducer {
             kernels,
             stream,
             workspaces: Vec::new(),
-            result: DeviceBuffer::zeroed(1)?,
-            result_host: LockedBuffer::new(&0, 1)?,
+            result: DeviceBuffer::zeroed(2)?,
+            result_host: LockedBuffer::new(&0, 2)?,
             strategy: Strategy::Production,
         };
         reducer.workspace(reducer.stream.as_inner())?;
@@ -165,13 +166,105 @@ impl Reducer {
     /// Copies the `T` at the start of the result slot to the host, after the
     /// work on the reducer's own stream.
     pub(crate) fn result_to_host<T: Element>(&mut self) -> Result<T> {
-        // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
-        unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
-        self.stream.synchronize()?;
-        let bits: u64 = self.result_host[0];
+        let [bits, _] = self.result_slots_to_host()?;
         // SAFETY: the kernel wrote one `T` (4 or 8 bytes) at the start of the
         // 8-byte slot, and `u64`'s alignment suffices for every `Element`.
         Ok(unsafe { std::ptr::read(&bits as *const u64 as *const T) })
+    }
+
+    /// Both result slots, after the work on the reducer's own stream.
+    fn result_slots_to_host(&mut self) -> Result<[u64; 2]> {
+        // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
+        unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
+        self.stream.synchronize()?;
+        Ok([self.result_host[0], self.result_host[1]])
+    }
+
+    /// The index and value of the largest element of `input`: the first
+    /// (lowest) index among equal largest values; the first NaN if there is
+    /// one (as NumPy and PyTorch); `-0.0` and `+0.0` compare equal (the value
+    /// returned for a zero may carry either sign). [`Error::Empty`] if empty.
+    ///
+    /// Two passes over the input: the maximum, then the first index holding
+    /// it, so it reads the input twice.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// let _ctx = cust::quick_init()?;
+    /// let buf = DeviceBuffer::from_slice(&[3.0f32, 9.5, -1.0, 9.5])?;
+    /// let mut r = reduce::Reducer::new()?;
+    /// assert_eq!(r.argmax(&buf)?, (1, 9.5));
+    /// assert_eq!(r.argmin(&buf)?, (2, -1.0));
+    /// # Ok(()) }
+    /// ```
+    pub fn argmax<T: Element>(&mut self, input: &DeviceSlice<T>) -> Result<(u64, T)> {
+        self.arg_to_host(input, Op::Max)
+    }
+
+    /// The index and value of the smallest element of `input` (the rules of
+    /// [`Reducer::argmax`]).
+    pub fn argmin<T: Element>(&mut self, input: &DeviceSlice<T>) -> Result<(u64, T)> {
+        self.arg_to_host(input, Op::Min)
+    }
+
+    /// [`Reducer::argmax`] enqueued on `stream`, leaving the index in `index`
+    /// and the value in `value`; returns without waiting (as
+    /// [`Reducer::reduce_into`]).
+    pub fn argmax_into<T: Element>(
+        &mut self,
+        input: &DeviceSlice<T>,
+        index: &mut DeviceBox<u64>,
+        value: &mut DeviceBox<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let outs = (value.as_device_ptr().as_raw(), index.as_device_ptr().as_raw());
+        self.enqueue_arg(input, Op::Max, outs, StreamChoice::Given(stream))
+    }
+
+    /// [`Reducer::argmin`] enqueued on `stream` (as [`Reducer::argmax_into`]).
+    pub fn argmin_into<T: Element>(
+        &mut self,
+        input: &DeviceSlice<T>,
+        index: &mut DeviceBox<u64>,
+        value: &mut DeviceBox<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let outs = (value.as_device_ptr().as_raw(), index.as_device_ptr().as_raw());
+        self.enqueue_arg(input, Op::Min, outs, StreamChoice::Given(stream))
+    }
+
+    fn arg_to_host<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op) -> Result<(u64, T)> {
+        let slot = self.result_slot();
+        self.enqueue_arg(input, op, (slot, slot + 8), StreamChoice::Own)?;
+        let [value, index] = self.result_slots_to_host()?;
+        // SAFETY: as in `result_to_host`.
+        Ok((index, unsafe { std::ptr::read(&value as *const u64 as *const T) }))
+    }
+
+    /// `op` (`Max` or `Min`) of `input` into `value`, then the first index
+    /// holding that value into `index`: `(value, index)` are device addresses.
+    fn enqueue_arg<T: Element>(
+        &mut self,
+        input: &DeviceSlice<T>,
+        op: Op,
+        (value, index): (u64, u64),
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        if input.is_empty() {
+            return Err(Error::Empty { op });
+        }
+        let address = checked_address(input)?;
+        self.enqueue_production::<T>(address, input.len(), op, value, stream)?;
+        let (kernel, shape) = self.kernels.index_of_launch_for::<T>(input.len())?;
+        let [partials, ticket] = self.workspace(stream.resolve(&self.stream).as_inner())?.addresses();
+        let stream = stream.resolve(&self.stream);
+        let mut params = [address, input.len() as u64, value, partials, ticket, index];
+        // SAFETY: the parameters of an index-of entry point (kernels-gpu/src/abi.rs):
+        // `value` holds the `T` the first launch writes before this one runs
+        // (same stream); the workspace as for every production launch.
+        unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut params)? };
+        Ok(())
     }
 
     /// Enqueues the reduction of `input` with `op` on `stream`, writing the

@@ -406,6 +406,51 @@ impl Backend {
         Ok(first)
     }
 
+    /// argmax (`Op::Max`) or argmin (`Op::Min`) of `data` staged at
+    /// `offset`. On the GPU, `Reducer::argmax`, `argmax_into` and
+    /// `reduce::argmax` (and the `min` forms) must agree bitwise.
+    pub fn arg<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<(u64, T), String> {
+        let text = |e: reduce::Error| e.to_string();
+        match self {
+            Backend::Emulator(e) => {
+                let staged = Staged::new(data, offset);
+                match op {
+                    Op::Max => e.argmax(staged.slice()),
+                    _ => e.argmin(staged.slice()),
+                }
+                .map_err(text)
+            }
+            Backend::Gpu(r) => {
+                let (buffer, range) = staged_on_gpu(data, offset);
+                let slice = buffer.index(range);
+                let (via_reducer, via_free) = match op {
+                    Op::Max => (r.argmax(&slice).map_err(text)?, reduce::argmax(&slice).map_err(text)?),
+                    _ => (r.argmin(&slice).map_err(text)?, reduce::argmin(&slice).map_err(text)?),
+                };
+                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+                let mut index = DeviceBox::new(&u64::poison()).map_err(|e| e.to_string())?;
+                let mut value = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
+                match op {
+                    Op::Max => r.argmax_into(&slice, &mut index, &mut value, &stream),
+                    _ => r.argmin_into(&slice, &mut index, &mut value, &stream),
+                }
+                .map_err(text)?;
+                stream.synchronize().map_err(|e| e.to_string())?;
+                let (mut into_index, mut into_value) = (0u64, T::poison());
+                index.copy_to(&mut into_index).map_err(|e| e.to_string())?;
+                value.copy_to(&mut into_value).map_err(|e| e.to_string())?;
+                let bits = |(i, v): (u64, T)| (i, v.to_bits());
+                if bits(via_reducer) != bits(via_free) || bits(via_reducer) != bits((into_index, into_value)) {
+                    return Err(format!(
+                        "Reducer gave {via_reducer:?}, the free function {via_free:?}, the _into form {:?}",
+                        (into_index, into_value)
+                    ));
+                }
+                Ok(via_reducer)
+            }
+        }
+    }
+
     /// The production dot product of `a` and `b`, staged at their offsets.
     /// On the GPU, `reduce::dot` and `Reducer::dot_into` must agree bitwise.
     pub fn dot<T: TestElement>(&mut self, a: (&[T], usize), b: (&[T], usize)) -> Result<T, String> {
