@@ -4,7 +4,8 @@
 //! product, their NaN-ignoring forms, sum of squares ([`norm_l2`]) or max-abs
 //! of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` (see [`Op`]) — in a single kernel
 //! launch that reads the input once with 16-byte loads; [`dot`] does the same
-//! for the products of two buffers. [`sum_as`], [`reduce_as`] and [`mean`]
+//! for the products of two buffers; [`argmax`] and [`argmin`] return the
+//! index and value of the extreme element. [`sum_as`], [`reduce_as`] and [`mean`]
 //! accumulate in a wider type (`i8`…`i32` in `i64`, `f16`/`bf16` in `f32`,
 //! anything in `f64`), converting each element as it is read. [`Strategy`] switches a [`Reducer`] to the
 //! rungs of the classic reduction ladder (`docs/LADDER.md`). The kernels live in the
