@@ -25,13 +25,65 @@ pub const VECTORS_PER_THREAD: u64 = 4;
 /// Bytes of workspace each block of a launch needs for its partial result.
 pub const PARTIAL_SLOT_BYTES: u64 = 8;
 
+/// The value a segmented launch stores in its `status` word when an offset
+/// is out of order or past the input's end (it is never cleared by a kernel).
+pub const SEGMENTS_INVALID: u32 = 1;
+
+/// How a segmented launch divides its work: its `plan` parameter.
+///
+/// Each segment is cut into `blocks_per_segment` parts, and each part is
+/// reduced by a *team* of `team_threads` consecutive threads of one block:
+/// a group of lanes of a warp for short segments, several warps or a whole
+/// block for longer ones. With more than one part per segment the team is a
+/// whole block, and the grid has exactly one block per part.
+///
+/// The segmented entry points (`segmented_<stem>_<type>`, one per row of
+/// [`for_each_reduce_kernel!`]) take, all as `.u64`:
+///
+/// | parameter  | meaning |
+/// |------------|---------|
+/// | `input`    | device address of element 0 (element-aligned) |
+/// | `len`      | elements at `input` |
+/// | `offsets`  | 0 for the rows of a matrix; else the address of `segments + 1` `u64` offsets, segment `s` being `[offsets[s], offsets[s+1])` |
+/// | `segments` | number of segments (results) |
+/// | `row_len`  | elements per row, when `offsets` is 0 (`segments · row_len == len`) |
+/// | `plan`     | [`SegmentPlan::to_bits`] |
+/// | `partials` | workspace: one 8-byte slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
+/// | `tickets`  | workspace: one `u32` per segment, zero before and after the launch, used when `blocks_per_segment > 1` |
+/// | `status`   | 0, or the address of a `u32` that receives [`SEGMENTS_INVALID`] if an offset is out of order or past `len` |
+/// | `out`      | `segments` results |
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentPlan {
+    /// Threads per team: a power of two that divides the block size.
+    pub team_threads: u32,
+    /// Parts per segment, each a block's work: at least 1; above 1 only when
+    /// `team_threads` is the block size.
+    pub blocks_per_segment: u32,
+}
+
+impl SegmentPlan {
+    /// The plan as the one `.u64` parameter the entry points take.
+    pub const fn to_bits(self) -> u64 {
+        (self.blocks_per_segment as u64) << 32 | self.team_threads as u64
+    }
+
+    /// Inverse of [`SegmentPlan::to_bits`].
+    pub const fn from_bits(bits: u64) -> Self {
+        SegmentPlan {
+            team_threads: bits as u32,
+            blocks_per_segment: (bits >> 32) as u32,
+        }
+    }
+}
+
 /// Calls `$callback! { (HostOp, stem, Map, Operator, [element types]), ... }`
 /// with every reduction the PTX module contains: the host's `Op` variant, the
-/// kernel-name stem (entry points are named `reduce_<stem>_<type>`), the map
+/// kernel-name stem (see below for the entry-point names), the map
 /// applied to each element as it is read, the combining operator, and the
 /// element types it exists for. The kernel crate turns each (row, type) into
-/// an entry point; the host crate into its kernel table and the emulator's
-/// dispatch.
+/// two entry points, `reduce_<stem>_<type>` and the segmented
+/// `segmented_<stem>_<type>` ([`SegmentPlan`] lists its parameters); the
+/// host crate into its kernel table and the emulator's dispatch.
 #[macro_export]
 macro_rules! for_each_reduce_kernel {
     ($callback:ident) => {

@@ -3,12 +3,14 @@
 //! names [`crate::abi`] lists; the SIMT emulator calls the same functions, so
 //! both run exactly this code.
 
+use crate::abi::SegmentPlan;
 use crate::device;
 use crate::element::Element;
 use crate::grid;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Min, Operator, Sum};
+use crate::segment;
 use crate::thread;
 use crate::widen::Widen;
 
@@ -27,6 +29,46 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
 ) {
     let source = thread::Mapped::<M>::new(device::to_global(input as u64));
     grid::reduce::<T, O, _>(source, len, partials, ticket, out)
+}
+
+/// A segmented entry point: one result of `M` then `O` per segment of
+/// `input`, the segments given by `offsets` or, if `offsets` is null, rows of
+/// `row_len` elements; see [`segment::reduce`] and [`crate::abi::SegmentPlan`].
+///
+/// # Safety
+/// The parameters are those [`crate::abi::SegmentPlan`] documents, as
+/// [`segment::reduce`] requires.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+    input: *const T,
+    len: u64,
+    offsets: *const u64,
+    segments: u64,
+    row_len: u64,
+    plan: u64,
+    partials: *mut u64,
+    tickets: *mut u32,
+    status: *mut u32,
+    out: *mut T,
+) {
+    // A null pointer means "none"; it must not go through `to_global`.
+    let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
+    let segments = segment::Segments {
+        offsets: global_or_zero(offsets as u64),
+        row_len,
+        count: segments,
+        len,
+        status: global_or_zero(status as u64),
+    };
+    segment::reduce::<T, M, O>(
+        device::to_global(input as u64),
+        segments,
+        SegmentPlan::from_bits(plan),
+        device::to_global(partials as u64),
+        device::to_global(tickets as u64),
+        device::to_global(out as u64),
+    )
 }
 
 /// A widening entry point: `In` elements, each converted to `A` as it is

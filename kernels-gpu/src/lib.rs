@@ -18,6 +18,8 @@
 //! - [`warp`]: 32 lanes combine through `shfl.sync`;
 //! - [`block`]: warps combine through shared memory;
 //! - [`grid`]: blocks combine in one launch (last block combines the partials);
+//! - [`segment`]: one result per segment (or matrix row), teams of lanes,
+//!   warps or blocks per segment, in one launch;
 //! - [`ladder`]: the seed tutorials' kernels, built from the same layers;
 //! - [`entry`]: the entry points' bodies; the PTX exports one instance per
 //!   operator × element type (and per dot product and ladder rung), generated
@@ -38,6 +40,7 @@ pub mod grid;
 pub mod ladder;
 pub mod map;
 pub mod op;
+pub mod segment;
 pub mod thread;
 pub mod warp;
 pub mod widen;
@@ -70,6 +73,36 @@ mod ptx_exports {
         )*)*};
     }
     for_each_reduce_kernel!(reduce_exports);
+
+    macro_rules! segmented_exports {
+        ($(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
+            const _: () = {
+                use crate::map::*;
+                /// Segmented entry point; see [`entry::segmented`].
+                #[export_name = concat!("segmented_", stringify!($stem), "_", stringify!($t))]
+                pub unsafe extern "ptx-kernel" fn export(
+                    input: *const $t,
+                    len: u64,
+                    offsets: *const u64,
+                    segments: u64,
+                    row_len: u64,
+                    plan: u64,
+                    partials: *mut u64,
+                    tickets: *mut u32,
+                    status: *mut u32,
+                    out: *mut $t,
+                ) {
+                    // SAFETY: the host launches this with the parameters `abi` documents.
+                    unsafe {
+                        entry::segmented::<$t, $map, $op>(
+                            input, len, offsets, segments, row_len, plan, partials, tickets, status, out,
+                        )
+                    }
+                }
+            };
+        )*)*};
+    }
+    for_each_reduce_kernel!(segmented_exports);
 
     macro_rules! widened_exports {
         ($(($input:ident, $input_name:ident, $acc:ident, [$(($host_op:ident, $stem:ident, $op:ident))*])),* $(,)?) => {$($(

@@ -10,14 +10,15 @@
 //! - a *head* of fewer than one vector's worth of elements, up to the first
 //!   16-byte boundary (a sub-slice can start anywhere);
 //! - a *body* of whole 16-byte vectors, read in tiles of
-//!   `block_dim * VECTORS_PER_THREAD` vectors, blocks taking tiles grid-stride,
-//!   each thread issuing all its loads of a tile before its first combine;
-//! - the body's last partial tile, one vector per thread, grid-stride;
+//!   `threads * VECTORS_PER_THREAD` vectors, the workers of a [`Team`] (the
+//!   grid's blocks, or a segment's group of lanes) taking tiles in turn, each
+//!   thread issuing all its loads of a tile before its first combine;
+//! - the body's last partial tile, one vector per thread, team-stride;
 //! - a *tail* of fewer than one vector's worth of elements.
 //!
 //! No element outside `[0, len)` is ever read; threads with nothing to read
 //! contribute the identity. Which thread reads which element depends only on
-//! `len`, the input's alignment and the launch shape, so results are
+//! `len`, the input's alignment and the team's shape, so results are
 //! deterministic for a given input and launch.
 
 use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
@@ -291,30 +292,56 @@ impl<T: Element> Source<T> for Product {
     }
 }
 
-/// This thread's fold of its share of the `len` elements of `source`.
+/// The threads that share one input: `workers` workers of `threads` threads
+/// each, this thread being thread `thread` of worker `worker`. A worker is a
+/// block for a whole-grid reduction, or a group of lanes (or a block, or one
+/// of several blocks) for one segment of a segmented reduction.
+#[derive(Clone, Copy)]
+pub struct Team {
+    pub worker: u64,
+    pub workers: u64,
+    pub threads: u64,
+    pub thread: u64,
+}
+
+impl Team {
+    /// The whole grid, a block being a worker.
+    #[inline(always)]
+    pub fn grid() -> Self {
+        Team {
+            worker: block_idx_x() as u64,
+            workers: grid_dim_x() as u64,
+            threads: block_dim_x() as u64,
+            thread: thread_idx_x() as u64,
+        }
+    }
+}
+
+/// This thread's fold of its share of the `len` elements of `source`, read
+/// by the threads of `team`.
 ///
 /// # Safety
 /// `source` reads `len` readable, element-aligned `T`s from every array, none
 /// written during the kernel.
 #[inline(always)]
-pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(source: S, len: u64) -> T {
+pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(source: S, len: u64, team: Team) -> T {
     let lanes = S::LANES;
     // Of the input, which may be narrower than `T`.
     let element_bytes = VECTOR_BYTES / lanes;
 
-    let block_threads = block_dim_x() as u64;
-    let grid_threads = block_threads * grid_dim_x() as u64;
-    let thread_in_grid = block_idx_x() as u64 * block_threads + thread_idx_x() as u64;
+    let worker_threads = team.threads;
+    let team_threads = worker_threads * team.workers;
+    let thread_in_team = team.worker * worker_threads + team.thread;
 
     let mut acc = O::identity();
 
     let Some(misalignment) = source.common_misalignment() else {
         // Arrays at different offsets within 16 bytes share no vector
-        // alignment: read element by element, grid-stride.
-        let mut index = thread_in_grid;
+        // alignment: read element by element, team-stride.
+        let mut index = thread_in_team;
         while index < len {
             acc = O::combine(acc, source.element(index));
-            index += grid_threads;
+            index += team_threads;
         }
         return acc;
     };
@@ -324,16 +351,16 @@ pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
     let tail_start = head + vectors * lanes;
     let tail = len - tail_start;
 
-    let tile_vectors = block_threads * VECTORS_PER_THREAD;
+    let tile_vectors = worker_threads * VECTORS_PER_THREAD;
     // `checked_div` keeps a panic path (and an unresolved extern) out of the PTX.
     let full_tiles = vectors.checked_div(tile_vectors).unwrap_or(0);
-    let mut tile = block_idx_x() as u64;
+    let mut tile = team.worker;
     while tile < full_tiles {
-        let first = tile * tile_vectors + thread_idx_x() as u64;
+        let first = tile * tile_vectors + team.thread;
         let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
         let mut k = 0;
         while k < VECTORS_PER_THREAD as usize {
-            loaded[k] = source.vector(head + (first + k as u64 * block_threads) * lanes);
+            loaded[k] = source.vector(head + (first + k as u64 * worker_threads) * lanes);
             k += 1;
         }
         let mut k = 0;
@@ -341,19 +368,22 @@ pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
             acc = S::fold::<O>(acc, loaded[k]);
             k += 1;
         }
-        tile += grid_dim_x() as u64;
+        tile += team.workers;
     }
 
-    let mut vector = full_tiles * tile_vectors + thread_in_grid;
+    let mut vector = full_tiles * tile_vectors + thread_in_team;
     while vector < vectors {
         acc = S::fold::<O>(acc, source.vector(head + vector * lanes));
-        vector += grid_threads;
+        vector += team_threads;
     }
 
-    if thread_in_grid < head {
-        acc = O::combine(acc, source.element(thread_in_grid));
-    } else if thread_in_grid - head < tail {
-        acc = O::combine(acc, source.element(tail_start + (thread_in_grid - head)));
+    // Head and tail, fewer than a vector's worth each: one element per thread
+    // (teams smaller than that, a segment's few lanes, take turns).
+    let mut index = thread_in_team;
+    while index < head + tail {
+        let element = if index < head { index } else { tail_start + (index - head) };
+        acc = O::combine(acc, source.element(element));
+        index += team_threads;
     }
     acc
 }

@@ -30,8 +30,21 @@ pub unsafe fn shuffle_xor<T: Element>(value: T, lane_mask: u32) -> T {
 /// All 32 lanes of the warp must call it together.
 #[inline(always)]
 pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
+    reduce_groups::<T, O>(value, 32)
+}
+
+/// Reduces one value per lane over each aligned group of `lanes` lanes (lanes
+/// `[k·lanes, (k+1)·lanes)`), `lanes` a power of two from 1 to 32.
+///
+/// The result is valid in the first lane of each group. The combine tree is
+/// fixed, so the result is deterministic.
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together, with the same `lanes`.
+#[inline(always)]
+pub unsafe fn reduce_groups<T: Element, O: Operator<T>>(value: T, lanes: u32) -> T {
     let mut value = value;
-    let mut lane_mask = 16;
+    let mut lane_mask = lanes / 2;
     while lane_mask > 0 {
         value = O::combine(value, shuffle_xor(value, lane_mask));
         lane_mask >>= 1;

@@ -47,10 +47,12 @@
 
 use crate::element::{Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
-use crate::kernels::{self, LaunchShape};
+use crate::abi::SEGMENTS_INVALID;
+use crate::kernels::{self, LaunchShape, SegmentedShape};
 use crate::op::Op;
 use crate::policy::Policy;
 use crate::reducer::{check_ladder, check_ladder_type};
+use crate::segmented;
 use crate::strategy::{DotKernel, LadderPlan, Rung, Strategy};
 use kernels_gpu::element::Element as KernelElement;
 use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
@@ -83,6 +85,7 @@ type ReduceKernel<T> = unsafe fn(*const T, u64, *mut u64, *mut u32, *mut T);
 type DotKernelFn<T> = unsafe fn(*const T, *const T, u64, *mut u64, *mut u32, *mut T);
 type IndexOfKernel<T> = unsafe fn(*const T, u64, *const T, *mut u64, *mut u32, *mut u64);
 type LadderKernel<T> = unsafe fn(*const T, u64, *mut T);
+type SegmentedKernel<T> = unsafe fn(*const T, u64, *const u64, u64, u64, u64, *mut u64, *mut u32, *mut u32, *mut T);
 /// Seed 004's dot kernels over addresses `(a, b, len, out)`, for `i32` or `f32`.
 type SeedDotKernel = unsafe fn(u64, u64, u64, u64);
 
@@ -244,6 +247,129 @@ impl Emulator {
             },
         )?;
         Ok((index, value))
+    }
+
+    /// One result of `op` per segment of `values`, as
+    /// [`Reducer::segmented_reduce`](crate::Reducer::segmented_reduce) (the
+    /// same kernel, launch shape and offset check; see [`crate::segmented`]).
+    ///
+    /// Errors: [`Error::InvalidSegments`], [`Error::UnsupportedOp`],
+    /// [`Error::EmulatedFault`].
+    pub fn segmented_reduce<T: Element>(&mut self, values: &[T], offsets: &[u64], op: Op) -> Result<Vec<T>> {
+        let segments = segmented::segment_count(offsets.len())?;
+        let (out, status) = self.run_segmented(values, Some(offsets), segments, 0, op)?;
+        if status == SEGMENTS_INVALID {
+            return Err(segmented::invalid_offsets(offsets, values.len()));
+        }
+        Ok(out)
+    }
+
+    /// One result of `op` per row of the row-major `rows × row_len` matrix,
+    /// as [`Reducer::reduce_rows`](crate::Reducer::reduce_rows).
+    ///
+    /// Errors: [`Error::InvalidSegments`], [`Error::UnsupportedOp`],
+    /// [`Error::EmulatedFault`].
+    pub fn reduce_rows<T: Element>(&mut self, matrix: &[T], rows: usize, row_len: usize, op: Op) -> Result<Vec<T>> {
+        segmented::check_rows(matrix.len(), rows, row_len)?;
+        Ok(self.run_segmented(matrix, None, rows, row_len, op)?.0)
+    }
+
+    /// The launch a segmented reduction of `len` elements of `T` in
+    /// `segments` segments uses on this emulator.
+    pub fn segmented_launch_shape<T: Element>(&self, segments: usize, len: usize) -> SegmentedShape {
+        kernels::segmented_shape(self.policy, segments, len, size_of::<T>(), self.max_grid)
+    }
+
+    /// One segmented launch: `segments` segments given by `offsets` or, if
+    /// none, rows of `row_len`; fresh poisoned partials and results, zeroed
+    /// tickets and status word. Returns the results and the status word, and
+    /// checks that the kernel left every ticket at zero.
+    fn run_segmented<T: Element>(
+        &mut self,
+        values: &[T],
+        offsets: Option<&[u64]>,
+        segments: usize,
+        row_len: usize,
+        op: Op,
+    ) -> Result<(Vec<T>, u32)> {
+        let name = kernels::segmented_kernel_name(op, T::TYPE)?;
+        let kernel = segmented_kernel::<T::Kernel>(op);
+        if segments == 0 {
+            return Ok((Vec::new(), 0));
+        }
+        let shape = self.segmented_launch_shape::<T>(segments, values.len());
+        let mut partials = vec![POISON_WORD; shape.launch.blocks as usize];
+        let mut tickets = vec![0u32; segments];
+        let mut status = [0u32];
+        let mut out = vec![POISON_WORD; (segments * size_of::<T>()).div_ceil(8)];
+        let mut buffers = vec![
+            slice_buffer("input", values),
+            Buffer {
+                name: "partials",
+                address: partials.as_mut_ptr() as u64,
+                bytes: 8 * partials.len() as u64,
+                writable: true,
+            },
+            Buffer {
+                name: "tickets",
+                address: tickets.as_mut_ptr() as u64,
+                bytes: 4 * tickets.len() as u64,
+                writable: true,
+            },
+            Buffer {
+                name: "status",
+                address: status.as_mut_ptr() as u64,
+                bytes: 4,
+                writable: true,
+            },
+            Buffer {
+                name: "out",
+                address: out.as_mut_ptr() as u64,
+                bytes: (segments * size_of::<T>()) as u64,
+                writable: true,
+            },
+        ];
+        buffers.extend(offsets.map(|offsets| slice_buffer("offsets", offsets)));
+        let offsets_address = offsets.map_or(0, |offsets| offsets.as_ptr() as u64);
+        let addresses = [
+            values.as_ptr() as u64,
+            partials.as_mut_ptr() as u64,
+            tickets.as_mut_ptr() as u64,
+            status.as_mut_ptr() as u64,
+            out.as_mut_ptr() as u64,
+        ];
+        let len = values.len() as u64;
+        let plan = shape.plan().to_bits();
+        let launch = shape.launch;
+        self.launch(name, launch.blocks, launch.threads_per_block, 0, &buffers, &move || {
+            let [input, partials, tickets, status, out] = addresses;
+            // SAFETY: the parameters of a segmented entry point, over the
+            // buffers registered with the launch; `T::Kernel` is `T`.
+            unsafe {
+                kernel(
+                    input as *const _,
+                    len,
+                    offsets_address as *const u64,
+                    segments as u64,
+                    row_len as u64,
+                    plan,
+                    partials as *mut u64,
+                    tickets as *mut u32,
+                    status as *mut u32,
+                    out as *mut _,
+                )
+            }
+        })?;
+        if let Some(segment) = tickets.iter().position(|&t| t != 0) {
+            return Err(self.contract_fault(
+                name,
+                format!("the launch left segment {segment}'s ticket at {}, not 0", tickets[segment]),
+            ));
+        }
+        // SAFETY: `out` holds `segments` `T`s (plain data of at most 8 bytes,
+        // 8-byte aligned storage), each written by the kernel or still poison.
+        let results = unsafe { std::slice::from_raw_parts(out.as_ptr() as *const T, segments) }.to_vec();
+        Ok((results, status[0]))
     }
 
     /// Runs `f` with the strategy set to `strategy`, then restores it.
@@ -521,6 +647,16 @@ macro_rules! production_kernel_table {
             use kernels_gpu::op::*;
             match op {
                 $(Op::$op => entry::reduce::<T, $map, $operator>,)*
+            }
+        }
+
+        /// The segmented entry point for `op` over `T` (callers check first,
+        /// with `segmented_kernel_name`, that the op exists for the type).
+        fn segmented_kernel<T: KernelElement>(op: Op) -> SegmentedKernel<T> {
+            use kernels_gpu::map::*;
+            use kernels_gpu::op::*;
+            match op {
+                $(Op::$op => entry::segmented::<T, $map, $operator>,)*
             }
         }
     };

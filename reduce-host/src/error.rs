@@ -76,6 +76,10 @@ pub enum Error {
         /// The accumulator type.
         accumulator: crate::ElementType,
     },
+    /// Segment offsets, a matrix shape or an output that do not fit a
+    /// segmented or row-wise reduction ([`crate::segmented`]).
+    #[error("invalid segmented reduction: {0}")]
+    InvalidSegments(String),
     /// A [`Policy`](crate::Policy) that cannot be launched.
     #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),

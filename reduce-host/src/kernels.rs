@@ -1,6 +1,6 @@
 //! The embedded PTX, the table of kernels in it, and loading them for a device.
 
-use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
+use crate::abi::{SegmentPlan, VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::element::{Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::launch::KernelHandle;
@@ -14,12 +14,13 @@ use std::mem::size_of;
 /// `(compute capability × 10, PTX)`, newest first; written by `build.rs`.
 const PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/ptx_table.rs"));
 
-/// One entry point of the PTX module.
+/// One reduction of the PTX module: its whole-input and segmented entry points.
 #[derive(Clone, Copy, Debug)]
 struct KernelEntry {
     op: Op,
     element: ElementType,
     name: &'static str,
+    segmented_name: &'static str,
 }
 
 macro_rules! kernel_table {
@@ -30,6 +31,7 @@ macro_rules! kernel_table {
                 op: Op::$op,
                 element: <$t as Element>::TYPE,
                 name: concat!("reduce_", stringify!($stem), "_", stringify!($t)),
+                segmented_name: concat!("segmented_", stringify!($stem), "_", stringify!($t)),
             },
         )*)*];
     };
@@ -122,6 +124,8 @@ pub(crate) struct Kernels {
     loaded_widened: Vec<(KernelHandle, u32)>,
     /// The same for each entry of `INDEX_OF_KERNELS`.
     loaded_index_of: Vec<(KernelHandle, u32)>,
+    /// The same for the segmented entry point of each entry of `KERNELS`.
+    loaded_segmented: Vec<(KernelHandle, u32)>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
     policy: Policy,
@@ -176,11 +180,16 @@ impl Kernels {
             .iter()
             .map(|(_, name)| load(name))
             .collect::<Result<Vec<_>>>()?;
+        let loaded_segmented = KERNELS
+            .iter()
+            .map(|entry| load(entry.segmented_name))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Kernels {
             loaded,
             loaded_dots,
             loaded_widened,
             loaded_index_of,
+            loaded_segmented,
             module,
             policy,
         })
@@ -194,6 +203,7 @@ impl Kernels {
             .chain(&self.loaded_dots)
             .chain(&self.loaded_widened)
             .chain(&self.loaded_index_of)
+            .chain(&self.loaded_segmented)
             .map(|&(_, cap)| cap)
             .max()
             .unwrap_or(1)
@@ -208,12 +218,22 @@ impl Kernels {
     /// The kernel and launch shape for reducing `len` elements of `T` with `op`;
     /// [`Error::UnsupportedOp`] where the op is not defined for `T`.
     pub(crate) fn launch_for<T: Element>(&self, op: Op, len: usize) -> Result<(KernelHandle, LaunchShape)> {
-        let index = KERNELS
-            .iter()
-            .position(|k| k.op == op && k.element == T::TYPE)
-            .ok_or(Error::UnsupportedOp { op, element: T::TYPE })?;
-        let (kernel, grid_cap) = self.loaded[index];
+        let (kernel, grid_cap) = self.loaded[kernel_index(op, T::TYPE)?];
         Ok((kernel, production_shape(self.policy, len, T::TYPE.size(), grid_cap)))
+    }
+
+    /// The segmented kernel and launch shape for reducing `len` elements of
+    /// `T` in `segments` segments with `op`; [`Error::UnsupportedOp`] where
+    /// the op is not defined for `T`.
+    pub(crate) fn segmented_launch_for<T: Element>(
+        &self,
+        op: Op,
+        segments: usize,
+        len: usize,
+    ) -> Result<(KernelHandle, SegmentedShape)> {
+        let index = kernel_index(op, T::TYPE)?;
+        let (kernel, grid_cap) = self.loaded_segmented[index];
+        Ok((kernel, segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap)))
     }
 
     /// The widening kernel and launch shape for reducing `len` elements of
@@ -263,14 +283,93 @@ pub(crate) fn production_shape(policy: Policy, len: usize, element_bytes: usize,
     }
 }
 
+/// How a segmented reduction is launched: how many threads reduce each
+/// segment, and the grid. See [`crate::Reducer::segmented_launch_shape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentedShape {
+    /// Threads that reduce one segment (or one part of it): 1 to 32 lanes of
+    /// a warp, several warps, or a whole block; always a power of two.
+    pub team_threads: u32,
+    /// Blocks that share one segment, each reducing a part of it: above 1
+    /// only for few segments, each longer than one block's tile.
+    pub blocks_per_segment: u32,
+    /// The grid and block size.
+    pub launch: LaunchShape,
+}
+
+impl SegmentedShape {
+    /// The plan parameter of the segmented entry points.
+    pub(crate) fn plan(self) -> SegmentPlan {
+        SegmentPlan {
+            team_threads: self.team_threads,
+            blocks_per_segment: self.blocks_per_segment,
+        }
+    }
+}
+
+/// The segmented kernels' launch shape for `len` elements of `element_bytes`
+/// each, in `segments` segments (see [`SegmentedShape`]). It depends only on
+/// the segment count, the length, the element size and the device, so the
+/// combine order of every segment is the same on every run.
+///
+/// A team gets the largest power of two of threads that still gives each
+/// thread at least one full tile (`VECTORS_PER_THREAD` 16-byte loads issued
+/// together) of an average segment, at least 1 and at most the largest power
+/// of two dividing the block. Teams of a whole block split each segment over
+/// several blocks when there are fewer segments than the grid holds blocks,
+/// so that a few long rows still fill the GPU; the grid then has one block
+/// per part, at most `grid_cap`.
+pub(crate) fn segmented_shape(policy: Policy, segments: usize, len: usize, element_bytes: usize, grid_cap: u32) -> SegmentedShape {
+    let block = policy.block_threads();
+    let segments = segments.max(1) as u64;
+    let tile_elements = VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
+    let average = (len as u64).div_ceil(segments);
+    let threads_with_full_tiles = (average / tile_elements).max(1);
+    // The largest power of two not above it.
+    let wanted = 1u64 << threads_with_full_tiles.ilog2();
+    let largest_team = 1u64 << block.trailing_zeros();
+    let team_threads = wanted.min(largest_team) as u32;
+
+    let parts_wanted = average.div_ceil(block as u64 * tile_elements);
+    let blocks_per_segment = if team_threads == block && parts_wanted > 1 {
+        parts_wanted.min(grid_cap as u64 / segments).max(1) as u32
+    } else {
+        1
+    };
+    let blocks = if blocks_per_segment > 1 {
+        segments * blocks_per_segment as u64
+    } else {
+        let teams_per_block = (block / team_threads) as u64;
+        segments.div_ceil(teams_per_block).min(grid_cap as u64)
+    };
+    SegmentedShape {
+        team_threads,
+        blocks_per_segment,
+        launch: LaunchShape {
+            blocks: blocks as u32,
+            threads_per_block: block,
+        },
+    }
+}
+
+/// The index in `KERNELS` of the reduction `op` over `element`;
+/// [`Error::UnsupportedOp`] where the op is not defined for it.
+fn kernel_index(op: Op, element: ElementType) -> Result<usize> {
+    KERNELS
+        .iter()
+        .position(|k| k.op == op && k.element == element)
+        .ok_or(Error::UnsupportedOp { op, element })
+}
+
 /// The name of the production kernel for `op` over `element` (from
 /// `KERNELS`); [`Error::UnsupportedOp`] where the op is not defined for it.
 pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> Result<&'static str> {
-    KERNELS
-        .iter()
-        .find(|k| k.op == op && k.element == element)
-        .map(|k| k.name)
-        .ok_or(Error::UnsupportedOp { op, element })
+    Ok(KERNELS[kernel_index(op, element)?].name)
+}
+
+/// The name of the segmented kernel for `op` over `element`.
+pub(crate) fn segmented_kernel_name(op: Op, element: ElementType) -> Result<&'static str> {
+    Ok(KERNELS[kernel_index(op, element)?].segmented_name)
 }
 
 /// The index in `WIDENED_KERNELS` of the kernel reducing `In` into `A` with
@@ -347,9 +446,35 @@ mod tests {
         assert_in_every_ptx(
             KERNELS
                 .iter()
-                .map(|k| k.name)
-                .chain(DOT_KERNELS.iter().map(|(_, name)| *name)),
+                .flat_map(|k| [k.name, k.segmented_name])
+                .chain(DOT_KERNELS.iter().map(|(_, name)| *name))
+                .chain(INDEX_OF_KERNELS.iter().map(|(_, name)| *name))
+                .chain(WIDENED_KERNELS.iter().map(|k| k.name)),
         );
+    }
+
+    fn shape(segments: usize, len: usize, element_bytes: usize) -> (u32, u32, u32) {
+        let policy = Policy::new(512).unwrap();
+        let s = segmented_shape(policy, segments, len, element_bytes, 264);
+        (s.team_threads, s.blocks_per_segment, s.launch.blocks)
+    }
+
+    #[test]
+    fn segmented_shape_adapts_to_segment_length() {
+        // f32: a tile is 16 elements per thread.
+        assert_eq!(shape(1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each");
+        assert_eq!(shape(1 << 16, 1 << 24, 4), (16, 1, 264), "256-element rows: 16 lanes each");
+        assert_eq!(shape(1 << 14, 1 << 24, 4), (64, 1, 264), "1024-element rows: two warps each");
+        assert_eq!(shape(1 << 10, 1 << 26, 4), (512, 1, 264), "2^16-element rows: a block each");
+        assert_eq!(shape(4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each");
+        assert_eq!(shape(1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid");
+        assert_eq!(shape(3, 3, 4), (1, 1, 1), "tiny: one block");
+        assert_eq!(shape(5, 0, 8), (1, 1, 1), "all empty");
+        // f64: 8 elements per thread tile.
+        assert_eq!(shape(1 << 10, 1 << 20, 8), (128, 1, 256), "1024-element f64 rows: four warps each");
+        // A block size that is not a power of two: teams stop at 32, never split.
+        let odd = segmented_shape(Policy::new(96).unwrap(), 2, 1 << 24, 4, 100);
+        assert_eq!((odd.team_threads, odd.blocks_per_segment, odd.launch.blocks), (32, 1, 1));
     }
 
     #[test]

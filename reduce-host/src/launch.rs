@@ -21,8 +21,8 @@ pub(crate) struct KernelHandle(pub(crate) CUfunction);
 unsafe impl Send for KernelHandle {}
 unsafe impl Sync for KernelHandle {}
 
-/// Most parameters any entry point has (the dot products have six).
-const MAX_PARAMS: usize = 8;
+/// Most parameters any entry point has (the segmented ones have ten).
+const MAX_PARAMS: usize = 10;
 
 /// Launches `kernel` on `stream` with a 1-D grid, `shared_bytes` of dynamic
 /// shared memory, and `params` as its parameters in order. Every parameter

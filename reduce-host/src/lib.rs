@@ -106,6 +106,7 @@ pub mod multi;
 pub mod op;
 pub mod policy;
 pub mod reducer;
+pub mod segmented;
 #[macro_use]
 pub mod strategy;
 
@@ -113,13 +114,13 @@ pub use element::{Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 /// The `half` crate, in the version whose `f16`/`bf16` `cust` can copy to the GPU.
 pub use half;
-pub use kernels::LaunchShape;
+pub use kernels::{LaunchShape, SegmentedShape};
 pub use op::Op;
 pub use policy::Policy;
 pub use reducer::Reducer;
 pub use strategy::{DotKernel, Rung, Strategy};
 
-use cust::memory::DeviceSlice;
+use cust::memory::{DeviceBuffer, DeviceSlice};
 use std::cell::RefCell;
 
 /// The common imports: `use reduce::prelude::*;`.
@@ -242,6 +243,44 @@ pub fn argmax<T: Element>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
 /// The index and value of the smallest element of `input` (as [`argmax`]).
 pub fn argmin<T: Element>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
     with_thread_reducer(|r| r.argmin(input))
+}
+
+/// One result of `op` per segment of `values`, segment `s` being
+/// `values[offsets[s]..offsets[s + 1]]`, in a new buffer (see
+/// [`segmented`] for the rules: empty segments give the identity; offsets
+/// that decrease or pass the end are [`Error::InvalidSegments`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let values = DeviceBuffer::from_slice(&[4u32, 1, 7, 3, 9])?;
+/// let offsets = DeviceBuffer::from_slice(&[0u64, 3, 5])?;
+/// assert_eq!(reduce::segmented_reduce(&values, &offsets, reduce::Op::Min)?.as_host_vec()?, [1, 3]);
+/// # Ok(()) }
+/// ```
+pub fn segmented_reduce<T: Element>(
+    values: &DeviceSlice<T>,
+    offsets: &DeviceSlice<u64>,
+    op: Op,
+) -> Result<DeviceBuffer<T>> {
+    with_thread_reducer(|r| r.segmented_reduce(values, offsets, op))
+}
+
+/// One result of `op` per row of the row-major `rows × row_len` matrix
+/// `matrix`, in a new buffer ([`Error::InvalidSegments`] if the shape does
+/// not match `matrix.len()`; see [`segmented`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let matrix = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// assert_eq!(reduce::reduce_rows(&matrix, 3, 2, reduce::Op::Sum)?.as_host_vec()?, [3.0, 7.0, 11.0]);
+/// # Ok(()) }
+/// ```
+pub fn reduce_rows<T: Element>(matrix: &DeviceSlice<T>, rows: usize, row_len: usize, op: Op) -> Result<DeviceBuffer<T>> {
+    with_thread_reducer(|r| r.reduce_rows(matrix, rows, row_len, op))
 }
 
 /// The Euclidean (L2) norm `√Σx²` of a float input: 0 if empty, NaN if any

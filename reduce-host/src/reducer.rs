@@ -45,8 +45,8 @@ use cust::stream::{Stream, StreamFlags};
 /// ```
 #[derive(Debug)]
 pub struct Reducer {
-    kernels: Kernels,
-    stream: Stream,
+    pub(crate) kernels: Kernels,
+    pub(crate) stream: Stream,
     /// One per stream launched on, found by the stream's handle.
     workspaces: Vec<Workspace>,
     /// Device-side result of [`Reducer::reduce`] (8 bytes hold any element),
@@ -59,13 +59,16 @@ pub struct Reducer {
 
 /// What one stream's launches write besides their result.
 #[derive(Debug)]
-struct Workspace {
+pub(crate) struct Workspace {
     /// The stream's handle.
     stream: usize,
     /// The production kernels' per-block partials: one slot per block of the largest grid.
     partials: DeviceBuffer<u64>,
     /// The production kernels' ticket: zero between launches.
     ticket: DeviceBuffer<u32>,
+    /// The segmented kernels' tickets, one per segment split over several
+    /// blocks (at most one per block of the largest grid): zero between launches.
+    segment_tickets: DeviceBuffer<u32>,
     /// The ladder's per-block results; grown on demand, never shrunk.
     ladder_scratch: Option<DeviceBuffer<u64>>,
 }
@@ -111,7 +114,7 @@ impl Reducer {
     }
 
     /// The workspace of the stream with handle `stream`, allocated on first use.
-    fn workspace(&mut self, stream: cust::sys::CUstream) -> Result<&mut Workspace> {
+    pub(crate) fn workspace(&mut self, stream: cust::sys::CUstream) -> Result<&mut Workspace> {
         let key = stream as usize;
         let index = match self.workspaces.iter().position(|w| w.stream == key) {
             Some(index) => index,
@@ -119,8 +122,9 @@ impl Reducer {
                 self.workspaces.push(Workspace {
                     stream: key,
                     partials: DeviceBuffer::zeroed(self.kernels.max_grid() as usize)?,
-                    // Zero once: every launch leaves the ticket at zero again.
+                    // Zero once: every launch leaves the tickets at zero again.
                     ticket: DeviceBuffer::zeroed(1)?,
+                    segment_tickets: DeviceBuffer::zeroed(self.kernels.max_grid() as usize)?,
                     ladder_scratch: None,
                 });
                 self.workspaces.len() - 1
@@ -173,7 +177,7 @@ impl Reducer {
     }
 
     /// Both result slots, after the work on the reducer's own stream.
-    fn result_slots_to_host(&mut self) -> Result<[u64; 2]> {
+    pub(crate) fn result_slots_to_host(&mut self) -> Result<[u64; 2]> {
         // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
         unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
         self.stream.synchronize()?;
@@ -591,17 +595,25 @@ impl Workspace {
             self.ticket.as_device_ptr().as_raw(),
         ]
     }
+
+    /// Device addresses of the segmented kernels' part: partials, tickets.
+    pub(crate) fn segment_addresses(&self) -> [u64; 2] {
+        [
+            self.partials.as_device_ptr().as_raw(),
+            self.segment_tickets.as_device_ptr().as_raw(),
+        ]
+    }
 }
 
 /// The reducer's own stream, or a caller's.
 #[derive(Clone, Copy)]
-enum StreamChoice<'a> {
+pub(crate) enum StreamChoice<'a> {
     Own,
     Given(&'a Stream),
 }
 
 impl<'a> StreamChoice<'a> {
-    fn resolve(self, own: &'a Stream) -> &'a Stream {
+    pub(crate) fn resolve(self, own: &'a Stream) -> &'a Stream {
         match self {
             StreamChoice::Own => own,
             StreamChoice::Given(stream) => stream,
@@ -610,7 +622,7 @@ impl<'a> StreamChoice<'a> {
 }
 
 /// The slice's address, checked to be a multiple of the element size.
-fn checked_address<T: DeviceCopy>(slice: &DeviceSlice<T>) -> Result<u64> {
+pub(crate) fn checked_address<T: DeviceCopy>(slice: &DeviceSlice<T>) -> Result<u64> {
     let address = slice.as_device_ptr().as_raw();
     if !address.is_multiple_of(std::mem::size_of::<T>() as u64) {
         return Err(Error::MisalignedInput {

@@ -65,6 +65,10 @@ pub trait TestElement: Element + Default {
     /// f64 would not underflow where the element type does).
     fn special(rng: &mut StdRng, op: Op) -> Self;
     fn poison() -> Self;
+    /// `op`'s identity: what an empty segment reduces to (0, 1, the lowest
+    /// value for max, the highest for min, NaN for the NaN-ignoring max and
+    /// min of floats).
+    fn identity(op: Op) -> Self;
     fn to_bits(self) -> u64;
     fn is_nan(self) -> bool;
     /// `x * x` in the type, as the kernels compute it (integers wrap).
@@ -109,6 +113,14 @@ macro_rules! integer_test_element {
                 [<$t>::MIN, <$t>::MAX, 0, 1][rng.gen_range(0..4)]
             }
             fn poison() -> Self { 0xA5A5_A5A5_A5A5_A5A5u64 as $t }
+            fn identity(op: Op) -> Self {
+                match op {
+                    Op::Product => 1,
+                    Op::Max | Op::NanMax | Op::MaxAbs => <$t>::MIN,
+                    Op::Min | Op::NanMin => <$t>::MAX,
+                    _ => 0,
+                }
+            }
             fn to_bits(self) -> u64 { self as u64 }
             fn is_nan(self) -> bool { false }
             fn square(self) -> Self { self.wrapping_mul(self) }
@@ -161,6 +173,16 @@ macro_rules! float_test_element {
                 specials[rng.gen_range(0..count)]
             }
             fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
+            fn identity(op: Op) -> Self {
+                match op {
+                    Op::Product => 1.0,
+                    Op::Max | Op::MaxAbs => <$t>::NEG_INFINITY,
+                    Op::Min => <$t>::INFINITY,
+                    // No non-NaN element, as in an all-NaN input.
+                    Op::NanMax | Op::NanMin => <$t>::NAN,
+                    _ => 0.0,
+                }
+            }
             fn to_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
             fn is_nan(self) -> bool { <$t>::is_nan(self) }
             fn square(self) -> Self { self * self }
@@ -451,6 +473,98 @@ impl Backend {
         }
     }
 
+    /// One result of `op` per segment of `values` (staged at `offset`), the
+    /// segments given by `offsets` (relative to the staged slice). The outer
+    /// `Err` is a test failure; the inner result is the library's answer.
+    /// On the emulator it runs twice, in two block orders; on the GPU through
+    /// `Reducer::segmented_reduce`, `reduce::segmented_reduce` and (if those
+    /// succeed) `segmented_reduce_into` into a poisoned output on another
+    /// stream. Every run must agree bitwise with the first, or fail alike.
+    pub fn segmented<T: TestElement>(
+        &mut self,
+        values: &[T],
+        offset: usize,
+        offsets: &[u64],
+        op: Op,
+    ) -> Result<Result<Vec<T>, reduce::Error>, String> {
+        self.segmented_or_rows(values, offset, Segmentation::Offsets(offsets), op)
+    }
+
+    /// One result of `op` per row of the `rows × row_len` matrix `matrix`
+    /// (staged at `offset`), checked across forms as [`Backend::segmented`].
+    pub fn rows<T: TestElement>(
+        &mut self,
+        matrix: &[T],
+        offset: usize,
+        (rows, row_len): (usize, usize),
+        op: Op,
+    ) -> Result<Result<Vec<T>, reduce::Error>, String> {
+        self.segmented_or_rows(matrix, offset, Segmentation::Rows(rows, row_len), op)
+    }
+
+    fn segmented_or_rows<T: TestElement>(
+        &mut self,
+        values: &[T],
+        offset: usize,
+        segmentation: Segmentation<'_>,
+        op: Op,
+    ) -> Result<Result<Vec<T>, reduce::Error>, String> {
+        let text = |e: reduce::Error| e.to_string();
+        let agree = |what: &str, first: &Result<Vec<T>, reduce::Error>, other: Result<Vec<T>, reduce::Error>| {
+            let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            match (first, &other) {
+                (Ok(a), Ok(b)) if bits(a) == bits(b) => Ok(()),
+                (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+                _ => Err(format!("{what} disagree: {first:?} and {other:?}")),
+            }
+        };
+        match self {
+            Backend::Emulator(e) => {
+                let staged = Staged::new(values, offset);
+                let mut run = || match segmentation {
+                    Segmentation::Offsets(offsets) => e.segmented_reduce(staged.slice(), offsets, op),
+                    Segmentation::Rows(rows, row_len) => e.reduce_rows(staged.slice(), rows, row_len, op),
+                };
+                let first = run();
+                agree("two block orders", &first, run())?;
+                Ok(first)
+            }
+            Backend::Gpu(r) => {
+                let (buffer, range) = staged_on_gpu(values, offset);
+                let slice = buffer.index(range);
+                let segments = match segmentation {
+                    Segmentation::Offsets(offsets) => GpuSegments::Offsets(DeviceBuffer::from_slice(offsets).map_err(|e| e.to_string())?),
+                    Segmentation::Rows(rows, row_len) => GpuSegments::Rows(rows, row_len),
+                };
+                let (first, free) = match &segments {
+                    GpuSegments::Offsets(offsets) => (
+                        r.segmented_reduce(&slice, offsets, op),
+                        reduce::segmented_reduce(&slice, offsets, op),
+                    ),
+                    GpuSegments::Rows(rows, row_len) => (
+                        r.reduce_rows(&slice, *rows, *row_len, op),
+                        reduce::reduce_rows(&slice, *rows, *row_len, op),
+                    ),
+                };
+                let to_host = |b: Result<DeviceBuffer<T>, reduce::Error>| b.and_then(|b| Ok(b.as_host_vec()?));
+                let first = to_host(first);
+                agree("Reducer and free function", &first, to_host(free))?;
+                let Ok(results) = &first else { return Ok(first) };
+
+                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+                let mut out = DeviceBuffer::from_slice(&vec![T::poison(); results.len()]).map_err(|e| e.to_string())?;
+                match &segments {
+                    GpuSegments::Offsets(offsets) => r.segmented_reduce_into(&slice, offsets, op, &mut out, &stream),
+                    GpuSegments::Rows(rows, row_len) => r.reduce_rows_into(&slice, *rows, *row_len, op, &mut out, &stream),
+                }
+                .map_err(text)?;
+                stream.synchronize().map_err(|e| e.to_string())?;
+                agree("Reducer and _into form", &first, Ok(out.as_host_vec().map_err(|e| e.to_string())?))?;
+                Ok(first)
+            }
+        }
+    }
+
     /// The production dot product of `a` and `b`, staged at their offsets.
     /// On the GPU, `reduce::dot` and `Reducer::dot_into` must agree bitwise.
     pub fn dot<T: TestElement>(&mut self, a: (&[T], usize), b: (&[T], usize)) -> Result<T, String> {
@@ -487,6 +601,19 @@ impl Backend {
             }
         }
     }
+}
+
+/// How the input of a segmented test is cut.
+#[derive(Clone, Copy)]
+enum Segmentation<'a> {
+    Offsets(&'a [u64]),
+    Rows(usize, usize),
+}
+
+/// [`Segmentation`] with the offsets on the GPU.
+enum GpuSegments {
+    Offsets(DeviceBuffer<u64>),
+    Rows(usize, usize),
 }
 
 /// `data` in host memory at `offset` elements past a 16-byte boundary, with

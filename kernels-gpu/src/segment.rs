@@ -1,0 +1,154 @@
+//! Segmented reductions: one result per segment of the input, in one launch.
+//!
+//! Segments are given by offsets (segment `s` is `[offsets[s],
+//! offsets[s+1])`) or are the rows of a row-major matrix. The work is cut
+//! into *units*: unit `u` is part `u % blocks_per_segment` of segment
+//! `u / blocks_per_segment`, and each unit is reduced by a *team* of
+//! threads ([`SegmentPlan`]):
+//! - short segments: a group of 1 to 32 lanes of a warp, reduced with
+//!   shuffles inside the group, many segments per warp;
+//! - longer segments: several warps or a whole block, reduced through the
+//!   block's scratch slots;
+//! - few long segments: several blocks each, whose partials the last of them
+//!   to finish combines in index order, with a ticket per segment, as
+//!   [`crate::grid`] does for a whole input.
+//!
+//! Teams take units in rounds, grid-stride. Within a unit the threads of the
+//! team read as [`thread::accumulate`] reads a whole input (16-byte vectors,
+//! head and tail peeled, since a segment may start anywhere). The host picks
+//! the plan from the average segment length; everything here is correct for
+//! any plan, and the result of each segment depends only on its elements,
+//! its alignment and the plan, so it is the same on every run.
+
+use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES, SEGMENTS_INVALID};
+use crate::block;
+use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
+use crate::element::Element;
+use crate::grid;
+use crate::map::ElementMap;
+use crate::op::{AnyElement, Operator};
+use crate::thread::{self, Team};
+use core::mem::size_of;
+
+/// Where the segments of a launch are.
+#[derive(Clone, Copy)]
+pub struct Segments {
+    /// Global address of `count + 1` `u64` offsets, or 0 for rows.
+    pub offsets: u64,
+    /// Elements per row, when `offsets` is 0.
+    pub row_len: u64,
+    /// Number of segments.
+    pub count: u64,
+    /// Elements in the input: no offset may exceed it.
+    pub len: u64,
+    /// Global address of the status word, or 0 for none.
+    pub status: u64,
+}
+
+impl Segments {
+    /// Segment `segment`'s elements `[begin, end)`. Offsets that are out of
+    /// order or past the input's end are clamped into `[0, len]` (so nothing
+    /// outside the input is read) and reported in the status word.
+    ///
+    /// # Safety
+    /// `segment < count`; the offsets (if any) are readable and not written
+    /// during the launch; the status word (if any) is writable.
+    #[inline(always)]
+    unsafe fn bounds(&self, segment: u64) -> (u64, u64) {
+        if self.offsets == 0 {
+            let begin = segment * self.row_len;
+            return (begin, begin + self.row_len);
+        }
+        let at = self.offsets + segment * size_of::<u64>() as u64;
+        let begin = device::load_global_nc_u64(at);
+        let end = device::load_global_nc_u64(at + size_of::<u64>() as u64);
+        if begin <= end && end <= self.len {
+            return (begin, end);
+        }
+        if self.status != 0 {
+            device::store_relaxed_gpu_u32(self.status, SEGMENTS_INVALID);
+        }
+        let begin = core::cmp::min(begin, self.len);
+        (begin, end.clamp(begin, self.len))
+    }
+}
+
+/// The body of every segmented entry point (parameters: see
+/// [`SegmentPlan`]): `M` applied to each element, combined with `O`, one
+/// result per segment in `out`. An empty segment's result is `O`'s identity.
+///
+/// # Safety
+/// - `input` is the global address of `segments.len` readable `T`s, and the
+///   segments are as [`Segments`] describes, none written during the launch;
+/// - `plan.team_threads` is a power of two dividing the block size; if
+///   `plan.blocks_per_segment > 1`, it equals the block size, the grid has
+///   `segments.count · blocks_per_segment` blocks, `partials` that many
+///   writable 8-byte slots and `tickets` `segments.count` writable `u32`s,
+///   all zero, used by no other launch at the same time;
+/// - `out` is the global address of `segments.count` writable `T`s;
+/// - the block size is a multiple of 32, at most 1024; the grid is 1-D.
+#[inline(always)]
+pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+    input: u64,
+    segments: Segments,
+    plan: SegmentPlan,
+    partials: u64,
+    tickets: u64,
+    out: u64,
+) {
+    let element = size_of::<T>() as u64;
+    let team_threads = plan.team_threads as u64;
+    let parts = plan.blocks_per_segment as u64;
+    let units = segments.count * parts;
+    // Shifts and masks, as `team_threads` is a power of two (and a division
+    // would leave a divide-by-zero panic path in the PTX).
+    let team_shift = team_threads.trailing_zeros();
+    let teams_per_block = block_dim_x() as u64 >> team_shift;
+    let teams_in_grid = teams_per_block * grid_dim_x() as u64;
+    let team_in_block = thread_idx_x() as u64 >> team_shift;
+    let thread_in_team = thread_idx_x() as u64 & (team_threads - 1);
+
+    // The unit of this block's first team; the loop condition is the same for
+    // every thread of the block, so the block reductions below are reached by all.
+    let mut first_unit = block_idx_x() as u64 * teams_per_block;
+    while first_unit < units {
+        let unit = first_unit + team_in_block;
+        let (segment, part) = if parts == 1 {
+            (unit, 0)
+        } else {
+            // `checked_*`: no panic path in the PTX (`parts` is not zero here).
+            (unit.checked_div(parts).unwrap_or(0), unit.checked_rem(parts).unwrap_or(0))
+        };
+        let mut acc = O::identity();
+        if unit < units {
+            let (begin, end) = segments.bounds(segment);
+            let source = thread::Mapped::<M>::new(input + begin * element);
+            let team = Team {
+                worker: part,
+                workers: parts,
+                threads: team_threads,
+                thread: thread_in_team,
+            };
+            acc = thread::accumulate::<T, O, _>(source, end - begin, team);
+        }
+        let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
+        let destination = out + segment * element;
+        if parts == 1 {
+            if thread_in_team == 0 && unit < units {
+                thread::store_element(destination, total);
+            }
+        } else {
+            // The team is the whole block and `unit < units` (one block per part).
+            let first_slot = partials + segment * parts * PARTIAL_SLOT_BYTES;
+            let ticket = tickets + segment * size_of::<u32>() as u64;
+            if grid::finished_last(first_slot + part * PARTIAL_SLOT_BYTES, ticket, parts as u32, total) {
+                grid::combine_partials::<T, O>(first_slot, parts as u32 - 1, ticket, destination);
+            }
+        }
+        if team_threads > 32 {
+            // The next round's block reduction reuses the scratch slots and flag.
+            sync_threads();
+        }
+        first_unit += teams_in_grid;
+    }
+}

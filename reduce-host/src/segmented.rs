@@ -1,0 +1,358 @@
+//! Segmented and row-wise reductions: one result per segment of an input, or
+//! per row of a row-major matrix, in one kernel launch.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use cust::prelude::*;
+//! use reduce::Op;
+//! let _ctx = cust::quick_init()?;
+//! // Segments [0, 2), [2, 2) (empty) and [2, 5) of five values.
+//! let values = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+//! let offsets = DeviceBuffer::from_slice(&[0u64, 2, 2, 5])?;
+//! let sums = reduce::segmented_reduce(&values, &offsets, Op::Sum)?;
+//! assert_eq!(sums.as_host_vec()?, [3.0, 0.0, 12.0]);
+//! let maxima = reduce::segmented_reduce(&values, &offsets, Op::Max)?;
+//! assert_eq!(maxima.as_host_vec()?, [2.0, f32::NEG_INFINITY, 5.0]); // empty: max's identity
+//!
+//! // The rows of a 2 × 3 row-major matrix.
+//! let matrix = DeviceBuffer::from_slice(&[1i64, 2, 3, 10, 20, 30])?;
+//! assert_eq!(reduce::reduce_rows(&matrix, 2, 3, Op::Sum)?.as_host_vec()?, [6, 60]);
+//! # Ok(()) }
+//! ```
+//!
+//! # Semantics
+//! - **Offsets**: `segments + 1` offsets as `u64` (as CUB's and CSR's
+//!   `offsets`): segment `s` is `values[offsets[s]..offsets[s + 1]]`.
+//!   Offsets must not decrease and must not exceed `values.len()`; segments
+//!   may be empty, and need not cover `values` (elements before the first
+//!   offset and after the last are not read). For `i64` offsets, the bits of
+//!   non-negative `i64`s are those of the same `u64`s.
+//! - **Invalid offsets**: the blocking calls ([`crate::segmented_reduce`],
+//!   [`Reducer::segmented_reduce`]) return [`Error::InvalidSegments`] naming
+//!   the first bad segment. [`Reducer::segmented_reduce_into`], which does not
+//!   wait for the GPU, cannot report them: it clamps every offset into
+//!   `[0, values.len()]` (a segment whose end is before its begin is empty),
+//!   so nothing outside `values` is read, and leaves the clamped results.
+//! - **Empty segments** give the operator's identity, as in CUB: 0 for sums,
+//!   1 for products, and for `Max`/`MaxAbs` the type's lowest value (`-inf`
+//!   for floats, `MIN` for integers), for `Min` its highest (`+inf`, `MAX`);
+//!   `NanMax`/`NanMin` of floats give NaN, as for a segment of only NaNs
+//!   (of integers, `MIN`/`MAX`). Unlike [`crate::max`] of an empty input,
+//!   this is not an error: one empty segment must not fail the others; check
+//!   the segment's length where an empty maximum matters.
+//! - Each segment's result follows the rules of a whole-input reduction with
+//!   the same op ([`Op`]: NaN, overflow, signed zeros).
+//! - **Determinism**: the launch ([`Reducer::segmented_launch_shape`]) depends
+//!   only on the number of segments, the input length, the element type and
+//!   the device, so each result is bitwise the same on every run.
+//!
+//! # How the work is divided
+//! A segment is reduced by a *team* of threads: a group of 1 to 32 lanes of a
+//! warp for short segments (many segments per warp, combined with shuffles),
+//! several warps or a whole block for longer ones, and several blocks for a
+//! few long segments (their partials are combined in index order by the last
+//! block to finish, as the whole-input kernel does). The team size is the
+//! largest power of two that gives each thread at least one full tile of
+//! four 16-byte loads of an average segment; the grid is sized as for
+//! whole-input reductions. The choice follows the *average* segment length:
+//! a few very long segments among many short ones are read by teams sized for
+//! the short ones.
+
+use crate::abi::SEGMENTS_INVALID;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernels::SegmentedShape;
+use crate::launch;
+use crate::op::Op;
+use crate::reducer::{checked_address, Reducer, StreamChoice};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::stream::Stream;
+
+/// What the kernel found of the offsets.
+enum OffsetCheck {
+    Valid,
+    /// Some offset was out of order or past the end of the values.
+    Invalid,
+}
+
+/// Where the segments of a call are.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// `segments + 1` offsets at this device address.
+    Offsets { address: u64, segments: usize },
+    /// `rows` rows of `row_len` elements.
+    Rows { rows: usize, row_len: usize },
+}
+
+impl Layout {
+    fn segments(self) -> usize {
+        match self {
+            Layout::Offsets { segments, .. } => segments,
+            Layout::Rows { rows, .. } => rows,
+        }
+    }
+
+    /// The kernel's `offsets` and `row_len` parameters.
+    fn parameters(self) -> [u64; 2] {
+        match self {
+            Layout::Offsets { address, .. } => [address, 0],
+            Layout::Rows { row_len, .. } => [0, row_len as u64],
+        }
+    }
+
+    /// The layout of `offsets`, or [`Error::InvalidSegments`] if it has no element.
+    fn of_offsets(offsets: &DeviceSlice<u64>) -> Result<Self> {
+        Ok(Layout::Offsets {
+            segments: segment_count(offsets.len())?,
+            address: checked_address(offsets)?,
+        })
+    }
+
+    /// The layout of a `rows × row_len` matrix of `len` elements.
+    fn of_rows(len: usize, rows: usize, row_len: usize) -> Result<Self> {
+        check_rows(len, rows, row_len)?;
+        Ok(Layout::Rows { rows, row_len })
+    }
+}
+
+/// The number of segments `offsets_len` offsets describe; [`Error::InvalidSegments`] for none.
+pub(crate) fn segment_count(offsets_len: usize) -> Result<usize> {
+    offsets_len.checked_sub(1).ok_or_else(|| {
+        Error::InvalidSegments("the offsets are empty: segmented reductions take segments + 1 offsets".to_string())
+    })
+}
+
+/// [`Error::InvalidSegments`] unless a `rows × row_len` matrix has `len` elements.
+pub(crate) fn check_rows(len: usize, rows: usize, row_len: usize) -> Result<()> {
+    match rows.checked_mul(row_len) {
+        Some(elements) if elements == len => Ok(()),
+        elements => Err(Error::InvalidSegments(format!(
+            "a {rows} × {row_len} matrix has {} elements, but the input has {len}",
+            elements.map_or("more than usize::MAX".to_string(), |n| n.to_string())
+        ))),
+    }
+}
+
+/// [`Error::InvalidSegments`] for an output of `out_len` elements and `segments` segments.
+pub(crate) fn check_output(out_len: usize, segments: usize) -> Result<()> {
+    if out_len != segments {
+        return Err(Error::InvalidSegments(format!(
+            "the output has {out_len} elements, but there are {segments} segments"
+        )));
+    }
+    Ok(())
+}
+
+impl Reducer {
+    /// Reduces each segment of `values` with `op` and returns the results
+    /// in a new buffer, one per segment: segment `s` is
+    /// `values[offsets[s]..offsets[s + 1]]` (see the [`segmented`](crate::segmented)
+    /// module for the rules: empty segments give the identity, invalid
+    /// offsets are an error). Blocks until the results are ready.
+    ///
+    /// Errors: [`Error::InvalidSegments`] for empty offsets or offsets that
+    /// decrease or pass the end of `values`, [`Error::UnsupportedOp`], CUDA
+    /// errors.
+    pub fn segmented_reduce<T: Element>(
+        &mut self,
+        values: &DeviceSlice<T>,
+        offsets: &DeviceSlice<u64>,
+        op: Op,
+    ) -> Result<DeviceBuffer<T>> {
+        let layout = Layout::of_offsets(offsets)?;
+        match self.blocking_segmented(values, layout, op)? {
+            (out, OffsetCheck::Valid) => Ok(out),
+            (_, OffsetCheck::Invalid) => Err(first_invalid_segment(offsets, values.len())),
+        }
+    }
+
+    /// [`Reducer::segmented_reduce`] into `out` (one element per segment),
+    /// enqueued on `stream`; returns without waiting for the GPU.
+    ///
+    /// Like [`Reducer::reduce_into`] it synchronizes nothing, sets no memory
+    /// and allocates nothing once `stream` has a workspace, so it can be
+    /// captured in a CUDA graph. Offsets are not validated (that would need
+    /// the host to wait): invalid ones are clamped into `[0, values.len()]`
+    /// so nothing outside `values` is read (see the [`segmented`](crate::segmented) module).
+    ///
+    /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
+    /// length is not the number of segments, [`Error::UnsupportedOp`], CUDA errors.
+    pub fn segmented_reduce_into<T: Element>(
+        &mut self,
+        values: &DeviceSlice<T>,
+        offsets: &DeviceSlice<u64>,
+        op: Op,
+        out: &mut DeviceSlice<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let layout = Layout::of_offsets(offsets)?;
+        self.enqueue_segmented(values, layout, op, out, None, StreamChoice::Given(stream))
+    }
+
+    /// Reduces each row of the row-major `rows × row_len` matrix `matrix`
+    /// with `op` and returns the `rows` results in a new buffer (rows of no
+    /// elements give the identity). Blocks until the results are ready.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// let _ctx = cust::quick_init()?;
+    /// let matrix = DeviceBuffer::from_slice(&[1.0f64, -5.0, 2.0, 7.0])?;
+    /// let mut r = reduce::Reducer::new()?;
+    /// assert_eq!(r.reduce_rows(&matrix, 2, 2, reduce::Op::Max)?.as_host_vec()?, [1.0, 7.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
+    /// `matrix.len()`, [`Error::UnsupportedOp`], CUDA errors.
+    pub fn reduce_rows<T: Element>(
+        &mut self,
+        matrix: &DeviceSlice<T>,
+        rows: usize,
+        row_len: usize,
+        op: Op,
+    ) -> Result<DeviceBuffer<T>> {
+        let layout = Layout::of_rows(matrix.len(), rows, row_len)?;
+        // Rows have no offsets to check (their shape was checked above).
+        let (out, _) = self.blocking_segmented(matrix, layout, op)?;
+        Ok(out)
+    }
+
+    /// [`Reducer::reduce_rows`] into `out` (one element per row), enqueued
+    /// on `stream`; returns without waiting (as [`Reducer::segmented_reduce_into`]).
+    ///
+    /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
+    /// `matrix.len()` or `out` does not have `rows` elements,
+    /// [`Error::UnsupportedOp`], CUDA errors.
+    pub fn reduce_rows_into<T: Element>(
+        &mut self,
+        matrix: &DeviceSlice<T>,
+        rows: usize,
+        row_len: usize,
+        op: Op,
+        out: &mut DeviceSlice<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let layout = Layout::of_rows(matrix.len(), rows, row_len)?;
+        self.enqueue_segmented(matrix, layout, op, out, None, StreamChoice::Given(stream))
+    }
+
+    /// The launch a segmented reduction of `len` elements of `T` in
+    /// `segments` segments (or rows) with `op` uses: threads per segment,
+    /// blocks per segment and the grid (see the [`segmented`](crate::segmented)
+    /// module). Like [`Reducer::launch_shape`], it depends only on its
+    /// arguments and the device.
+    pub fn segmented_launch_shape<T: Element>(&self, op: Op, segments: usize, len: usize) -> Result<SegmentedShape> {
+        Ok(self.kernels.segmented_launch_for::<T>(op, segments, len)?.1)
+    }
+
+    /// Runs a segmented reduction on the reducer's own stream into a new
+    /// buffer and waits for it, with the offsets checked by the kernel.
+    fn blocking_segmented<T: Element>(
+        &mut self,
+        values: &DeviceSlice<T>,
+        layout: Layout,
+        op: Op,
+    ) -> Result<(DeviceBuffer<T>, OffsetCheck)> {
+        // SAFETY: every element is written by the kernel before it is read
+        // (each segment's team writes its result), or the buffer is dropped.
+        let mut out = unsafe { DeviceBuffer::<T>::uninitialized(layout.segments())? };
+        // The status word is the reducer's first result slot, zeroed on its stream.
+        let status = self.result_slot();
+        // SAFETY: the result slot is 8 writable, aligned bytes.
+        unsafe { launch::zero_words_async(status, 1, &self.stream)? };
+        self.enqueue_segmented(values, layout, op, &mut out, Some(status), StreamChoice::Own)?;
+        let [status_word, _] = self.result_slots_to_host()?;
+        let check = if status_word as u32 == SEGMENTS_INVALID {
+            OffsetCheck::Invalid
+        } else {
+            OffsetCheck::Valid
+        };
+        Ok((out, check))
+    }
+
+    /// Enqueues the segmented kernel for `op` over `values` on `stream`,
+    /// writing one result per segment to `out`, and the kernel's offset check
+    /// to the `u32` at `status` if given.
+    fn enqueue_segmented<T: Element>(
+        &mut self,
+        values: &DeviceSlice<T>,
+        layout: Layout,
+        op: Op,
+        out: &mut DeviceSlice<T>,
+        status: Option<u64>,
+        stream: StreamChoice<'_>,
+    ) -> Result<()> {
+        let segments = layout.segments();
+        check_output(out.len(), segments)?;
+        let (kernel, shape) = self.kernels.segmented_launch_for::<T>(op, segments, values.len())?;
+        let address = checked_address(values)?;
+        if segments == 0 {
+            return Ok(());
+        }
+        let [partials, tickets] = self
+            .workspace(stream.resolve(&self.stream).as_inner())?
+            .segment_addresses();
+        let stream = stream.resolve(&self.stream);
+        let [offsets, row_len] = layout.parameters();
+        let mut params = [
+            address,
+            values.len() as u64,
+            offsets,
+            segments as u64,
+            row_len,
+            shape.plan().to_bits(),
+            partials,
+            tickets,
+            status.unwrap_or(0),
+            out.as_device_ptr().as_raw(),
+        ];
+        let launch = shape.launch;
+        // SAFETY: the parameters of a segmented entry point (kernels-gpu/src/abi.rs,
+        // `SegmentPlan`): `out` has one element per segment; the workspace has a
+        // partial slot per part and a zeroed ticket per segment, since a split
+        // plan's grid is at most the largest grid; the rows layout was checked
+        // to cover `values` exactly.
+        unsafe {
+            launch::launch(
+                kernel,
+                launch.blocks,
+                launch.threads_per_block,
+                0,
+                stream,
+                &mut params,
+            )?
+        };
+        Ok(())
+    }
+}
+
+/// The error for offsets the kernel found invalid, naming the first bad
+/// segment (the offsets are copied to the host to find it: this is the error
+/// path only).
+fn first_invalid_segment(offsets: &DeviceSlice<u64>, len: usize) -> Error {
+    let mut host = vec![0u64; offsets.len()];
+    match offsets.copy_to(&mut host[..]) {
+        Ok(()) => invalid_offsets(&host, len),
+        Err(e) => Error::Cuda(e),
+    }
+}
+
+/// [`Error::InvalidSegments`] naming the first segment of `offsets` that is
+/// out of order or past `len`.
+pub(crate) fn invalid_offsets(offsets: &[u64], len: usize) -> Error {
+    let message = offsets
+        .windows(2)
+        .enumerate()
+        .find(|(_, pair)| pair[0] > pair[1] || pair[1] > len as u64)
+        .map_or_else(
+            || "an offset is out of order or past the end of the values".to_string(),
+            |(s, pair)| {
+                format!(
+                    "segment {s} is [{}, {}), but offsets must not decrease and must not exceed the {len} values",
+                    pair[0], pair[1]
+                )
+            },
+        );
+    Error::InvalidSegments(message)
+}

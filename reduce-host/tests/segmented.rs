@@ -1,0 +1,276 @@
+//! Segmented and row-wise reductions: every op and type against the CPU
+//! reference, on segment lengths that select every kind of team (one lane,
+//! groups of lanes, warps, a block, several blocks per segment), with empty
+//! segments, unaligned starts, gaps and special values; then the errors.
+
+mod common;
+use common::*;
+use rand::rngs::StdRng;
+use rand::Rng;
+use reduce::{Error, Op};
+use std::collections::BTreeSet;
+
+/// `Ok` if `results` holds the right result of `op` for each segment of
+/// `values` that `offsets` describes (the identity for an empty one).
+fn check_segments<T: TestElement>(results: &[T], values: &[T], offsets: &[u64], op: Op) -> Result<(), String> {
+    if results.len() + 1 != offsets.len() {
+        return Err(format!("{} results for {} offsets", results.len(), offsets.len()));
+    }
+    for (s, (got, bounds)) in results.iter().zip(offsets.windows(2)).enumerate() {
+        let (begin, end) = (bounds[0] as usize, bounds[1] as usize);
+        if begin == end {
+            let identity = T::identity(op);
+            if got.to_bits() != identity.to_bits() && !(got.is_nan() && identity.is_nan()) {
+                return Err(format!("segment {s} (empty): got {got:?}, expected {identity:?}"));
+            }
+            continue;
+        }
+        T::check(*got, &values[begin..end], op).map_err(|e| format!("segment {s} [{begin}, {end}): {e}"))?;
+    }
+    Ok(())
+}
+
+/// Segment lengths of one kind for elements of `element_bytes`, sized for
+/// the backend: each kind makes the launch pick a different team (see
+/// `segmented_shape` in the host crate: a team of 32 lanes for an average
+/// of 512 to 1023 four-byte elements).
+fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -> Vec<usize> {
+    let pick = |gpu: usize, emulated: usize| if emulator { emulated } else { gpu };
+    let warp_team = 2048 / element_bytes;
+    let (count, range) = match kind {
+        "tiny" => (pick(3000, 300), 0..=4),
+        "short" => (pick(1000, 100), 0..=pick(200, 200)),
+        "warps" => (pick(200, 12), pick(500, warp_team)..=pick(5000, 2 * warp_team - 1)),
+        "blocks" => (pick(300, 8), pick(10_000, 1100)..=pick(100_000, 3000)),
+        "few long" => (pick(3, 2), pick(1_000_000, 3000)..=pick(3_000_000, 8000)),
+        _ => {
+            let choices = [0, 1, 3, 100, 4099, pick(20_000, 2000)];
+            return (0..pick(300, 40)).map(|_| choices[rng.gen_range(0..choices.len())]).collect();
+        }
+    };
+    (0..count).map(|_| rng.gen_range(range.clone())).collect()
+}
+
+const KINDS: [&str; 6] = ["tiny", "short", "warps", "blocks", "few long", "mixed"];
+
+/// Every op over random segments of every kind, with a gap before the first
+/// offset and after the last, at random alignments, special values in some
+/// cases. On the emulator, also checks that the kinds selected every team.
+fn random_segments<T: TestElement>(test: &str) {
+    let mut rng = rng(test);
+    for mut backend in backends(test) {
+        let mut failures = Vec::new();
+        let mut teams = BTreeSet::new();
+        for (case, kind) in KINDS.iter().enumerate() {
+            let emulator = matches!(backend, Backend::Emulator(_));
+            for op in ops_for::<T>() {
+                let lengths = lengths(&mut rng, kind, emulator, std::mem::size_of::<T>());
+                let gap_before = rng.gen_range(0..5);
+                let mut offsets = vec![gap_before as u64];
+                for length in &lengths {
+                    offsets.push(offsets.last().unwrap() + *length as u64);
+                }
+                let len = *offsets.last().unwrap() as usize + rng.gen_range(0..5);
+                let mut values = random_vec::<T>(&mut rng, op, len);
+                if case % 2 == 1 && len > 0 {
+                    for _ in 0..3 {
+                        let at = rng.gen_range(0..len);
+                        values[at] = T::special(&mut rng, op);
+                    }
+                }
+                if let Backend::Emulator(e) = &backend {
+                    let shape = e.segmented_launch_shape::<T>(lengths.len(), len);
+                    teams.insert((shape.team_threads, shape.blocks_per_segment > 1));
+                }
+                let offset = rng.gen_range(0..8);
+                let outcome = backend
+                    .segmented(&values, offset, &offsets, op)
+                    .and_then(|r| r.map_err(|e| e.to_string()))
+                    .and_then(|results| check_segments(&results, &values, &offsets, op));
+                if let Err(e) = outcome {
+                    failures.push(format!("{}: {op} {kind} ({} segments) offset={offset}: {e}", backend.name(), lengths.len()));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        if let Backend::Emulator(_) = backend {
+            let (lanes, warps, blocks, split) = (
+                teams.iter().any(|&(t, _)| t < 32),
+                teams.iter().any(|&(t, _)| t == 32),
+                teams.iter().any(|&(t, split)| t == 64 && !split),
+                teams.iter().any(|&(_, split)| split),
+            );
+            assert!(lanes && warps && blocks && split, "kinds did not select every team: {teams:?}");
+        }
+    }
+}
+
+/// Every op over the rows of matrices of many shapes, from one long row to
+/// many one-element rows, with empty matrices and rows of no element.
+fn rows_shapes<T: TestElement>(test: &str) {
+    let mut rng = rng(test);
+    for mut backend in backends(test) {
+        let shapes: &[(usize, usize)] = match backend {
+            Backend::Emulator(_) => &[(1, 5000), (3, 3001), (40, 40), (1000, 3), (2000, 1), (0, 5), (5, 0), (7, 129)],
+            Backend::Gpu(_) => &[
+                (1, 1_000_003),
+                (3, 333_333),
+                (1000, 1000),
+                (100_000, 10),
+                (1_000_000, 1),
+                (0, 5),
+                (5, 0),
+                (64, 40_099),
+                (65_536, 64),
+            ],
+        };
+        let mut failures = Vec::new();
+        for &(rows, row_len) in shapes {
+            for op in ops_for::<T>() {
+                let values = random_vec::<T>(&mut rng, op, rows * row_len);
+                let offsets: Vec<u64> = (0..=rows).map(|r| (r * row_len) as u64).collect();
+                let offset = rng.gen_range(0..8);
+                let outcome = backend
+                    .rows(&values, offset, (rows, row_len), op)
+                    .and_then(|r| r.map_err(|e| e.to_string()))
+                    .and_then(|results| check_segments(&results, &values, &offsets, op));
+                if let Err(e) = outcome {
+                    failures.push(format!("{}: {op} {rows} × {row_len} offset={offset}: {e}", backend.name()));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+macro_rules! per_type_tests {
+    ($($t:ident: $segments:ident, $rows:ident;)*) => {$(
+        #[test]
+        fn $segments() {
+            random_segments::<$t>(stringify!($segments));
+        }
+        #[test]
+        fn $rows() {
+            rows_shapes::<$t>(stringify!($rows));
+        }
+    )*};
+}
+
+per_type_tests! {
+    i32: all_ops_i32_random_segments, all_ops_i32_rows_shapes;
+    u32: all_ops_u32_random_segments, all_ops_u32_rows_shapes;
+    i64: all_ops_i64_random_segments, all_ops_i64_rows_shapes;
+    u64: all_ops_u64_random_segments, all_ops_u64_rows_shapes;
+    f32: all_ops_f32_random_segments, all_ops_f32_rows_shapes;
+    f64: all_ops_f64_random_segments, all_ops_f64_rows_shapes;
+}
+
+#[test]
+fn nan_ops_f32_segments_known_answers() {
+    let nan = f32::NAN;
+    let values = [1.0, nan, 3.0, nan, nan, -2.0, f32::INFINITY, f32::NEG_INFINITY];
+    let offsets = [0, 3, 5, 5, 8];
+    let expected: &[(Op, [f32; 4])] = &[
+        (Op::Max, [nan, nan, f32::NEG_INFINITY, f32::INFINITY]),
+        (Op::NanMax, [3.0, nan, nan, f32::INFINITY]),
+        (Op::NanMin, [1.0, nan, nan, f32::NEG_INFINITY]),
+        (Op::NanSum, [4.0, 0.0, 0.0, nan]),
+        (Op::Sum, [nan, nan, 0.0, nan]),
+    ];
+    for mut backend in backends("nan_ops_f32_segments_known_answers") {
+        for (op, want) in expected {
+            let got = backend.segmented(&values, 1, &offsets, *op).unwrap().unwrap();
+            let same = got.iter().zip(want).all(|(g, w)| g == w || (g.is_nan() && w.is_nan()));
+            assert!(same, "{}: {op}: got {got:?}, expected {want:?}", backend.name());
+        }
+    }
+}
+
+/// The blocking forms' answer for these offsets over 8 values.
+fn offsets_error(test: &str, offsets: &[u64]) -> Vec<String> {
+    let values: Vec<f32> = (1..=8).map(|i| i as f32).collect();
+    let mut messages = Vec::new();
+    for mut backend in backends(test) {
+        match backend.segmented(&values, 0, offsets, Op::Sum).unwrap() {
+            Err(Error::InvalidSegments(message)) => messages.push(message),
+            other => panic!("{}: expected InvalidSegments, got {other:?}", backend.name()),
+        }
+    }
+    messages
+}
+
+#[test]
+fn sum_f32_decreasing_offsets_are_invalid() {
+    for message in offsets_error("sum_f32_decreasing_offsets_are_invalid", &[0, 5, 3, 8]) {
+        assert!(message.contains("segment 1 is [5, 3)"), "{message}");
+    }
+}
+
+#[test]
+fn sum_f32_offsets_past_the_end_are_invalid() {
+    for message in offsets_error("sum_f32_offsets_past_the_end_are_invalid", &[0, 2, 9]) {
+        assert!(message.contains("segment 1 is [2, 9)") && message.contains("8 values"), "{message}");
+    }
+}
+
+#[test]
+fn sum_f32_empty_offsets_are_invalid() {
+    for message in offsets_error("sum_f32_empty_offsets_are_invalid", &[]) {
+        assert!(message.contains("offsets are empty"), "{message}");
+    }
+}
+
+#[test]
+fn sum_f32_one_offset_gives_no_segments() {
+    for mut backend in backends("sum_f32_one_offset_gives_no_segments") {
+        let got = backend.segmented(&[1.0f32, 2.0], 0, &[1], Op::Sum).unwrap().unwrap();
+        assert!(got.is_empty(), "{}: {got:?}", backend.name());
+    }
+}
+
+#[test]
+fn sum_i64_rows_shape_mismatch_is_invalid() {
+    let values = [1i64; 10];
+    for mut backend in backends("sum_i64_rows_shape_mismatch_is_invalid") {
+        for shape in [(3, 4), (usize::MAX, 2), (10, 0)] {
+            match backend.rows(&values, 0, shape, Op::Sum).unwrap() {
+                Err(Error::InvalidSegments(message)) => assert!(message.contains("matrix has"), "{message}"),
+                other => panic!("{}: {shape:?}: expected InvalidSegments, got {other:?}", backend.name()),
+            }
+        }
+    }
+}
+
+#[test]
+fn max_abs_i32_segments_is_unsupported() {
+    for mut backend in backends("max_abs_i32_segments_is_unsupported") {
+        let got = backend.segmented(&[1i32, -2], 0, &[0, 2], Op::MaxAbs).unwrap();
+        assert!(matches!(got, Err(Error::UnsupportedOp { .. })), "{}: {got:?}", backend.name());
+    }
+}
+
+/// The `_into` form does not wait for the GPU, so it cannot report invalid
+/// offsets: it clamps them into the input, and reads nothing outside it.
+#[test]
+fn sum_f32_into_clamps_invalid_offsets() {
+    use cust::memory::DeviceBuffer;
+    use cust::stream::{Stream, StreamFlags};
+    let Some(_context) = gpu("sum_f32_into_clamps_invalid_offsets") else {
+        return;
+    };
+    let values = DeviceBuffer::from_slice(&[1.0f32, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]).unwrap();
+    // [0, 5), [5, 3) → empty, [3, 8), [8, 1000) → [8, 8), empty.
+    let offsets = DeviceBuffer::from_slice(&[0u64, 5, 3, 8, 1000]).unwrap();
+    let mut out = DeviceBuffer::from_slice(&[f32::poison(); 4]).unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let mut reducer = reduce::Reducer::new().unwrap();
+    reducer
+        .segmented_reduce_into(&values, &offsets, Op::Sum, &mut out, &stream)
+        .unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(out.as_host_vec().unwrap(), [31.0, 0.0, 248.0, 0.0]);
+
+    let mut short = DeviceBuffer::from_slice(&[0.0f32; 3]).unwrap();
+    let wrong_length = reducer.segmented_reduce_into(&values, &offsets, Op::Sum, &mut short, &stream);
+    assert!(matches!(wrong_length, Err(Error::InvalidSegments(_))), "{wrong_length:?}");
+}
