@@ -9,7 +9,9 @@
 //! Group `ladder`: every rung of the seeds' ladder (256 threads) and the
 //! production kernel, i32 sum of 2^24 elements. Group `wide`: reductions into
 //! a wider accumulator (`reduce_as`), 2^28 bytes read each (at 256 MiB, one
-//! buffer already covers 4× the L2).
+//! buffer already covers 4× the L2). Group `segmented`: f32 sums of the rows
+//! of 2^26-element matrices from 1 × 2^26 to 2^24 × 4, and of segments of
+//! random lengths (mean 100).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cust::event::{Event, EventFlags};
@@ -164,6 +166,53 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
     });
 }
 
+/// Group `segmented`: row-wise and segmented f32 sums of 2^26 elements.
+fn bench_segmented(c: &mut Criterion) {
+    const N: usize = 1 << 26;
+    let host: Vec<f32> = (0..N).map(|i| (i % 3) as f32 + 1.0).collect();
+    let input = DeviceBuffer::from_slice(&host).expect("upload");
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let timer = DeviceTimer::new();
+    let mut group = c.benchmark_group("segmented");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
+    group.throughput(Throughput::Bytes((N * 4) as u64));
+    for log2_rows in [0, 4, 8, 12, 16, 20, 24] {
+        let (rows, row_len) = (1usize << log2_rows, N >> log2_rows);
+        let mut out = DeviceBuffer::from_slice(&vec![0.0f32; rows]).expect("output");
+        group.bench_function(format!("rows_{rows}x{row_len}"), |b| {
+            b.iter_custom(|iters| {
+                timer.time(iters, |_, stream| {
+                    reducer
+                        .reduce_rows_into(&input, rows, row_len, Op::Sum, &mut out, stream)
+                        .unwrap()
+                })
+            })
+        });
+    }
+    // Lengths 0 to 200, mean 100, cut at N.
+    let mut offsets = vec![0u64];
+    while offsets[offsets.len() - 1] < N as u64 {
+        let length = (offsets.len() as u64).wrapping_mul(2_654_435_761) % 201;
+        offsets.push((offsets[offsets.len() - 1] + length).min(N as u64));
+    }
+    let segments = offsets.len() - 1;
+    let offsets = DeviceBuffer::from_slice(&offsets).expect("upload");
+    let mut out = DeviceBuffer::from_slice(&vec![0.0f32; segments]).expect("output");
+    group.bench_function("segments_mean_100", |b| {
+        b.iter_custom(|iters| {
+            timer.time(iters, |_, stream| {
+                reducer
+                    .segmented_reduce_into(&input, &offsets, Op::Sum, &mut out, stream)
+                    .unwrap()
+            })
+        })
+    });
+    group.finish();
+}
+
 fn main() {
     let _context = match cust::quick_init() {
         Ok(context) => context,
@@ -181,5 +230,6 @@ fn main() {
     bench_type::<u64>(&mut c, "u64", 28);
     bench_ladder(&mut c);
     bench_wide(&mut c);
+    bench_segmented(&mut c);
     c.final_summary();
 }

@@ -13,7 +13,11 @@
 //! `wide` times the widening reductions (`reduce_as`: every input/accumulator
 //! pair and op) at 2^24, 2^26, 2^28 and 2^30 bytes read, as rows of type
 //! `<input>_as_<accumulator>`; compare them with `sum` of a plain type at the
-//! same bytes.
+//! same bytes. The type `segmented` times segmented and row-wise reductions
+//! of f32 (sum and max) at 2^24 and 2^28 elements, as rows of type
+//! `f32_rows_<rows>x<row_len>` or `f32_segments_mean_<length>` (random
+//! lengths, uniform in `[0, 2 × mean]`), with `sum` of the whole input in
+//! the same run to compare with; their GB/s count the results written too.
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 
 use cust::event::{Event, EventFlags};
@@ -45,6 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "i64" => bench_type::<i64>(&mut reducer, "i64", &sizes_64)?,
             "u64" => bench_type::<u64>(&mut reducer, "u64", &sizes_64)?,
             "wide" => bench_wide(&mut reducer)?,
+            "segmented" => bench_segmented(&mut reducer)?,
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -184,6 +189,79 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
                 "reduce,{input}_as_{accumulator},{op},{n},{us:.2},{:.1}",
                 bytes as f64 / us / 1e3
             );
+        }
+    }
+    Ok(())
+}
+
+/// How a segmented bench cuts its input.
+enum Segmentation {
+    Rows { rows: usize, row_len: usize },
+    Offsets(DeviceBuffer<u64>),
+}
+
+/// Segmented and row-wise f32 sums and maxima, and the whole-input sum of the
+/// same elements, at 2^24 and 2^28 elements.
+fn bench_segmented(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Error>> {
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    for log2_n in [24u32, 28] {
+        let n = 1usize << log2_n;
+        let bytes = n * std::mem::size_of::<f32>();
+        let host: Vec<f32> = (0..n).map(|i| fill_value(i, 7)).collect();
+        let buffers = (0..((256usize << 20) / bytes).clamp(1, 64))
+            .map(|_| DeviceBuffer::from_slice(&host))
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(host);
+        let mut whole = DeviceBox::new(&0.0f32)?;
+        let us = median_us(n, &stream, &start, &stop, |i| {
+            reducer.reduce_into(&buffers[i % buffers.len()], Op::Sum, &mut whole, &stream)
+        })?;
+        println!("reduce,f32,sum,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+
+        let mut layouts: Vec<(String, Segmentation)> = (0..=log2_n)
+            .step_by(2)
+            .map(|log2_rows| {
+                let (rows, row_len) = (1usize << log2_rows, 1usize << (log2_n - log2_rows));
+                (format!("rows_{rows}x{row_len}"), Segmentation::Rows { rows, row_len })
+            })
+            .collect();
+        for mean in [10u64, 100, 1000, 10_000] {
+            // Lengths 0, mean or 2·mean (from the bench's hash), up to n elements.
+            let mut offsets = vec![0u64];
+            while offsets[offsets.len() - 1] < n as u64 {
+                let length = u64::from(fill_value::<u32>(offsets.len(), 11) - 1) * mean;
+                offsets.push((offsets[offsets.len() - 1] + length).min(n as u64));
+            }
+            let offsets = DeviceBuffer::from_slice(&offsets)?;
+            layouts.push((format!("segments_mean_{mean}"), Segmentation::Offsets(offsets)));
+        }
+        for (name, segmentation) in &layouts {
+            let segments = match segmentation {
+                Segmentation::Rows { rows, .. } => *rows,
+                Segmentation::Offsets(offsets) => offsets.len() - 1,
+            };
+            let mut out = DeviceBuffer::from_slice(&vec![0.0f32; segments])?;
+            let shape = reducer.segmented_launch_shape::<f32>(Op::Sum, segments, n)?;
+            println!(
+                "# {name}: {} threads per segment, {} blocks per segment, {} blocks",
+                shape.team_threads, shape.blocks_per_segment, shape.launch.blocks
+            );
+            let moved = (bytes + segments * std::mem::size_of::<f32>()) as f64;
+            for op in [Op::Sum, Op::Max] {
+                let us = median_us(n, &stream, &start, &stop, |i| {
+                    let input = &buffers[i % buffers.len()];
+                    match segmentation {
+                        Segmentation::Rows { rows, row_len } => {
+                            reducer.reduce_rows_into(input, *rows, *row_len, op, &mut out, &stream)
+                        }
+                        Segmentation::Offsets(offsets) => {
+                            reducer.segmented_reduce_into(input, offsets, op, &mut out, &stream)
+                        }
+                    }
+                })?;
+                println!("reduce,f32_{name},{op},{n},{us:.2},{:.1}", moved / us / 1e3);
+            }
         }
     }
     Ok(())

@@ -142,7 +142,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             let first_slot = partials + segment * parts * PARTIAL_SLOT_BYTES;
             let ticket = tickets + segment * size_of::<u32>() as u64;
             if grid::finished_last(first_slot + part * PARTIAL_SLOT_BYTES, ticket, parts as u32, total) {
-                grid::combine_partials::<T, O>(first_slot, parts as u32 - 1, ticket, destination);
+                grid::combine_partials::<T, O>(first_slot, parts as u32, ticket, destination);
             }
         }
         if team_threads > 32 {

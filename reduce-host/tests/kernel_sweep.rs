@@ -1,5 +1,6 @@
-//! Every kernel of the PTX module (50 reductions, 6 dot products, 7 ladder
-//! rungs × 4 ops × 2 types at two block sizes, seed 004's 4 dot kernels) on
+//! Every kernel of the PTX module (50 reductions and their 50 segmented
+//! forms, 6 dot products, 7 ladder rungs × 4 ops × 2 types at two block
+//! sizes, seed 004's 4 dot kernels) on
 //! sizes that reach head and tail peeling, partial tiles and the last-block
 //! combine, each checked against the CPU. Small enough to run under
 //! `compute-sanitizer` (`scripts/sanitize.sh` runs it with memcheck,
@@ -14,6 +15,10 @@ use reduce::{DotKernel, ElementType, Op, Rung, Strategy};
 /// One element up to a multi-block grid at an H200's shape (9 blocks of 512
 /// threads for 4-byte types), with odd lengths for the tails.
 const SIZES: &[usize] = &[1, 5, 33, 4099, 70_001];
+
+/// Segment counts and length ranges for the segmented kernels.
+const SEGMENT_LENGTHS: &[(usize, std::ops::RangeInclusive<usize>)] =
+    &[(1000, 0..=4), (100, 100..=300), (30, 2000..=6000), (140, 9000..=10_000), (2, 20_000..=30_000)];
 
 fn sweep<T: DotElement>(test: &str) {
     // The ladder's kernels (rungs and seed 004's dots) exist for i32 and f32.
@@ -62,6 +67,25 @@ fn sweep<T: DotElement>(test: &str) {
             match result {
                 Ok(got) if got.to_bits() == expected.to_bits() => {}
                 other => failures.push(format!("{name} n={n}: got {other:?}, expected {expected:?}")),
+            }
+            checks += 1;
+        }
+    }
+    // The segmented kernels, on segment lengths that give each kind of team
+    // at an H200's shape (512-thread blocks): a lane, a few lanes, several
+    // warps, a block, and several blocks per segment.
+    for (count, lengths) in SEGMENT_LENGTHS {
+        for op in ops_for::<T>() {
+            let lengths: Vec<usize> = (0..*count).map(|_| rng.gen_range(lengths.clone())).collect();
+            let offsets = offsets_of(rng.gen_range(0..3), &lengths);
+            let values = random_vec::<T>(&mut rng, op, offsets[offsets.len() - 1] as usize + 2);
+            let offset = rng.gen_range(0..4);
+            let outcome = gpu
+                .segmented(&values, offset, &offsets, op)
+                .and_then(|r| r.map_err(|e| e.to_string()))
+                .and_then(|results| check_segments(&results, &values, &offsets, op));
+            if let Err(e) = outcome {
+                failures.push(format!("segmented {op} {count} segments of {lengths:?}: {e}"));
             }
             checks += 1;
         }

@@ -10,26 +10,6 @@ use rand::Rng;
 use reduce::{Error, Op};
 use std::collections::BTreeSet;
 
-/// `Ok` if `results` holds the right result of `op` for each segment of
-/// `values` that `offsets` describes (the identity for an empty one).
-fn check_segments<T: TestElement>(results: &[T], values: &[T], offsets: &[u64], op: Op) -> Result<(), String> {
-    if results.len() + 1 != offsets.len() {
-        return Err(format!("{} results for {} offsets", results.len(), offsets.len()));
-    }
-    for (s, (got, bounds)) in results.iter().zip(offsets.windows(2)).enumerate() {
-        let (begin, end) = (bounds[0] as usize, bounds[1] as usize);
-        if begin == end {
-            let identity = T::identity(op);
-            if got.to_bits() != identity.to_bits() && !(got.is_nan() && identity.is_nan()) {
-                return Err(format!("segment {s} (empty): got {got:?}, expected {identity:?}"));
-            }
-            continue;
-        }
-        T::check(*got, &values[begin..end], op).map_err(|e| format!("segment {s} [{begin}, {end}): {e}"))?;
-    }
-    Ok(())
-}
-
 /// Segment lengths of one kind for elements of `element_bytes`, sized for
 /// the backend: each kind makes the launch pick a different team (see
 /// `segmented_shape` in the host crate: a team of 32 lanes for an average
@@ -65,11 +45,7 @@ fn random_segments<T: TestElement>(test: &str) {
             let emulator = matches!(backend, Backend::Emulator(_));
             for op in ops_for::<T>() {
                 let lengths = lengths(&mut rng, kind, emulator, std::mem::size_of::<T>());
-                let gap_before = rng.gen_range(0..5);
-                let mut offsets = vec![gap_before as u64];
-                for length in &lengths {
-                    offsets.push(offsets.last().unwrap() + *length as u64);
-                }
+                let offsets = offsets_of(rng.gen_range(0..5), &lengths);
                 let len = *offsets.last().unwrap() as usize + rng.gen_range(0..5);
                 let mut values = random_vec::<T>(&mut rng, op, len);
                 if case % 2 == 1 && len > 0 {

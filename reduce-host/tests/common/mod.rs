@@ -268,6 +268,35 @@ pub fn check_on_gpu<T: TestElement>(reducer: &mut Reducer, data: &[T], offset: u
     Ok(())
 }
 
+/// `Ok` if `results` holds the right result of `op` for each segment of
+/// `values` that `offsets` describes (the identity for an empty one).
+pub fn check_segments<T: TestElement>(results: &[T], values: &[T], offsets: &[u64], op: Op) -> Result<(), String> {
+    if results.len() + 1 != offsets.len() {
+        return Err(format!("{} results for {} offsets", results.len(), offsets.len()));
+    }
+    for (s, (got, bounds)) in results.iter().zip(offsets.windows(2)).enumerate() {
+        let (begin, end) = (bounds[0] as usize, bounds[1] as usize);
+        if begin == end {
+            let identity = T::identity(op);
+            if got.to_bits() != identity.to_bits() && !(got.is_nan() && identity.is_nan()) {
+                return Err(format!("segment {s} (empty): got {got:?}, expected {identity:?}"));
+            }
+            continue;
+        }
+        T::check(*got, &values[begin..end], op).map_err(|e| format!("segment {s} [{begin}, {end}): {e}"))?;
+    }
+    Ok(())
+}
+
+/// Offsets of consecutive segments of the given lengths, starting at `first`.
+pub fn offsets_of(first: u64, lengths: &[usize]) -> Vec<u64> {
+    let mut offsets = vec![first];
+    for length in lengths {
+        offsets.push(offsets[offsets.len() - 1] + *length as u64);
+    }
+    offsets
+}
+
 /// Random data of length `n` for `op`.
 pub fn random_vec<T: TestElement>(rng: &mut StdRng, op: Op, n: usize) -> Vec<T> {
     (0..n).map(|_| T::random(rng, op, n)).collect()
