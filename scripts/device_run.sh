@@ -7,6 +7,8 @@
 # TEST_BINARIES (a glob, e.g. 'multi_gpu-*') picks test binaries.
 set -uo pipefail
 bin=.device-bin
+# stage_device.sh packs the binaries; the device tool carries the tarball.
+[[ -d $bin ]] || tar -xzf .device-bin.tar.gz || exit 1
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 what=${*:-tests quickstart bench}

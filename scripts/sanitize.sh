@@ -10,6 +10,8 @@
 # Usage (device tool): bash scripts/sanitize.sh [sweep] [suite] [examples]
 set -uo pipefail
 bin=.device-bin
+# stage_device.sh packs the binaries; the device tool carries the tarball.
+[[ -d $bin ]] || tar -xzf .device-bin.tar.gz || exit 1
 out=${OUT:-/tmp/out}
 logs=$(mktemp -d)
 mkdir -p "$out"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds (here, where Rust is) everything scripts/device_run.sh runs on the GPU
-# machine and copies it into .device-bin/ (git-ignored; name it in `carry`).
+# machine, copies it into .device-bin/ and packs that into .device-bin.tar.gz
+# (both git-ignored). Name the tarball in the device tool's `carry`: the
+# binaries embed the PTX, and unpacked they are over the tool's 64 MiB;
+# device_run.sh and sanitize.sh unpack it.
 source "$(dirname "$0")/env.sh"
 rm -rf .device-bin && mkdir -p .device-bin/tests
 examples="quickstart bench graph_replay ladder multi_gpu multi_process"
@@ -16,3 +19,5 @@ for line in sys.stdin:
 cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" .device-bin/
 strip .device-bin/tests/* $(printf -- '.device-bin/%s ' $examples)
 du -sh .device-bin; ls .device-bin/tests
+tar -czf .device-bin.tar.gz .device-bin
+du -sh .device-bin.tar.gz
