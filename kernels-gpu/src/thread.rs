@@ -352,8 +352,14 @@ pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
     let tail = len - tail_start;
 
     let tile_vectors = worker_threads * VECTORS_PER_THREAD;
+    // A shift where it can be (every segmented team, and the tuned block
+    // sizes): a 64-bit division is a long subroutine, paid once per segment.
     // `checked_div` keeps a panic path (and an unresolved extern) out of the PTX.
-    let full_tiles = vectors.checked_div(tile_vectors).unwrap_or(0);
+    let full_tiles = if tile_vectors.is_power_of_two() {
+        vectors >> tile_vectors.trailing_zeros()
+    } else {
+        vectors.checked_div(tile_vectors).unwrap_or(0)
+    };
     let mut tile = team.worker;
     while tile < full_tiles {
         let first = tile * tile_vectors + team.thread;

@@ -307,15 +307,28 @@ impl SegmentedShape {
     }
 }
 
+/// Full tiles each thread of a segment's team should get: each tile is one
+/// batch of loads in flight, and each segment costs its team a fixed
+/// overhead (its bounds, head and tail, the team's reduction), which more
+/// tiles per thread spread over more bytes.
+const SEGMENT_TILES_PER_THREAD: u64 = 2;
+
+/// The fewest lanes a team has when its segment holds a full tile for each:
+/// the lanes of narrower teams read rows that lie further apart, so one warp
+/// load touches more cache lines (on the H200, 64-element f32 rows took 1.4×
+/// as long with teams of 2 lanes as with 4).
+const MIN_SEGMENT_LANES: u64 = 4;
+
 /// The segmented kernels' launch shape for `len` elements of `element_bytes`
 /// each, in `segments` segments (see [`SegmentedShape`]). It depends only on
 /// the segment count, the length, the element size and the device, so the
 /// combine order of every segment is the same on every run.
 ///
 /// A team gets the largest power of two of threads that still gives each
-/// thread at least one full tile (`VECTORS_PER_THREAD` 16-byte loads issued
-/// together) of an average segment, at least 1 and at most the largest power
-/// of two dividing the block. Teams of a whole block split each segment over
+/// thread [`SEGMENT_TILES_PER_THREAD`] full tiles (a tile is
+/// `VECTORS_PER_THREAD` 16-byte loads issued together) of an average
+/// segment, but at least [`MIN_SEGMENT_LANES`] threads where each still gets
+/// one full tile, and at most the largest power of two dividing the block. Teams of a whole block split each segment over
 /// several blocks when there are fewer segments than the grid holds blocks,
 /// so that a few long rows still fill the GPU; the grid then has one block
 /// per part, at most `grid_cap`.
@@ -324,9 +337,10 @@ pub(crate) fn segmented_shape(policy: Policy, segments: usize, len: usize, eleme
     let segments = segments.max(1) as u64;
     let tile_elements = VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
     let average = (len as u64).div_ceil(segments);
-    let threads_with_full_tiles = (average / tile_elements).max(1);
-    // The largest power of two not above it.
-    let wanted = 1u64 << threads_with_full_tiles.ilog2();
+    // The largest power of two not above each count of threads.
+    let floor_power_of_two = |threads: u64| 1u64 << threads.max(1).ilog2();
+    let wanted = floor_power_of_two(average / (SEGMENT_TILES_PER_THREAD * tile_elements))
+        .max(floor_power_of_two(average / tile_elements).min(MIN_SEGMENT_LANES));
     let largest_team = 1u64 << block.trailing_zeros();
     let team_threads = wanted.min(largest_team) as u32;
 
@@ -463,15 +477,17 @@ mod tests {
     fn segmented_shape_adapts_to_segment_length() {
         // f32: a tile is 16 elements per thread.
         assert_eq!(shape(1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each");
-        assert_eq!(shape(1 << 16, 1 << 24, 4), (16, 1, 264), "256-element rows: 16 lanes each");
-        assert_eq!(shape(1 << 14, 1 << 24, 4), (64, 1, 264), "1024-element rows: two warps each");
+        assert_eq!(shape(1 << 18, 1 << 24, 4), (4, 1, 264), "64-element rows: 4 lanes each, one tile");
+        assert_eq!(shape(1 << 16, 1 << 24, 4), (8, 1, 264), "256-element rows: 8 lanes each, two tiles");
+        assert_eq!(shape(1 << 14, 1 << 24, 4), (32, 1, 264), "1024-element rows: a warp each");
+        assert_eq!(shape(1 << 12, 1 << 24, 4), (128, 1, 264), "4096-element rows: four warps each");
         assert_eq!(shape(1 << 10, 1 << 26, 4), (512, 1, 264), "2^16-element rows: a block each");
         assert_eq!(shape(4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each");
         assert_eq!(shape(1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid");
         assert_eq!(shape(3, 3, 4), (1, 1, 1), "tiny: one block");
         assert_eq!(shape(5, 0, 8), (1, 1, 1), "all empty");
         // f64: 8 elements per thread tile.
-        assert_eq!(shape(1 << 10, 1 << 20, 8), (128, 1, 256), "1024-element f64 rows: four warps each");
+        assert_eq!(shape(1 << 10, 1 << 20, 8), (64, 1, 128), "1024-element f64 rows: two warps each");
         // A block size that is not a power of two: teams stop at 32, never split.
         let odd = segmented_shape(Policy::new(96).unwrap(), 2, 1 << 24, 4, 100);
         assert_eq!((odd.team_threads, odd.blocks_per_segment, odd.launch.blocks), (32, 1, 1));

@@ -13,15 +13,15 @@ use std::collections::BTreeSet;
 /// Segment lengths of one kind for elements of `element_bytes`, sized for
 /// the backend: each kind makes the launch pick a different team (see
 /// `segmented_shape` in the host crate: a team of 32 lanes for an average
-/// of 512 to 1023 four-byte elements).
+/// of 1024 to 2047 four-byte elements, two tiles per lane).
 fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -> Vec<usize> {
     let pick = |gpu: usize, emulated: usize| if emulator { emulated } else { gpu };
-    let warp_team = 2048 / element_bytes;
+    let warp_team = 4096 / element_bytes;
     let (count, range) = match kind {
         "tiny" => (pick(3000, 300), 0..=4),
         "short" => (pick(1000, 100), 0..=pick(200, 200)),
         "warps" => (pick(200, 12), pick(500, warp_team)..=pick(5000, 2 * warp_team - 1)),
-        "blocks" => (pick(300, 8), pick(10_000, 1100)..=pick(100_000, 3000)),
+        "blocks" => (pick(300, 8), pick(10_000, 2500)..=pick(100_000, 4000)),
         "few long" => (pick(3, 2), pick(1_000_000, 3000)..=pick(3_000_000, 8000)),
         _ => {
             let choices = [0, 1, 3, 100, 4099, pick(20_000, 2000)];
