@@ -117,7 +117,10 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             (unit, 0)
         } else {
             // `checked_*`: no panic path in the PTX (`parts` is not zero here).
-            (unit.checked_div(parts).unwrap_or(0), unit.checked_rem(parts).unwrap_or(0))
+            (
+                unit.checked_div(parts).unwrap_or(0),
+                unit.checked_rem(parts).unwrap_or(0),
+            )
         };
         let mut acc = O::identity();
         if unit < units {

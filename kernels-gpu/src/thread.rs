@@ -387,7 +387,11 @@ pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
     // (teams smaller than that, a segment's few lanes, take turns).
     let mut index = thread_in_team;
     while index < head + tail {
-        let element = if index < head { index } else { tail_start + (index - head) };
+        let element = if index < head {
+            index
+        } else {
+            tail_start + (index - head)
+        };
         acc = O::combine(acc, source.element(element));
         index += team_threads;
     }

@@ -45,9 +45,9 @@
 //! shape, such as a GPU's (see [`Reducer::launch_shape`](crate::Reducer::launch_shape)):
 //! with the same shape, float results are bitwise those of the GPU.
 
+use crate::abi::SEGMENTS_INVALID;
 use crate::element::{Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
-use crate::abi::SEGMENTS_INVALID;
 use crate::kernels::{self, LaunchShape, SegmentedShape};
 use crate::op::Op;
 use crate::policy::Policy;
@@ -363,7 +363,10 @@ impl Emulator {
         if let Some(segment) = tickets.iter().position(|&t| t != 0) {
             return Err(self.contract_fault(
                 name,
-                format!("the launch left segment {segment}'s ticket at {}, not 0", tickets[segment]),
+                format!(
+                    "the launch left segment {segment}'s ticket at {}, not 0",
+                    tickets[segment]
+                ),
             ));
         }
         // SAFETY: `out` holds `segments` `T`s (plain data of at most 8 bytes,

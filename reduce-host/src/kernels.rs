@@ -233,7 +233,10 @@ impl Kernels {
     ) -> Result<(KernelHandle, SegmentedShape)> {
         let index = kernel_index(op, T::TYPE)?;
         let (kernel, grid_cap) = self.loaded_segmented[index];
-        Ok((kernel, segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap)))
+        Ok((
+            kernel,
+            segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap),
+        ))
     }
 
     /// The widening kernel and launch shape for reducing `len` elements of
@@ -332,7 +335,13 @@ const MIN_SEGMENT_LANES: u64 = 4;
 /// several blocks when there are fewer segments than the grid holds blocks,
 /// so that a few long rows still fill the GPU; the grid then has one block
 /// per part, at most `grid_cap`.
-pub(crate) fn segmented_shape(policy: Policy, segments: usize, len: usize, element_bytes: usize, grid_cap: u32) -> SegmentedShape {
+pub(crate) fn segmented_shape(
+    policy: Policy,
+    segments: usize,
+    len: usize,
+    element_bytes: usize,
+    grid_cap: u32,
+) -> SegmentedShape {
     let block = policy.block_threads();
     let segments = segments.max(1) as u64;
     let tile_elements = VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
@@ -477,20 +486,47 @@ mod tests {
     fn segmented_shape_adapts_to_segment_length() {
         // f32: a tile is 16 elements per thread.
         assert_eq!(shape(1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each");
-        assert_eq!(shape(1 << 18, 1 << 24, 4), (4, 1, 264), "64-element rows: 4 lanes each, one tile");
-        assert_eq!(shape(1 << 16, 1 << 24, 4), (8, 1, 264), "256-element rows: 8 lanes each, two tiles");
-        assert_eq!(shape(1 << 14, 1 << 24, 4), (32, 1, 264), "1024-element rows: a warp each");
-        assert_eq!(shape(1 << 12, 1 << 24, 4), (128, 1, 264), "4096-element rows: four warps each");
-        assert_eq!(shape(1 << 10, 1 << 26, 4), (512, 1, 264), "2^16-element rows: a block each");
+        assert_eq!(
+            shape(1 << 18, 1 << 24, 4),
+            (4, 1, 264),
+            "64-element rows: 4 lanes each, one tile"
+        );
+        assert_eq!(
+            shape(1 << 16, 1 << 24, 4),
+            (8, 1, 264),
+            "256-element rows: 8 lanes each, two tiles"
+        );
+        assert_eq!(
+            shape(1 << 14, 1 << 24, 4),
+            (32, 1, 264),
+            "1024-element rows: a warp each"
+        );
+        assert_eq!(
+            shape(1 << 12, 1 << 24, 4),
+            (128, 1, 264),
+            "4096-element rows: four warps each"
+        );
+        assert_eq!(
+            shape(1 << 10, 1 << 26, 4),
+            (512, 1, 264),
+            "2^16-element rows: a block each"
+        );
         assert_eq!(shape(4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each");
         assert_eq!(shape(1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid");
         assert_eq!(shape(3, 3, 4), (1, 1, 1), "tiny: one block");
         assert_eq!(shape(5, 0, 8), (1, 1, 1), "all empty");
         // f64: 8 elements per thread tile.
-        assert_eq!(shape(1 << 10, 1 << 20, 8), (64, 1, 128), "1024-element f64 rows: two warps each");
+        assert_eq!(
+            shape(1 << 10, 1 << 20, 8),
+            (64, 1, 128),
+            "1024-element f64 rows: two warps each"
+        );
         // A block size that is not a power of two: teams stop at 32, never split.
         let odd = segmented_shape(Policy::new(96).unwrap(), 2, 1 << 24, 4, 100);
-        assert_eq!((odd.team_threads, odd.blocks_per_segment, odd.launch.blocks), (32, 1, 1));
+        assert_eq!(
+            (odd.team_threads, odd.blocks_per_segment, odd.launch.blocks),
+            (32, 1, 1)
+        );
     }
 
     #[test]

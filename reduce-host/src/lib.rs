@@ -279,7 +279,12 @@ pub fn segmented_reduce<T: Element>(
 /// assert_eq!(reduce::reduce_rows(&matrix, 3, 2, reduce::Op::Sum)?.as_host_vec()?, [3.0, 7.0, 11.0]);
 /// # Ok(()) }
 /// ```
-pub fn reduce_rows<T: Element>(matrix: &DeviceSlice<T>, rows: usize, row_len: usize, op: Op) -> Result<DeviceBuffer<T>> {
+pub fn reduce_rows<T: Element>(
+    matrix: &DeviceSlice<T>,
+    rows: usize,
+    row_len: usize,
+    op: Op,
+) -> Result<DeviceBuffer<T>> {
     with_thread_reducer(|r| r.reduce_rows(matrix, rows, row_len, op))
 }
 

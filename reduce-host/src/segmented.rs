@@ -313,16 +313,7 @@ impl Reducer {
         // partial slot per part and a zeroed ticket per segment, since a split
         // plan's grid is at most the largest grid; the rows layout was checked
         // to cover `values` exactly.
-        unsafe {
-            launch::launch(
-                kernel,
-                launch.blocks,
-                launch.threads_per_block,
-                0,
-                stream,
-                &mut params,
-            )?
-        };
+        unsafe { launch::launch(kernel, launch.blocks, launch.threads_per_block, 0, stream, &mut params)? };
         Ok(())
     }
 }

@@ -17,8 +17,13 @@ use reduce::{DotKernel, ElementType, Op, Rung, Strategy};
 const SIZES: &[usize] = &[1, 5, 33, 4099, 70_001];
 
 /// Segment counts and length ranges for the segmented kernels.
-const SEGMENT_LENGTHS: &[(usize, std::ops::RangeInclusive<usize>)] =
-    &[(1000, 0..=4), (100, 100..=300), (30, 2000..=6000), (140, 9000..=10_000), (2, 20_000..=30_000)];
+const SEGMENT_LENGTHS: &[(usize, std::ops::RangeInclusive<usize>)] = &[
+    (1000, 0..=4),
+    (100, 100..=300),
+    (30, 2000..=6000),
+    (140, 9000..=10_000),
+    (2, 20_000..=30_000),
+];
 
 fn sweep<T: DotElement>(test: &str) {
     // The ladder's kernels (rungs and seed 004's dots) exist for i32 and f32.

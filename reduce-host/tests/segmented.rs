@@ -25,7 +25,9 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
         "few long" => (pick(3, 2), pick(1_000_000, 3000)..=pick(3_000_000, 8000)),
         _ => {
             let choices = [0, 1, 3, 100, 4099, pick(20_000, 2000)];
-            return (0..pick(300, 40)).map(|_| choices[rng.gen_range(0..choices.len())]).collect();
+            return (0..pick(300, 40))
+                .map(|_| choices[rng.gen_range(0..choices.len())])
+                .collect();
         }
     };
     (0..count).map(|_| rng.gen_range(range.clone())).collect()
@@ -64,7 +66,11 @@ fn random_segments<T: TestElement>(test: &str) {
                     .and_then(|r| r.map_err(|e| e.to_string()))
                     .and_then(|results| check_segments(&results, &values, &offsets, op));
                 if let Err(e) = outcome {
-                    failures.push(format!("{}: {op} {kind} ({} segments) offset={offset}: {e}", backend.name(), lengths.len()));
+                    failures.push(format!(
+                        "{}: {op} {kind} ({} segments) offset={offset}: {e}",
+                        backend.name(),
+                        lengths.len()
+                    ));
                 }
             }
         }
@@ -76,7 +82,10 @@ fn random_segments<T: TestElement>(test: &str) {
                 teams.iter().any(|&(t, split)| t == 64 && !split),
                 teams.iter().any(|&(_, split)| split),
             );
-            assert!(lanes && warps && blocks && split, "kinds did not select every team: {teams:?}");
+            assert!(
+                lanes && warps && blocks && split,
+                "kinds did not select every team: {teams:?}"
+            );
         }
     }
 }
@@ -87,7 +96,16 @@ fn rows_shapes<T: TestElement>(test: &str) {
     let mut rng = rng(test);
     for mut backend in backends(test) {
         let shapes: &[(usize, usize)] = match backend {
-            Backend::Emulator(_) => &[(1, 5000), (3, 3001), (40, 40), (1000, 3), (2000, 1), (0, 5), (5, 0), (7, 129)],
+            Backend::Emulator(_) => &[
+                (1, 5000),
+                (3, 3001),
+                (40, 40),
+                (1000, 3),
+                (2000, 1),
+                (0, 5),
+                (5, 0),
+                (7, 129),
+            ],
             Backend::Gpu(_) => &[
                 (1, 1_000_003),
                 (3, 333_333),
@@ -111,7 +129,10 @@ fn rows_shapes<T: TestElement>(test: &str) {
                     .and_then(|r| r.map_err(|e| e.to_string()))
                     .and_then(|results| check_segments(&results, &values, &offsets, op));
                 if let Err(e) = outcome {
-                    failures.push(format!("{}: {op} {rows} × {row_len} offset={offset}: {e}", backend.name()));
+                    failures.push(format!(
+                        "{}: {op} {rows} × {row_len} offset={offset}: {e}",
+                        backend.name()
+                    ));
                 }
             }
         }
@@ -185,7 +206,10 @@ fn sum_f32_decreasing_offsets_are_invalid() {
 #[test]
 fn sum_f32_offsets_past_the_end_are_invalid() {
     for message in offsets_error("sum_f32_offsets_past_the_end_are_invalid", &[0, 2, 9]) {
-        assert!(message.contains("segment 1 is [2, 9)") && message.contains("8 values"), "{message}");
+        assert!(
+            message.contains("segment 1 is [2, 9)") && message.contains("8 values"),
+            "{message}"
+        );
     }
 }
 
@@ -221,7 +245,11 @@ fn sum_i64_rows_shape_mismatch_is_invalid() {
 fn max_abs_i32_segments_is_unsupported() {
     for mut backend in backends("max_abs_i32_segments_is_unsupported") {
         let got = backend.segmented(&[1i32, -2], 0, &[0, 2], Op::MaxAbs).unwrap();
-        assert!(matches!(got, Err(Error::UnsupportedOp { .. })), "{}: {got:?}", backend.name());
+        assert!(
+            matches!(got, Err(Error::UnsupportedOp { .. })),
+            "{}: {got:?}",
+            backend.name()
+        );
     }
 }
 
@@ -248,5 +276,8 @@ fn sum_f32_into_clamps_invalid_offsets() {
 
     let mut short = DeviceBuffer::from_slice(&[0.0f32; 3]).unwrap();
     let wrong_length = reducer.segmented_reduce_into(&values, &offsets, Op::Sum, &mut short, &stream);
-    assert!(matches!(wrong_length, Err(Error::InvalidSegments(_))), "{wrong_length:?}");
+    assert!(
+        matches!(wrong_length, Err(Error::InvalidSegments(_))),
+        "{wrong_length:?}"
+    );
 }

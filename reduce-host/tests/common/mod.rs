@@ -562,7 +562,9 @@ impl Backend {
                 let (buffer, range) = staged_on_gpu(values, offset);
                 let slice = buffer.index(range);
                 let segments = match segmentation {
-                    Segmentation::Offsets(offsets) => GpuSegments::Offsets(DeviceBuffer::from_slice(offsets).map_err(|e| e.to_string())?),
+                    Segmentation::Offsets(offsets) => {
+                        GpuSegments::Offsets(DeviceBuffer::from_slice(offsets).map_err(|e| e.to_string())?)
+                    }
                     Segmentation::Rows(rows, row_len) => GpuSegments::Rows(rows, row_len),
                 };
                 let (first, free) = match &segments {
@@ -584,11 +586,17 @@ impl Backend {
                 let mut out = DeviceBuffer::from_slice(&vec![T::poison(); results.len()]).map_err(|e| e.to_string())?;
                 match &segments {
                     GpuSegments::Offsets(offsets) => r.segmented_reduce_into(&slice, offsets, op, &mut out, &stream),
-                    GpuSegments::Rows(rows, row_len) => r.reduce_rows_into(&slice, *rows, *row_len, op, &mut out, &stream),
+                    GpuSegments::Rows(rows, row_len) => {
+                        r.reduce_rows_into(&slice, *rows, *row_len, op, &mut out, &stream)
+                    }
                 }
                 .map_err(text)?;
                 stream.synchronize().map_err(|e| e.to_string())?;
-                agree("Reducer and _into form", &first, Ok(out.as_host_vec().map_err(|e| e.to_string())?))?;
+                agree(
+                    "Reducer and _into form",
+                    &first,
+                    Ok(out.as_host_vec().map_err(|e| e.to_string())?),
+                )?;
                 Ok(first)
             }
         }
