@@ -7,7 +7,9 @@
 //! for the products of two buffers; [`argmax`] and [`argmin`] return the
 //! index and value of the extreme element. [`sum_as`], [`reduce_as`] and [`mean`]
 //! accumulate in a wider type (`i8`…`i32` in `i64`, `f16`/`bf16` in `f32`,
-//! anything in `f64`), converting each element as it is read. [`Strategy`] switches a [`Reducer`] to the
+//! anything in `f64`), converting each element as it is read.
+//! [`segmented_reduce`] and [`reduce_rows`] give one result per segment of an
+//! input or per row of a matrix ([`segmented`]). [`Strategy`] switches a [`Reducer`] to the
 //! rungs of the classic reduction ladder (`docs/LADDER.md`). The kernels live in the
 //! `kernels-gpu` crate, are compiled to PTX by rustc's NVPTX backend when this
 //! crate is built, and are JIT-compiled by the driver for your GPU (compute

@@ -21,7 +21,8 @@ use cust::stream::{Stream, StreamFlags};
 ///
 /// # Workspace and streams
 /// The production kernels need a workspace (one 8-byte partial per block, and
-/// a ticket word that each launch leaves at zero); ladder rungs need room for
+/// a ticket word that each launch leaves at zero; the segmented kernels a
+/// ticket per segment they split over several blocks); ladder rungs need room for
 /// their per-block results. A `Reducer` keeps one workspace per stream it has
 /// launched on, so calls queued on different streams
 /// ([`Reducer::reduce_into`], [`Reducer::dot_into`]) may run at the same time
