@@ -304,24 +304,9 @@ impl Emulator {
         let mut out = vec![POISON_WORD; (segments * size_of::<T>()).div_ceil(8)];
         let mut buffers = vec![
             slice_buffer("input", values),
-            Buffer {
-                name: "partials",
-                address: partials.as_mut_ptr() as u64,
-                bytes: 8 * partials.len() as u64,
-                writable: true,
-            },
-            Buffer {
-                name: "tickets",
-                address: tickets.as_mut_ptr() as u64,
-                bytes: 4 * tickets.len() as u64,
-                writable: true,
-            },
-            Buffer {
-                name: "status",
-                address: status.as_mut_ptr() as u64,
-                bytes: 4,
-                writable: true,
-            },
+            writable_buffer("partials", &mut partials),
+            writable_buffer("tickets", &mut tickets),
+            writable_buffer("status", &mut status),
             Buffer {
                 name: "out",
                 address: out.as_mut_ptr() as u64,
@@ -458,18 +443,8 @@ impl Emulator {
         let mut out = [POISON_WORD];
         let mut buffers = inputs.to_vec();
         buffers.extend([
-            Buffer {
-                name: "partials",
-                address: partials.as_mut_ptr() as u64,
-                bytes: 8 * partials.len() as u64,
-                writable: true,
-            },
-            Buffer {
-                name: "ticket",
-                address: ticket.as_mut_ptr() as u64,
-                bytes: 4,
-                writable: true,
-            },
+            writable_buffer("partials", &mut partials),
+            writable_buffer("ticket", &mut ticket),
             result_buffer::<T>(&mut out),
         ]);
         let (partials_address, ticket_address, out_address) = (
@@ -621,6 +596,16 @@ fn slice_buffer<T>(name: &'static str, slice: &[T]) -> Buffer {
         address: slice.as_ptr() as u64,
         bytes: std::mem::size_of_val(slice) as u64,
         writable: false,
+    }
+}
+
+/// `slice` as a writable buffer of the launch.
+fn writable_buffer<T>(name: &'static str, slice: &mut [T]) -> Buffer {
+    Buffer {
+        name,
+        address: slice.as_mut_ptr() as u64,
+        bytes: std::mem::size_of_val(slice) as u64,
+        writable: true,
     }
 }
 

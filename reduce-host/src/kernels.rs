@@ -484,43 +484,40 @@ mod tests {
 
     #[test]
     fn segmented_shape_adapts_to_segment_length() {
-        // f32: a tile is 16 elements per thread.
-        assert_eq!(shape(1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each");
-        assert_eq!(
-            shape(1 << 18, 1 << 24, 4),
-            (4, 1, 264),
-            "64-element rows: 4 lanes each, one tile"
-        );
-        assert_eq!(
-            shape(1 << 16, 1 << 24, 4),
-            (8, 1, 264),
-            "256-element rows: 8 lanes each, two tiles"
-        );
-        assert_eq!(
-            shape(1 << 14, 1 << 24, 4),
-            (32, 1, 264),
-            "1024-element rows: a warp each"
-        );
-        assert_eq!(
-            shape(1 << 12, 1 << 24, 4),
-            (128, 1, 264),
-            "4096-element rows: four warps each"
-        );
-        assert_eq!(
-            shape(1 << 10, 1 << 26, 4),
-            (512, 1, 264),
-            "2^16-element rows: a block each"
-        );
-        assert_eq!(shape(4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each");
-        assert_eq!(shape(1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid");
-        assert_eq!(shape(3, 3, 4), (1, 1, 1), "tiny: one block");
-        assert_eq!(shape(5, 0, 8), (1, 1, 1), "all empty");
-        // f64: 8 elements per thread tile.
-        assert_eq!(
-            shape(1 << 10, 1 << 20, 8),
-            (64, 1, 128),
-            "1024-element f64 rows: two warps each"
-        );
+        // (segments, elements, element bytes) → (team, blocks per segment, grid).
+        // A tile is 16 f32 or 8 f64 elements per thread.
+        let cases = [
+            ((1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each"),
+            (
+                (1 << 18, 1 << 24, 4),
+                (4, 1, 264),
+                "64-element rows: 4 lanes each, one tile",
+            ),
+            (
+                (1 << 16, 1 << 24, 4),
+                (8, 1, 264),
+                "256-element rows: 8 lanes each, two tiles",
+            ),
+            ((1 << 14, 1 << 24, 4), (32, 1, 264), "1024-element rows: a warp each"),
+            (
+                (1 << 12, 1 << 24, 4),
+                (128, 1, 264),
+                "4096-element rows: four warps each",
+            ),
+            ((1 << 10, 1 << 26, 4), (512, 1, 264), "2^16-element rows: a block each"),
+            ((4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each"),
+            ((1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid"),
+            ((3, 3, 4), (1, 1, 1), "tiny: one block"),
+            ((5, 0, 8), (1, 1, 1), "all empty"),
+            (
+                (1 << 10, 1 << 20, 8),
+                (64, 1, 128),
+                "1024-element f64 rows: two warps each",
+            ),
+        ];
+        for ((segments, len, bytes), expected, why) in cases {
+            assert_eq!(shape(segments, len, bytes), expected, "{why}");
+        }
         // A block size that is not a power of two: teams stop at 32, never split.
         let odd = segmented_shape(Policy::new(96).unwrap(), 2, 1 << 24, 4, 100);
         assert_eq!(
