@@ -519,6 +519,21 @@ impl Backend {
         self.segmented_or_rows(values, offset, Segmentation::Offsets(offsets), op)
     }
 
+    /// [`Backend::segmented`], then each result against the CPU reference
+    /// ([`check_segments`]); `Err` describes the first problem.
+    pub fn check_segmented<T: TestElement>(
+        &mut self,
+        values: &[T],
+        offset: usize,
+        offsets: &[u64],
+        op: Op,
+    ) -> Result<(), String> {
+        let results = self
+            .segmented(values, offset, offsets, op)?
+            .map_err(|e| e.to_string())?;
+        check_segments(&results, values, offsets, op)
+    }
+
     /// One result of `op` per row of the `rows × row_len` matrix `matrix`
     /// (staged at `offset`), checked across forms as [`Backend::segmented`].
     pub fn rows<T: TestElement>(
