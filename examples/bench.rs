@@ -8,11 +8,12 @@
 //! device, as CUB's call leaves it.
 //!
 //! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce` (`op`
-//! also `argmax`/`argmin`, which read the input twice; GB/s counts it once).
+//! also `argmax`/`argmin`).
 //! Usage: `bench [TYPE ...]` (default: f32 i32 f64 u32 i64 u64). The type
 //! `wide` times the widening reductions (`reduce_as`: every input/accumulator
 //! pair and op) at 2^24, 2^26, 2^28 and 2^30 bytes read, as rows of type
-//! `<input>_as_<accumulator>`; compare them with `sum` of a plain type at the
+//! `<input>_as_<accumulator>` (and argmax/argmin of `f16` and `bf16`, as
+//! rows of type `f16`/`bf16`); compare them with `sum` of a plain type at the
 //! same bytes. The type `segmented` times segmented and row-wise reductions
 //! of f32 (sum and max) at 2^24 and 2^28 elements, as rows of type
 //! `f32_rows_<rows>x<row_len>` or `f32_segments_mean_<length>` (random
@@ -23,7 +24,7 @@
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{Element, Op, Reducer};
+use reduce::{ArgInput, Element, Op, Reducer};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _context = cust::quick_init().map_err(|e| format!("bench needs a CUDA GPU: {e}"))?;
@@ -57,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The values cub_reduce.cu fills its buffers with: 1, 2 or 3.
-trait FromSmall: Element + Default {
+trait FromSmall: Element + ArgInput<Value = Self> + Default {
     fn from_small(v: u32) -> Self;
 }
 macro_rules! from_small {
@@ -83,12 +84,7 @@ fn bench_type<T: FromSmall>(
     let mut out = DeviceBox::new(&T::default())?;
     for &n in sizes {
         let bytes = n * std::mem::size_of::<T>();
-        let buffers_needed = ((256usize << 20) / bytes.max(1)).clamp(1, 64);
-        let host: Vec<T> = (0..n).map(|i| fill_value(i, 7)).collect();
-        let buffers = (0..buffers_needed)
-            .map(|_| DeviceBuffer::from_slice(&host))
-            .collect::<Result<Vec<_>, _>>()?;
-        drop(host);
+        let buffers = rotated_buffers(n, |i| fill_value::<T>(i, 7))?;
         let shape = reducer.launch_shape::<T>(Op::Sum, n)?;
         println!(
             "# {name} n={n}: {} blocks x {} threads",
@@ -100,17 +96,50 @@ fn bench_type<T: FromSmall>(
             })?;
             println!("reduce,{name},{op},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
         }
-        let mut index = DeviceBox::new(&0u64)?;
-        for arg in ["argmax", "argmin"] {
-            let us = median_us(n, &stream, &start, &stop, |i| {
-                let input = &buffers[i % buffers.len()];
-                match arg {
-                    "argmax" => reducer.argmax_into(input, &mut index, &mut out, &stream),
-                    _ => reducer.argmin_into(input, &mut index, &mut out, &stream),
-                }
-            })?;
-            println!("reduce,{name},{arg},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
-        }
+        bench_arg(reducer, name, &buffers)?;
+    }
+    Ok(())
+}
+
+/// `n` elements `value(i)`, uploaded to enough buffers to cover 256 MiB
+/// (at most 64), which the timed calls take in turn so that L2 does not
+/// serve them.
+fn rotated_buffers<T: cust::memory::DeviceCopy>(
+    n: usize,
+    value: impl Fn(usize) -> T,
+) -> Result<Vec<DeviceBuffer<T>>, Box<dyn std::error::Error>> {
+    let bytes = n * std::mem::size_of::<T>();
+    let host: Vec<T> = (0..n).map(value).collect();
+    let buffers = (0..((256usize << 20) / bytes.max(1)).clamp(1, 64))
+        .map(|_| DeviceBuffer::from_slice(&host))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(buffers)
+}
+
+/// argmax and argmin rows of type `name` over the rotated `buffers`.
+fn bench_arg<T: ArgInput>(
+    reducer: &mut Reducer,
+    name: &str,
+    buffers: &[DeviceBuffer<T>],
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    T::Value: Default,
+{
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let n = buffers[0].len();
+    let bytes = n * std::mem::size_of::<T>();
+    let mut index = DeviceBox::new(&0u64)?;
+    let mut value = DeviceBox::new(&T::Value::default())?;
+    for arg in ["argmax", "argmin"] {
+        let us = median_us(n, &stream, &start, &stop, |i| {
+            let input = &buffers[i % buffers.len()];
+            match arg {
+                "argmax" => reducer.argmax_into(input, &mut index, &mut value, &stream),
+                _ => reducer.argmin_into(input, &mut index, &mut value, &stream),
+            }
+        })?;
+        println!("reduce,{name},{arg},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
     }
     Ok(())
 }
@@ -159,7 +188,21 @@ fn bench_wide(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Error>> {
     bench_pair::<f64, f64>(reducer, "f64", "f64", &[Op::Sum], |i| fill_value(i, 7))?;
     let halves = [Op::Sum, Op::Max, Op::Min];
     bench_pair::<f16, f32>(reducer, "f16", "f32", &halves, |i| f16::from_f32(fill_value(i, 7)))?;
-    bench_pair::<bf16, f32>(reducer, "bf16", "f32", &halves, |i| bf16::from_f32(fill_value(i, 7)))
+    bench_pair::<bf16, f32>(reducer, "bf16", "f32", &halves, |i| bf16::from_f32(fill_value(i, 7)))?;
+    for log2_bytes in [24, 26, 28, 30] {
+        let n = (1usize << log2_bytes) / 2;
+        bench_arg(
+            reducer,
+            "f16",
+            &rotated_buffers(n, |i| f16::from_f32(fill_value(i, 7)))?,
+        )?;
+        bench_arg(
+            reducer,
+            "bf16",
+            &rotated_buffers(n, |i| bf16::from_f32(fill_value(i, 7)))?,
+        )?;
+    }
+    Ok(())
 }
 
 fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
@@ -175,12 +218,7 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
     for log2_bytes in [24, 26, 28, 30] {
         let bytes = 1usize << log2_bytes;
         let n = bytes / std::mem::size_of::<In>();
-        let buffers_needed = ((256usize << 20) / bytes).clamp(1, 64);
-        let host: Vec<In> = (0..n).map(&value).collect();
-        let buffers = (0..buffers_needed)
-            .map(|_| DeviceBuffer::from_slice(&host))
-            .collect::<Result<Vec<_>, _>>()?;
-        drop(host);
+        let buffers = rotated_buffers(n, &value)?;
         for &op in ops {
             let us = median_us(n, &stream, &start, &stop, |i| {
                 reducer.reduce_as_into::<A, In>(&buffers[i % buffers.len()], op, &mut out, &stream)
@@ -208,11 +246,7 @@ fn bench_segmented(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Erro
     for log2_n in [24u32, 28] {
         let n = 1usize << log2_n;
         let bytes = n * std::mem::size_of::<f32>();
-        let host: Vec<f32> = (0..n).map(|i| fill_value(i, 7)).collect();
-        let buffers = (0..((256usize << 20) / bytes).clamp(1, 64))
-            .map(|_| DeviceBuffer::from_slice(&host))
-            .collect::<Result<Vec<_>, _>>()?;
-        drop(host);
+        let buffers = rotated_buffers(n, |i| fill_value::<f32>(i, 7))?;
         let mut whole = DeviceBox::new(&0.0f32)?;
         let us = median_us(n, &stream, &start, &stop, |i| {
             reducer.reduce_into(&buffers[i % buffers.len()], Op::Sum, &mut whole, &stream)

@@ -11,7 +11,7 @@
 //! |------------|----------|---------------------------------------------------------------|
 //! | `input`    | `.u64`   | device address of the first element (any element-aligned address) |
 //! | `len`      | `.u64`   | number of elements                                            |
-//! | `partials` | `.u64`   | workspace: one 8-byte slot per block of the grid              |
+//! | `partials` | `.u64`   | workspace: one [`PARTIAL_SLOT_BYTES`] slot per block of the grid |
 //! | `ticket`   | `.u64`   | workspace: one `u32`, zero before the launch, zero after it   |
 //! | `out`      | `.u64`   | where the result (one element) is written                     |
 
@@ -22,8 +22,9 @@ pub const VECTOR_BYTES: u64 = 16;
 /// with 512-thread blocks this keeps 32 KiB of loads in flight per block.
 pub const VECTORS_PER_THREAD: u64 = 4;
 
-/// Bytes of workspace each block of a launch needs for its partial result.
-pub const PARTIAL_SLOT_BYTES: u64 = 8;
+/// Bytes of workspace each block of a launch needs for its partial result
+/// (an element, or argmax's element and index).
+pub const PARTIAL_SLOT_BYTES: u64 = 16;
 
 /// The value a segmented launch stores in its `status` word when an offset
 /// is out of order or past the input's end (it is never cleared by a kernel).
@@ -48,7 +49,7 @@ pub const SEGMENTS_INVALID: u32 = 1;
 /// | `segments` | number of segments (results) |
 /// | `row_len`  | elements per row, when `offsets` is 0 (`segments · row_len == len`) |
 /// | `plan`     | [`SegmentPlan::to_bits`] |
-/// | `partials` | workspace: one 8-byte slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
+/// | `partials` | workspace: one [`PARTIAL_SLOT_BYTES`] slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
 /// | `tickets`  | workspace: one `u32` per segment, zero before and after the launch, used when `blocks_per_segment > 1` |
 /// | `status`   | 0, or the address of a `u32` that receives [`SEGMENTS_INVALID`] if an offset is out of order or past `len` |
 /// | `out`      | `segments` results |
@@ -129,21 +130,25 @@ macro_rules! for_each_widened_kernel {
     };
 }
 
-/// Calls `$callback! { (entry_point, element_type), ... }` with every
-/// index-of kernel (argmax/argmin's second pass): parameters `(input, len,
-/// target, partials, ticket, out)`, `target` the address of the value to find
-/// and `out` a `u64` that receives the first index holding it (`u64::MAX` if
-/// none).
+/// Calls `$callback! { (input type, input name, accumulator type), ... }`
+/// with every input type of argmax and argmin: entry points
+/// `argmax_<input name>` and `argmin_<input name>`, parameters `(input, len,
+/// partials, ticket, value_out, index_out)`: those of a reduction with two
+/// outputs in place of `out`, the preferred value (converted to the
+/// accumulator type, exactly) and its lowest index (a `u64`). `len` is not
+/// zero.
 #[macro_export]
-macro_rules! for_each_index_of_kernel {
+macro_rules! for_each_arg_kernel {
     ($callback:ident) => {
         $callback! {
-            (index_of_i32, i32),
-            (index_of_u32, u32),
-            (index_of_i64, i64),
-            (index_of_u64, u64),
-            (index_of_f32, f32),
-            (index_of_f64, f64),
+            (i32, i32, i32),
+            (u32, u32, u32),
+            (i64, i64, i64),
+            (u64, u64, u64),
+            (f32, f32, f32),
+            (f64, f64, f64),
+            (F16, f16, f32),
+            (Bf16, bf16, f32),
         }
     };
 }

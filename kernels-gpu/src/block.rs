@@ -3,7 +3,7 @@
 //! within a block (a segmented reduction's teams).
 
 use crate::device::{self, sync_threads, thread_idx_x};
-use crate::element::Element;
+use crate::element::Accumulator;
 use crate::op::Operator;
 use crate::warp;
 
@@ -20,8 +20,8 @@ use crate::warp;
 /// # Safety
 /// Every thread of the block must call it together.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
-    reduce_warp_groups::<T, O>(value, device::block_dim_x() / 32)
+pub unsafe fn reduce<A: Accumulator, O: Operator<A>>(value: A) -> A {
+    reduce_warp_groups::<A, O>(value, device::block_dim_x() / 32)
 }
 
 /// Reduces one value per thread over each aligned group of `threads`
@@ -36,11 +36,11 @@ pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
 /// # Safety
 /// Every thread of the block must call it together, with the same `threads`.
 #[inline(always)]
-pub unsafe fn reduce_groups<T: Element, O: Operator<T>>(value: T, threads: u32) -> T {
+pub unsafe fn reduce_groups<A: Accumulator, O: Operator<A>>(value: A, threads: u32) -> A {
     if threads <= 32 {
-        warp::reduce_groups::<T, O>(value, threads)
+        warp::reduce_groups::<A, O>(value, threads)
     } else {
-        reduce_warp_groups::<T, O>(value, threads / 32)
+        reduce_warp_groups::<A, O>(value, threads / 32)
     }
 }
 
@@ -52,14 +52,14 @@ pub unsafe fn reduce_groups<T: Element, O: Operator<T>>(value: T, threads: u32) 
 /// # Safety
 /// Every thread of the block must call it together, with the same `warps`.
 #[inline(always)]
-unsafe fn reduce_warp_groups<T: Element, O: Operator<T>>(value: T, warps: u32) -> T {
+unsafe fn reduce_warp_groups<A: Accumulator, O: Operator<A>>(value: A, warps: u32) -> A {
     let lane = thread_idx_x() % 32;
     let warp_index = thread_idx_x() / 32;
     let slots = device::warp_slots();
 
-    let warp_total = warp::reduce::<T, O>(value);
+    let warp_total = warp::reduce::<A, O>(value);
     if lane == 0 {
-        device::store_shared(slots.add(warp_index as usize), warp_total.to_bits());
+        store_slot(slots.add(warp_index as usize), warp_total);
     }
     sync_threads();
 
@@ -69,13 +69,44 @@ unsafe fn reduce_warp_groups<T: Element, O: Operator<T>>(value: T, warps: u32) -
     // whose indices are all below the next power of two).
     if warp_index & (warps.next_power_of_two() - 1) == 0 {
         let mine = if lane < warps {
-            T::from_bits(device::load_shared(slots.add((warp_index + lane) as usize)))
+            load_slot(slots.add((warp_index + lane) as usize))
         } else {
             O::identity()
         };
-        group_total = warp::reduce::<T, O>(mine);
+        group_total = warp::reduce::<A, O>(mine);
     }
     group_total
+}
+
+/// Writes `value` to a 16-byte shared-memory slot: one 8-byte store where
+/// that holds it.
+///
+/// # Safety
+/// As [`device::store_shared`], for the slot.
+#[inline(always)]
+unsafe fn store_slot<A: Accumulator>(slot: *mut [u64; 2], value: A) {
+    let [low, high] = value.to_halves();
+    let slot = slot as *mut u64;
+    device::store_shared(slot, low);
+    if A::WORDS > 2 {
+        device::store_shared(slot.add(1), high);
+    }
+}
+
+/// Reads the value [`store_slot`] wrote.
+///
+/// # Safety
+/// As [`device::load_shared`], for the slot.
+#[inline(always)]
+unsafe fn load_slot<A: Accumulator>(slot: *const [u64; 2]) -> A {
+    let slot = slot as *const u64;
+    let low = device::load_shared(slot);
+    let high = if A::WORDS > 2 {
+        device::load_shared(slot.add(1))
+    } else {
+        0
+    };
+    A::from_halves([low, high])
 }
 
 /// Shares thread 0's `flag` with every thread of the block.

@@ -35,6 +35,8 @@ pub trait Element: Copy {
     fn abs(self) -> Self;
     /// Whether the two are the same number (`-0.0` equals `+0.0`; NaN equals nothing).
     fn equals(self, other: Self) -> bool;
+    /// Whether `self` is the smaller number (false if either is NaN).
+    fn less(self, other: Self) -> bool;
 
     /// Lane `lane` of a 16-byte vector of `Self`s, given as its four 32-bit
     /// words (4 lanes of a 4-byte type, 2 of an 8-byte one).
@@ -45,6 +47,52 @@ pub trait Element: Copy {
         } else {
             Self::from_bits(words[2 * lane] as u64 | (words[2 * lane + 1] as u64) << 32)
         }
+    }
+}
+
+/// A value the collectives ([`crate::warp`], [`crate::block`],
+/// [`crate::grid`]) carry between threads: an [`Element`], or an element with
+/// its index ([`crate::indexed::Indexed`], for argmax/argmin). It moves as
+/// 32-bit words (one shuffle each) and is stored in a 16-byte slot
+/// ([`crate::abi::PARTIAL_SLOT_BYTES`]).
+pub trait Accumulator: Copy {
+    /// 32-bit words that carry the value: 1 to 4.
+    const WORDS: u32;
+    /// The value as words; those from `WORDS` on are zero.
+    fn to_words(self) -> [u32; 4];
+    /// Inverse of [`Accumulator::to_words`]; words from `WORDS` on are ignored.
+    fn from_words(words: [u32; 4]) -> Self;
+
+    /// The words as two 64-bit halves, low word first: how a slot holds the
+    /// value (the high half is zero, and not stored, when `WORDS <= 2`).
+    #[inline(always)]
+    fn to_halves(self) -> [u64; 2] {
+        let words = self.to_words();
+        [
+            words[0] as u64 | (words[1] as u64) << 32,
+            words[2] as u64 | (words[3] as u64) << 32,
+        ]
+    }
+
+    /// Inverse of [`Accumulator::to_halves`].
+    #[inline(always)]
+    fn from_halves([low, high]: [u64; 2]) -> Self {
+        Self::from_words([low as u32, (low >> 32) as u32, high as u32, (high >> 32) as u32])
+    }
+}
+
+impl<T: Element> Accumulator for T {
+    const WORDS: u32 = <T as Element>::WORDS;
+
+    #[inline(always)]
+    fn to_words(self) -> [u32; 4] {
+        let bits = self.to_bits();
+        [bits as u32, (bits >> 32) as u32, 0, 0]
+    }
+
+    #[inline(always)]
+    fn from_words(words: [u32; 4]) -> Self {
+        T::from_bits(words[0] as u64 | (words[1] as u64) << 32)
     }
 }
 
@@ -80,6 +128,7 @@ macro_rules! integer_element {
             #[inline(always)] fn nan() -> Option<Self> { None }
             #[inline(always)] fn abs(self) -> Self { integer_abs!(self, $t) }
             #[inline(always)] fn equals(self, other: Self) -> bool { self == other }
+            #[inline(always)] fn less(self, other: Self) -> bool { self < other }
         }
     )*};
 }
@@ -174,6 +223,10 @@ macro_rules! float_element {
             #[inline(always)]
             fn equals(self, other: Self) -> bool {
                 self == other
+            }
+            #[inline(always)]
+            fn less(self, other: Self) -> bool {
+                self < other
             }
         }
     )*};

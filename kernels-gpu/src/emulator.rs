@@ -412,6 +412,9 @@ struct Launch {
     warp_event: Vec<Condvar>,
 }
 
+/// Bytes of the warp-slot scratch: 32 slots of 16 bytes, as on the GPU.
+const WARP_SLOT_BYTES: usize = 512;
+
 impl Launch {
     fn new(config: &LaunchConfig<'_>) -> Self {
         let warps = config.block_threads.div_ceil(32) as usize;
@@ -420,7 +423,7 @@ impl Launch {
             block_threads: config.block_threads,
             buffers: config.buffers.to_vec(),
             shared: [
-                ShadowArray::new("warp-slot scratch", 256),
+                ShadowArray::new("warp-slot scratch", WARP_SLOT_BYTES),
                 ShadowArray::new("block flag", 4),
                 ShadowArray::new("dynamic shared array", config.dynamic_shared_bytes as usize),
             ],
@@ -433,7 +436,7 @@ impl Launch {
                 blocks_done: 0,
                 fault: None,
                 start: None,
-                shared_history: [256usize, 4, config.dynamic_shared_bytes as usize]
+                shared_history: [WARP_SLOT_BYTES, 4, config.dynamic_shared_bytes as usize]
                     .map(|bytes| vec![WordHistory::UNTOUCHED; bytes.div_ceil(4)]),
             }),
             block_event: Condvar::new(),

@@ -7,9 +7,12 @@ use crate::abi::SegmentPlan;
 use crate::device;
 use crate::element::Element;
 use crate::grid;
+use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
 use crate::map::ElementMap;
-use crate::op::{AnyElement, Min, Operator, Sum};
+use crate::op::{AnyElement, Operator, Sum};
+#[cfg(doc)]
+use crate::op::{Max, Min};
 use crate::segment;
 use crate::thread;
 use crate::widen::Widen;
@@ -28,7 +31,18 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     out: *mut T,
 ) {
     let source = thread::Mapped::<M>::new(device::to_global(input as u64));
-    grid::reduce::<T, O, _>(source, len, partials, ticket, out)
+    store(grid::reduce::<T, O, _>(source, len, partials, ticket), out)
+}
+
+/// Writes a whole-input reduction's result, where [`grid::reduce`] gave it.
+///
+/// # Safety
+/// `out` is a writable `T`.
+#[inline(always)]
+unsafe fn store<T: Element>(total: Option<T>, out: *mut T) {
+    if let Some(total) = total {
+        thread::store_element(device::to_global(out as u64), total);
+    }
 }
 
 /// A segmented entry point: one result of `M` then `O` per segment of
@@ -85,30 +99,32 @@ pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A> + AnyEleme
     out: *mut A,
 ) {
     let source = thread::Widened::<In>::new(device::to_global(input as u64));
-    grid::reduce::<A, O, _>(source, len, partials, ticket, out)
+    store(grid::reduce::<A, O, _>(source, len, partials, ticket), out)
 }
 
-/// An index-of entry point: the smallest index `i < len` with
-/// `input[i] == *target` (NaN matches NaN), or `u64::MAX` if there is none;
-/// see [`grid::reduce`]. The second pass of argmax/argmin.
+/// An argmax (`O` = [`Max`]) or argmin (`O` = [`Min`]) entry point: the
+/// preferred element of `len` elements of `In` (converted to `A` as they
+/// are read, exactly) and the lowest index holding it, in one pass; see
+/// [`crate::indexed`] for the rules and [`grid::reduce`] for the contract.
+/// `len` must not be zero (the host rejects empty inputs).
 ///
 /// # Safety
-/// As [`reduce`], with a readable `T` at `target` (written before the
-/// launch) and a `u64` at `out`.
+/// As [`reduce`], with `len` elements of `In` at `input`, and a writable
+/// `A` at `value_out` and `u64` at `index_out` in place of `out`.
 #[inline(always)]
-pub unsafe fn index_of<T: Element>(
-    input: *const T,
+pub unsafe fn arg<In: Widen<A>, A: Element, O: Operator<Indexed<A>> + AnyElement>(
+    input: *const In,
     len: u64,
-    target: *const T,
     partials: *mut u64,
     ticket: *mut u32,
-    out: *mut u64,
+    value_out: *mut A,
+    index_out: *mut u64,
 ) {
-    let source = thread::IndexOf {
-        input: device::to_global(input as u64),
-        target: thread::load_element::<T>(device::to_global(target as u64)),
-    };
-    grid::reduce::<u64, Min, _>(source, len, partials, ticket, out)
+    let source = thread::Positioned::<In>::new(device::to_global(input as u64));
+    if let Some(best) = grid::reduce::<Indexed<A>, O, _>(source, len, partials, ticket) {
+        thread::store_element(device::to_global(value_out as u64), best.value);
+        thread::store_element(device::to_global(index_out as u64), best.index);
+    }
 }
 
 /// A dot-product entry point: the sum of `a[i] * b[i]`; see [`grid::reduce`].
@@ -121,7 +137,7 @@ pub unsafe fn dot<T: Element>(a: *const T, b: *const T, len: u64, partials: *mut
         a: device::to_global(a as u64),
         b: device::to_global(b as u64),
     };
-    grid::reduce::<T, Sum, _>(source, len, partials, ticket, out)
+    store(grid::reduce::<T, Sum, _>(source, len, partials, ticket), out)
 }
 
 /// A ladder rung's entry point; see [`ladder::rung`].

@@ -4,50 +4,50 @@
 //! "Last" is decided by a ticket: each block's thread 0 publishes its partial,
 //! then takes a ticket with one `atom.acq_rel.gpu` add. The block that draws
 //! ticket `grid_dim - 1` knows every other partial is visible, combines them in
-//! index order (so the result does not depend on which block finished last),
-//! writes the result and resets the ticket to zero for the next launch. No
-//! memset, no second kernel, and no float atomics deciding the combine order.
+//! index order (so the result does not depend on which block finished last)
+//! and resets the ticket to zero for the next launch; the entry point writes
+//! the result. No memset, no second kernel, and no float atomics deciding the
+//! combine order.
 
 use crate::abi::PARTIAL_SLOT_BYTES;
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
-use crate::element::Element;
+use crate::element::Accumulator;
 use crate::op::{AnyElement, Operator};
 use crate::thread::{self, Source, Team};
 
-/// The body of every reduction entry point (parameters: see [`crate::abi`]).
+/// The body of every reduction entry point (parameters: see [`crate::abi`]):
+/// `Some(total)` in thread 0 of the block that combines the partials (the
+/// last to finish, or the only block), `None` in every other thread. The
+/// entry point stores it.
 ///
 /// # Safety
-/// - `source` reads `len` readable, element-aligned `T`s per array, not written during the launch;
-/// - `partials` has one writable 8-byte slot per block of the grid;
+/// - `source` reads `len` readable, element-aligned elements per array, not written during the launch;
+/// - `partials` has one writable [`PARTIAL_SLOT_BYTES`] slot per block of the grid;
 /// - `ticket` is a writable `u32` that is zero, and no other launch uses
 ///   `partials` or `ticket` concurrently;
-/// - `out` is a writable `T`;
 /// - the block size is a multiple of 32, at most 1024; the grid is 1-D.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
+pub unsafe fn reduce<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
     source: S,
     len: u64,
     partials: *mut u64,
     ticket: *mut u32,
-    out: *mut T,
-) {
-    let block_total = block::reduce::<T, O>(thread::accumulate::<T, O, S>(source, len, Team::grid()));
-    let out = device::to_global(out as u64);
+) -> Option<A> {
+    let block_total = block::reduce::<A, O>(thread::accumulate::<A, O, S>(source, len, Team::grid()));
 
     if grid_dim_x() == 1 {
-        if thread_idx_x() == 0 {
-            thread::store_element(out, block_total);
-        }
-        return;
+        return (thread_idx_x() == 0).then_some(block_total);
     }
 
     let partials = device::to_global(partials as u64);
     let ticket = device::to_global(ticket as u64);
     let slot = partials + block_idx_x() as u64 * PARTIAL_SLOT_BYTES;
     if finished_last(slot, ticket, grid_dim_x(), block_total) {
-        combine_partials::<T, O>(partials, grid_dim_x(), ticket, out);
+        let total = combine_partials::<A, O>(partials, grid_dim_x(), ticket);
+        return (thread_idx_x() == 0).then_some(total);
     }
+    None
 }
 
 /// Publishes this block's partial (valid in thread 0) in the slot at `slot`
@@ -63,15 +63,19 @@ pub unsafe fn reduce<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
 /// L1 line can answer them.
 ///
 /// # Safety
-/// `slot` is this block's writable 8-byte partial slot and `ticket` a
+/// `slot` is this block's writable partial slot and `ticket` a
 /// writable `u32` that exactly `arrivals` blocks of the launch add to,
 /// starting from zero; every thread of the block must call it together, and
 /// pass a barrier after it before it calls it again.
 #[inline(always)]
-pub(crate) unsafe fn finished_last<T: Element>(slot: u64, ticket: u64, arrivals: u32, block_total: T) -> bool {
+pub(crate) unsafe fn finished_last<A: Accumulator>(slot: u64, ticket: u64, arrivals: u32, block_total: A) -> bool {
     let mut last = false;
     if thread_idx_x() == 0 {
-        device::store_global_u64(slot, block_total.to_bits());
+        let [low, high] = block_total.to_halves();
+        device::store_global_u64(slot, low);
+        if A::WORDS > 2 {
+            device::store_global_u64(slot + 8, high);
+        }
         last = device::atomic_add_acq_rel_gpu_u32(ticket, 1) == arrivals - 1;
     }
     block::broadcast_from_thread_0(last)
@@ -79,24 +83,30 @@ pub(crate) unsafe fn finished_last<T: Element>(slot: u64, ticket: u64, arrivals:
 
 /// The last block's part: combines the `count` partials at `partials` in
 /// index order (so the result does not depend on which block finished
-/// last), writes the result to `out` and resets `ticket` to zero for the
-/// next launch.
+/// last) and resets `ticket` to zero for the next launch. The result is
+/// valid in thread 0.
 ///
 /// # Safety
 /// Called by every thread of the block for which [`finished_last`] returned
-/// true, with the slots and ticket it was given; `out` is a writable `T`.
+/// true, with the slots and ticket it was given.
 #[inline(always)]
-pub(crate) unsafe fn combine_partials<T: Element, O: Operator<T>>(partials: u64, count: u32, ticket: u64, out: u64) {
+pub(crate) unsafe fn combine_partials<A: Accumulator, O: Operator<A>>(partials: u64, count: u32, ticket: u64) -> A {
     let mut acc = O::identity();
     let mut index = thread_idx_x();
     while index < count {
-        let bits = device::load_relaxed_gpu_u64(partials + index as u64 * PARTIAL_SLOT_BYTES);
-        acc = O::combine(acc, T::from_bits(bits));
+        let slot = partials + index as u64 * PARTIAL_SLOT_BYTES;
+        let low = device::load_relaxed_gpu_u64(slot);
+        let high = if A::WORDS > 2 {
+            device::load_relaxed_gpu_u64(slot + 8)
+        } else {
+            0
+        };
+        acc = O::combine(acc, A::from_halves([low, high]));
         index += block_dim_x();
     }
-    let total = block::reduce::<T, O>(acc);
+    let total = block::reduce::<A, O>(acc);
     if thread_idx_x() == 0 {
-        thread::store_element(out, total);
         device::store_relaxed_gpu_u32(ticket, 0);
     }
+    total
 }

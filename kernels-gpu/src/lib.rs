@@ -11,7 +11,9 @@
 //! - [`device`]: indices, barriers, shuffles, loads, atomics: inline PTX on the
 //!   GPU, the emulator's implementation on the CPU;
 //! - [`element`], [`op`] and [`map`]: element types, operators (identity +
-//!   combine) and the maps applied to elements as they are read;
+//!   combine) and the maps applied to elements as they are read; [`indexed`]:
+//!   elements paired with their index, which `Max` and `Min` combine into
+//!   argmax and argmin;
 //! - [`thread`]: one thread folds its share of the input, 16-byte vector
 //!   loads; the input is one array, one array of a narrower type converted as
 //!   it is read ([`widen`]), or the product of two (dot products);
@@ -37,6 +39,7 @@ pub mod element;
 pub mod emulator;
 pub mod entry;
 pub mod grid;
+pub mod indexed;
 pub mod ladder;
 pub mod map;
 pub mod op;
@@ -143,24 +146,32 @@ mod ptx_exports {
     }
     for_each_dot_kernel!(dot_exports);
 
-    macro_rules! index_of_exports {
-        ($(($name:ident, $t:ty)),* $(,)?) => {$(
-            /// Index-of entry point (argmax/argmin's second pass); see [`entry::index_of`].
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $name(
-                input: *const $t,
-                len: u64,
-                target: *const $t,
-                partials: *mut u64,
-                ticket: *mut u32,
-                out: *mut u64,
-            ) {
-                // SAFETY: the host launches this with the parameters `abi` documents.
-                unsafe { entry::index_of::<$t>(input, len, target, partials, ticket, out) }
-            }
+    macro_rules! arg_exports {
+        ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {$(
+            arg_export!(argmax, $input, $name, $acc, Max);
+            arg_export!(argmin, $input, $name, $acc, Min);
         )*};
     }
-    for_each_index_of_kernel!(index_of_exports);
+    macro_rules! arg_export {
+        ($stem:ident, $input:ident, $name:ident, $acc:ident, $op:ident) => {
+            const _: () = {
+                /// argmax/argmin entry point; see [`entry::arg`].
+                #[export_name = concat!(stringify!($stem), "_", stringify!($name))]
+                pub unsafe extern "ptx-kernel" fn export(
+                    input: *const $input,
+                    len: u64,
+                    partials: *mut u64,
+                    ticket: *mut u32,
+                    value_out: *mut $acc,
+                    index_out: *mut u64,
+                ) {
+                    // SAFETY: the host launches this with the parameters `abi` documents.
+                    unsafe { entry::arg::<$input, $acc, $op>(input, len, partials, ticket, value_out, index_out) }
+                }
+            };
+        };
+    }
+    for_each_arg_kernel!(arg_exports);
 
     macro_rules! ladder_exports {
         ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {$(

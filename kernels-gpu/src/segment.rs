@@ -83,7 +83,7 @@ impl Segments {
 /// - `plan.team_threads` is a power of two dividing the block size; if
 ///   `plan.blocks_per_segment > 1`, it equals the block size, the grid has
 ///   `segments.count · blocks_per_segment` blocks, `partials` that many
-///   writable 8-byte slots and `tickets` `segments.count` writable `u32`s,
+///   writable [`PARTIAL_SLOT_BYTES`] slots and `tickets` `segments.count` writable `u32`s,
 ///   all zero, used by no other launch at the same time;
 /// - `out` is the global address of `segments.count` writable `T`s;
 /// - the block size is a multiple of 32, at most 1024; the grid is 1-D.
@@ -145,7 +145,10 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             let first_slot = partials + segment * parts * PARTIAL_SLOT_BYTES;
             let ticket = tickets + segment * size_of::<u32>() as u64;
             if grid::finished_last(first_slot + part * PARTIAL_SLOT_BYTES, ticket, parts as u32, total) {
-                grid::combine_partials::<T, O>(first_slot, parts as u32, ticket, destination);
+                let total = grid::combine_partials::<T, O>(first_slot, parts as u32, ticket);
+                if thread_idx_x() == 0 {
+                    thread::store_element(destination, total);
+                }
             }
         }
         if team_threads > 32 {

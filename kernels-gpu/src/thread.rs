@@ -23,7 +23,8 @@
 
 use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
-use crate::element::Element;
+use crate::element::{Accumulator, Element};
+use crate::indexed::Indexed;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
 use crate::widen::Widen;
@@ -70,12 +71,13 @@ pub(crate) unsafe fn store_element<T: Element>(address: u64, value: T) {
     }
 }
 
-/// Where the elements a reduction folds come from: element `i` of the
-/// (virtual) input, read as part of a 16-byte vector or on its own.
-pub trait Source<T: Element>: Copy {
+/// Where the values a reduction folds come from: element `i` of the
+/// (virtual) input, read as part of a 16-byte vector or on its own, as an
+/// accumulator `A` (the element itself, or the element and its index).
+pub trait Source<A: Accumulator>: Copy {
     /// Input elements per 16-byte vector of each array read (fewer bytes per
-    /// element than `T` when the input is widened as it is read).
-    const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
+    /// element than `A` when the input is widened as it is read).
+    const LANES: u64 = VECTOR_BYTES / size_of::<A>() as u64;
 
     /// The byte offset of element 0 within its 16-byte group, if every array
     /// the source reads shares it (then the body is read in vectors).
@@ -88,17 +90,15 @@ pub trait Source<T: Element>: Copy {
     /// Element `index` starts a 16-byte group of every array, all in range.
     unsafe fn vector(&self, index: u64) -> [u32; 4];
 
-    /// Folds a vector that [`Source::vector`] returned into `acc`.
-    #[inline(always)]
-    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4]) -> T {
-        fold_vector::<T, O>(acc, words)
-    }
+    /// Folds the vector that [`Source::vector`] returned for elements
+    /// `[index, index + LANES)` into `acc`.
+    fn fold<O: Operator<A> + AnyElement>(acc: A, words: [u32; 4], index: u64) -> A;
 
     /// Element `index`.
     ///
     /// # Safety
     /// `index` is in range.
-    unsafe fn element(&self, index: u64) -> T;
+    unsafe fn element(&self, index: u64) -> A;
 }
 
 /// The words of a 16-byte vector whose lane `k` is `lane(k)` (the inverse of
@@ -150,6 +150,11 @@ impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
     }
 
     #[inline(always)]
+    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
+        fold_vector::<T, O>(acc, words)
+    }
+
+    #[inline(always)]
     unsafe fn element(&self, index: u64) -> T {
         M::map(load_element::<T>(self.input + index * size_of::<T>() as u64))
     }
@@ -194,7 +199,7 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
     }
 
     #[inline(always)]
-    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4]) -> T {
+    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
         O::combine(acc, In::fold_vector::<O>(words))
     }
 
@@ -204,59 +209,87 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
     }
 }
 
-/// The index of the first element equal to a target (NaN matches NaN), as
-/// a `u64` to be combined with `Min`: each element contributes its index if it
-/// matches and `u64::MAX` (`Min`'s identity) if not. The second pass of
-/// argmax/argmin, whose first pass found the target.
-#[derive(Clone, Copy)]
-pub struct IndexOf<T> {
+/// Each element of one array of `In`, converted to the accumulator's type
+/// as it is read ([`Widen`]; the identity for the element types), with its
+/// index: argmax's and argmin's input ([`crate::indexed`]).
+pub struct Positioned<In> {
     pub input: u64,
-    pub target: T,
+    pub element: PhantomData<In>,
 }
 
-impl<T: Element> IndexOf<T> {
-    /// `index` if `value` is the target, `u64::MAX` if not.
-    #[inline(always)]
-    fn candidate(&self, value: T, index: u64) -> u64 {
-        let matches = if self.target.is_nan() {
-            value.is_nan()
-        } else {
-            value.equals(self.target)
-        };
-        if matches {
-            index
-        } else {
-            u64::MAX
+impl<In> Positioned<In> {
+    pub fn new(input: u64) -> Self {
+        Positioned {
+            input,
+            element: PhantomData,
         }
     }
 }
 
-impl<T: Element> Source<u64> for IndexOf<T> {
-    const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
+// As for `Mapped`: the input type is only a marker.
+impl<In> Clone for Positioned<In> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<In> Copy for Positioned<In> {}
+
+impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Positioned<In> {
+    const LANES: u64 = VECTOR_BYTES / In::BYTES;
 
     #[inline(always)]
     fn common_misalignment(&self) -> Option<u64> {
         Some(self.input % VECTOR_BYTES)
     }
 
-    /// The smallest matching index among the vector's lanes, as the first of
-    /// two `u64` lanes (the second is `u64::MAX`), for the default fold.
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        let words = device::load_global_nc_v4(self.input + index * size_of::<T>() as u64);
-        let lanes = Self::LANES as usize;
-        let mut first = u64::MAX;
-        let mut k = 0;
-        while k < lanes {
-            first = Ord::min(first, self.candidate(T::vector_lane(words, k), index + k as u64));
-            k += 1;
+        device::load_global_nc_v4(self.input + index * In::BYTES)
+    }
+
+    /// First the vector's preferred value alone, as cheaply as a plain max
+    /// (or min) of its lanes ([`Widen::fold_vector`] with the element
+    /// operator); only if that beats `acc` (rare once a thread has seen a few
+    /// vectors: ties go to `acc`, whose elements come first) the first lane
+    /// holding it.
+    #[inline(always)]
+    fn fold<O: Operator<Indexed<T>> + AnyElement>(acc: Indexed<T>, words: [u32; 4], index: u64) -> Indexed<T> {
+        let best = In::fold_vector::<O>(words);
+        let merged = O::combine(acc, Indexed { value: best, index });
+        // `acc`'s index is below this vector's (or the identity's u64::MAX).
+        if merged.index != index {
+            return acc;
         }
-        [first as u32, (first >> 32) as u32, u32::MAX, u32::MAX]
+        // The first lane holding `best` (any NaN for a NaN; -0.0 equals
+        // +0.0, and the lane's own value is kept), searched from the last.
+        let holds_best = |value: T| {
+            if best.is_nan() {
+                value.is_nan()
+            } else {
+                value.equals(best)
+            }
+        };
+        let mut first = Indexed { value: best, index };
+        let mut lane = Self::LANES;
+        while lane > 0 {
+            lane -= 1;
+            let value = In::word_to_accumulator(In::lane(words, lane as usize));
+            if holds_best(value) {
+                first = Indexed {
+                    value,
+                    index: index + lane,
+                };
+            }
+        }
+        first
     }
 
     #[inline(always)]
-    unsafe fn element(&self, index: u64) -> u64 {
-        self.candidate(load_element::<T>(self.input + index * size_of::<T>() as u64), index)
+    unsafe fn element(&self, index: u64) -> Indexed<T> {
+        Indexed {
+            value: In::load(self.input + index * In::BYTES),
+            index,
+        }
     }
 }
 
@@ -283,6 +316,11 @@ impl<T: Element> Source<T> for Product {
             device::load_global_nc_v4(self.b + offset),
         );
         pack_lanes(|k| T::vector_lane(a, k).mul(T::vector_lane(b, k)))
+    }
+
+    #[inline(always)]
+    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
+        fold_vector::<T, O>(acc, words)
     }
 
     #[inline(always)]
@@ -324,7 +362,11 @@ impl Team {
 /// `source` reads `len` readable, element-aligned `T`s from every array, none
 /// written during the kernel.
 #[inline(always)]
-pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(source: S, len: u64, team: Team) -> T {
+pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
+    source: S,
+    len: u64,
+    team: Team,
+) -> A {
     let lanes = S::LANES;
     // Of the input, which may be narrower than `T`.
     let element_bytes = VECTOR_BYTES / lanes;
@@ -363,23 +405,28 @@ pub unsafe fn accumulate<T: Element, O: Operator<T> + AnyElement, S: Source<T>>(
     let mut tile = team.worker;
     while tile < full_tiles {
         let first = tile * tile_vectors + team.thread;
+        let index = |k: usize| head + (first + k as u64 * worker_threads) * lanes;
         let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
         let mut k = 0;
         while k < VECTORS_PER_THREAD as usize {
-            loaded[k] = source.vector(head + (first + k as u64 * worker_threads) * lanes);
+            loaded[k] = source.vector(index(k));
             k += 1;
         }
-        let mut k = 0;
-        while k < VECTORS_PER_THREAD as usize {
-            acc = S::fold::<O>(acc, loaded[k]);
-            k += 1;
-        }
+        // Constant indices into `loaded` (this pattern also pins
+        // VECTORS_PER_THREAD at 4): a fold loop that LLVM declines to unroll
+        // (argmax of half floats has a long fold) keeps `loaded` in local memory.
+        let [first_vector, second_vector, third_vector, fourth_vector] = loaded;
+        acc = S::fold::<O>(acc, first_vector, index(0));
+        acc = S::fold::<O>(acc, second_vector, index(1));
+        acc = S::fold::<O>(acc, third_vector, index(2));
+        acc = S::fold::<O>(acc, fourth_vector, index(3));
         tile += team.workers;
     }
 
     let mut vector = full_tiles * tile_vectors + thread_in_team;
     while vector < vectors {
-        acc = S::fold::<O>(acc, source.vector(head + vector * lanes));
+        let index = head + vector * lanes;
+        acc = S::fold::<O>(acc, source.vector(index), index);
         vector += team_threads;
     }
 

@@ -1,7 +1,7 @@
 //! Warp-wide reduction in registers with `shfl.sync.bfly`.
 
 use crate::device;
-use crate::element::Element;
+use crate::element::Accumulator;
 use crate::op::Operator;
 
 /// Lane `lane ^ lane_mask`'s `value`, moved one 32-bit word at a time.
@@ -9,15 +9,14 @@ use crate::op::Operator;
 /// # Safety
 /// All 32 lanes of the warp must call it together.
 #[inline(always)]
-pub unsafe fn shuffle_xor<T: Element>(value: T, lane_mask: u32) -> T {
-    let bits = value.to_bits();
-    let low = device::shfl_xor_u32(bits as u32, lane_mask) as u64;
-    let high = if T::WORDS == 2 {
-        device::shfl_xor_u32((bits >> 32) as u32, lane_mask) as u64
-    } else {
-        0
-    };
-    T::from_bits(low | high << 32)
+pub unsafe fn shuffle_xor<A: Accumulator>(value: A, lane_mask: u32) -> A {
+    let mut words = value.to_words();
+    let mut word = 0;
+    while word < A::WORDS as usize {
+        words[word] = device::shfl_xor_u32(words[word], lane_mask);
+        word += 1;
+    }
+    A::from_words(words)
 }
 
 /// Reduces one value per lane over the 32 lanes of a warp.
@@ -29,8 +28,8 @@ pub unsafe fn shuffle_xor<T: Element>(value: T, lane_mask: u32) -> T {
 /// # Safety
 /// All 32 lanes of the warp must call it together.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
-    reduce_groups::<T, O>(value, 32)
+pub unsafe fn reduce<A: Accumulator, O: Operator<A>>(value: A) -> A {
+    reduce_groups::<A, O>(value, 32)
 }
 
 /// Reduces one value per lane over each aligned group of `lanes` lanes (lanes
@@ -42,7 +41,7 @@ pub unsafe fn reduce<T: Element, O: Operator<T>>(value: T) -> T {
 /// # Safety
 /// All 32 lanes of the warp must call it together, with the same `lanes`.
 #[inline(always)]
-pub unsafe fn reduce_groups<T: Element, O: Operator<T>>(value: T, lanes: u32) -> T {
+pub unsafe fn reduce_groups<A: Accumulator, O: Operator<A>>(value: A, lanes: u32) -> A {
     let mut value = value;
     let mut lane_mask = lanes / 2;
     while lane_mask > 0 {

@@ -124,8 +124,14 @@ fn fold_lanes<In: Widen<A>, A: Element, O: Operator<A> + Operator<In::Word>>(wor
 
 // `as` from the raw bits: a truncation to the input's width, then a sign or
 // zero extension (integers) or an exact conversion (floats; integers to f64
-// round to nearest above 2^53).
+// round to nearest above 2^53). Each element type also "widens" to itself,
+// for argmax/argmin, whose input may be any element type or a half float.
 widen! {
+    i32 => i32, 4, word i32, |raw| raw as u32 as i32, |w| w;
+    u32 => u32, 4, word u32, |raw| raw as u32, |w| w;
+    i64 => i64, 8, word i64, |raw| raw as i64, |w| w;
+    u64 => u64, 8, word u64, |raw| raw, |w| w;
+    f32 => f32, 4, word f32, |raw| f32::from_bits(raw as u32), |w| w;
     i8 => i64, 1, word i32, |raw| raw as u8 as i8 as i32, |w| w as i64;
     i16 => i64, 2, word i32, |raw| raw as u16 as i16 as i32, |w| w as i64;
     i32 => i64, 4, word i64, |raw| raw as u32 as i32 as i64, |w| w;

@@ -61,6 +61,17 @@ pub(crate) mod sealed {
     /// A widening entry point over kernel-side types, as [`kernels_gpu::entry`] defines it.
     pub type WidenedKernel<In, A> = unsafe fn(*const In, u64, *mut u64, *mut u32, *mut A);
 
+    pub trait SealedArg {
+        /// Runs the emulated argmax (`Op::Max`) or argmin (`Op::Min`) entry
+        /// point for this input type on the current emulator thread.
+        ///
+        /// # Safety
+        /// The parameters of an argmax/argmin entry point
+        /// (`kernels-gpu/src/abi.rs`), as addresses of buffers registered
+        /// with the emulated launch.
+        unsafe fn emulated_arg(op: Op, input: u64, len: u64, partials: u64, ticket: u64, value: u64, index: u64);
+    }
+
     pub trait SealedInput<A: super::Element> {
         /// The input type as the kernel crate sees it.
         type KernelInput: kernels_gpu::widen::Widen<A::Kernel>;
@@ -186,3 +197,64 @@ macro_rules! mean_input {
     )*};
 }
 mean_input!(i32 => f64, u32 => f64, i64 => f64, u64 => f64, f32 => f64, f64 => f64, half::f16 => f32, half::bf16 => f32);
+
+/// An input type of [`crate::argmax`] and [`crate::argmin`]: every
+/// [`Element`], and [`half::f16`] and [`half::bf16`], which are compared as
+/// the `f32` they convert to (exactly).
+pub trait ArgInput: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::SealedArg {
+    /// The type the kernel writes the value in: the type itself, `f32` for
+    /// the half types ([`crate::Reducer::argmax_into`] takes a `DeviceBox` of it).
+    type Value: Element;
+    /// The type's name, as in the kernel names (`"f32"`, `"bf16"`, ...).
+    const NAME: &'static str;
+    /// The input value that converts to `value` (exact for every value the
+    /// kernel writes).
+    fn from_value(value: Self::Value) -> Self;
+}
+
+/// `value` (an `f32` converted from the input type, or the input itself) as the input type.
+macro_rules! arg_from_value {
+    (f16, $value:expr) => {
+        half::f16::from_f32($value)
+    };
+    (bf16, $value:expr) => {
+        half::bf16::from_f32($value)
+    };
+    ($t:ident, $value:expr) => {
+        $value
+    };
+}
+
+macro_rules! arg_input {
+    ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {$(
+        impl sealed::SealedArg for host_input!($name) {
+            unsafe fn emulated_arg(op: crate::Op, input: u64, len: u64, partials: u64, ticket: u64, value: u64, index: u64) {
+                use kernels_gpu::entry::arg;
+                use kernels_gpu::op::{Max, Min};
+                let kernel = match op {
+                    crate::Op::Max => arg::<$input, $acc, Max>,
+                    _ => arg::<$input, $acc, Min>,
+                };
+                // SAFETY: as the caller promises.
+                unsafe {
+                    kernel(
+                        input as *const $input,
+                        len,
+                        partials as *mut u64,
+                        ticket as *mut u32,
+                        value as *mut $acc,
+                        index as *mut u64,
+                    )
+                }
+            }
+        }
+        impl ArgInput for host_input!($name) {
+            type Value = $acc;
+            const NAME: &'static str = stringify!($name);
+            fn from_value(value: $acc) -> Self {
+                arg_from_value!($name, value)
+            }
+        }
+    )*};
+}
+kernels_gpu::for_each_arg_kernel!(arg_input);

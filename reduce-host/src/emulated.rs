@@ -46,12 +46,12 @@
 //! with the same shape, float results are bitwise those of the GPU.
 
 use crate::abi::SEGMENTS_INVALID;
-use crate::element::{Element, ElementType, WidensTo};
+use crate::element::{ArgInput, Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::kernels::{self, LaunchShape, SegmentedShape};
 use crate::op::Op;
 use crate::policy::Policy;
-use crate::reducer::{check_ladder, check_ladder_type};
+use crate::reducer::{check_ladder, check_ladder_type, PARTIAL_SLOT_WORDS};
 use crate::segmented;
 use crate::strategy::{DotKernel, LadderPlan, Rung, Strategy};
 use kernels_gpu::element::Element as KernelElement;
@@ -83,7 +83,6 @@ impl Default for Emulator {
 /// Entry point types, as [`kernels_gpu::entry`] defines them.
 type ReduceKernel<T> = unsafe fn(*const T, u64, *mut u64, *mut u32, *mut T);
 type DotKernelFn<T> = unsafe fn(*const T, *const T, u64, *mut u64, *mut u32, *mut T);
-type IndexOfKernel<T> = unsafe fn(*const T, u64, *const T, *mut u64, *mut u32, *mut u64);
 type LadderKernel<T> = unsafe fn(*const T, u64, *mut T);
 type SegmentedKernel<T> = unsafe fn(*const T, u64, *const u64, u64, u64, u64, *mut u64, *mut u32, *mut u32, *mut T);
 /// Seed 004's dot kernels over addresses `(a, b, len, out)`, for `i32` or `f32`.
@@ -208,45 +207,55 @@ impl Emulator {
     }
 
     /// The index and value of the largest element, as
-    /// [`Reducer::argmax`](crate::Reducer::argmax) (the same two passes).
-    pub fn argmax<T: Element>(&mut self, input: &[T]) -> Result<(u64, T)> {
+    /// [`Reducer::argmax`](crate::Reducer::argmax) (the same kernel).
+    pub fn argmax<T: ArgInput>(&mut self, input: &[T]) -> Result<(u64, T)> {
         self.arg(input, Op::Max)
     }
 
     /// The index and value of the smallest element, as
     /// [`Reducer::argmin`](crate::Reducer::argmin).
-    pub fn argmin<T: Element>(&mut self, input: &[T]) -> Result<(u64, T)> {
+    pub fn argmin<T: ArgInput>(&mut self, input: &[T]) -> Result<(u64, T)> {
         self.arg(input, Op::Min)
     }
 
-    fn arg<T: Element>(&mut self, input: &[T], op: Op) -> Result<(u64, T)> {
+    fn arg<T: ArgInput>(&mut self, input: &[T], op: Op) -> Result<(u64, T)> {
         if input.is_empty() {
             return Err(Error::Empty { op });
         }
-        let value: T = self.with_strategy(Strategy::Production, |e| e.reduce(input, op))?;
-        let target = [value];
-        let kernel: IndexOfKernel<T::Kernel> = entry::index_of::<T::Kernel>;
-        let index: u64 = self.run_production::<u64>(
-            kernels::index_of_kernel_name(T::TYPE),
+        let mut value = [POISON_WORD];
+        let mut index = [POISON_WORD];
+        let (input_address, value_address, index_address) = (
+            input.as_ptr() as u64,
+            value.as_mut_ptr() as u64,
+            index.as_mut_ptr() as u64,
+        );
+        let buffers = [
+            slice_buffer("input", input),
+            result_buffer::<T::Value>("value", &mut value),
+            result_buffer::<u64>("index", &mut index),
+        ];
+        self.run_grid(
+            kernels::arg_kernel_name::<T>(op)?,
             input.len(),
             size_of::<T>(),
-            &[slice_buffer("input", input), slice_buffer("target", &target)],
-            |partials, ticket, out| {
-                // SAFETY: the parameters of an index-of entry point, over the
-                // buffers registered with the launch; `T::Kernel` is `T`.
+            &buffers,
+            |partials, ticket| {
+                // SAFETY: the parameters of an argmax/argmin entry point, over
+                // the buffers registered with the launch; `input` is not empty.
                 unsafe {
-                    kernel(
-                        input.as_ptr().cast(),
+                    T::emulated_arg(
+                        op,
+                        input_address,
                         input.len() as u64,
-                        target.as_ptr().cast(),
-                        partials,
-                        ticket,
-                        out,
+                        partials as u64,
+                        ticket as u64,
+                        value_address,
+                        index_address,
                     )
                 }
             },
         )?;
-        Ok((index, value))
+        Ok((read_result(&index), T::from_value(read_result(&value))))
     }
 
     /// One result of `op` per segment of `values`, as
@@ -298,7 +307,7 @@ impl Emulator {
             return Ok((Vec::new(), 0));
         }
         let shape = self.segmented_launch_shape::<T>(segments, values.len());
-        let mut partials = vec![POISON_WORD; shape.launch.blocks as usize];
+        let mut partials = vec![POISON_WORD; shape.launch.blocks as usize * PARTIAL_SLOT_WORDS];
         let mut tickets = vec![0u32; segments];
         let mut status = [0u32];
         let mut out = vec![POISON_WORD; (segments * size_of::<T>()).div_ceil(8)];
@@ -360,14 +369,6 @@ impl Emulator {
         Ok((results, status[0]))
     }
 
-    /// Runs `f` with the strategy set to `strategy`, then restores it.
-    fn with_strategy<R>(&mut self, strategy: Strategy, f: impl FnOnce(&mut Self) -> R) -> R {
-        let saved = std::mem::replace(&mut self.strategy, strategy);
-        let result = f(self);
-        self.strategy = saved;
-        result
-    }
-
     /// The dot product `Σ a[i]·b[i]`, as [`Reducer::dot`](crate::Reducer::dot).
     ///
     /// Errors: [`Error::LengthMismatch`] if `a` and `b` differ in length,
@@ -408,7 +409,11 @@ impl Emulator {
             element: T::TYPE,
         })?;
         let mut out = [0u64];
-        let buffers = [slice_buffer("a", a), slice_buffer("b", b), result_buffer::<T>(&mut out)];
+        let buffers = [
+            slice_buffer("a", a),
+            slice_buffer("b", b),
+            result_buffer::<T>("out", &mut out),
+        ];
         let out_address = out.as_mut_ptr() as u64;
         let (a_address, b_address) = (a.as_ptr() as u64, b.as_ptr() as u64);
         let len = a.len() as u64;
@@ -426,9 +431,7 @@ impl Emulator {
     }
 
     /// One production launch over `len` input elements of `input_bytes`
-    /// each: fresh poisoned workspace and result, `inputs` plus those
-    /// registered as buffers, then checks that the kernel left the ticket at
-    /// zero as its contract says.
+    /// each, with a fresh poisoned result of type `T`; see [`Emulator::run_grid`].
     fn run_production<T: Element>(
         &mut self,
         name: &str,
@@ -437,32 +440,44 @@ impl Emulator {
         inputs: &[Buffer],
         kernel: impl Fn(*mut u64, *mut u32, *mut T::Kernel) + Sync,
     ) -> Result<T> {
-        let shape = kernels::production_shape(self.policy, len, input_bytes, self.max_grid);
-        let mut partials = vec![POISON_WORD; shape.blocks as usize];
-        let mut ticket = [0u32];
         let mut out = [POISON_WORD];
+        let out_address = out.as_mut_ptr() as u64;
         let mut buffers = inputs.to_vec();
+        buffers.push(result_buffer::<T>("out", &mut out));
+        self.run_grid(name, len, input_bytes, &buffers, |partials, ticket| {
+            kernel(partials, ticket, out_address as *mut T::Kernel)
+        })?;
+        Ok(read_result(&out))
+    }
+
+    /// One launch of a whole-input kernel over `len` input elements of
+    /// `input_bytes` each, in the production launch shape: fresh poisoned
+    /// partials and a zero ticket (passed to `kernel`), plus `buffers`; then
+    /// checks that the kernel left the ticket at zero as its contract says.
+    fn run_grid(
+        &mut self,
+        name: &str,
+        len: usize,
+        input_bytes: usize,
+        buffers: &[Buffer],
+        kernel: impl Fn(*mut u64, *mut u32) + Sync,
+    ) -> Result<()> {
+        let shape = kernels::production_shape(self.policy, len, input_bytes, self.max_grid);
+        let mut partials = vec![POISON_WORD; shape.blocks as usize * PARTIAL_SLOT_WORDS];
+        let mut ticket = [0u32];
+        let mut buffers = buffers.to_vec();
         buffers.extend([
             writable_buffer("partials", &mut partials),
             writable_buffer("ticket", &mut ticket),
-            result_buffer::<T>(&mut out),
         ]);
-        let (partials_address, ticket_address, out_address) = (
-            partials.as_mut_ptr() as u64,
-            ticket.as_mut_ptr() as u64,
-            out.as_mut_ptr() as u64,
-        );
+        let (partials_address, ticket_address) = (partials.as_mut_ptr() as u64, ticket.as_mut_ptr() as u64);
         self.launch(name, shape.blocks, shape.threads_per_block, 0, &buffers, &|| {
-            kernel(
-                partials_address as *mut u64,
-                ticket_address as *mut u32,
-                out_address as *mut T::Kernel,
-            )
+            kernel(partials_address as *mut u64, ticket_address as *mut u32)
         })?;
         if ticket[0] != 0 {
             return Err(self.contract_fault(name, format!("the launch left the ticket at {}, not 0", ticket[0])));
         }
-        Ok(read_result(&out))
+        Ok(())
     }
 
     /// A ladder rung: the passes of [`LadderPlan`], each one emulated launch.
@@ -609,10 +624,10 @@ fn writable_buffer<T>(name: &'static str, slice: &mut [T]) -> Buffer {
     }
 }
 
-/// The result slot: one `T` at the start of `out`, writable.
-fn result_buffer<T: Element>(out: &mut [u64; 1]) -> Buffer {
+/// A result slot named `name`: one `T` at the start of `out`, writable.
+fn result_buffer<T: Element>(name: &'static str, out: &mut [u64; 1]) -> Buffer {
     Buffer {
-        name: "out",
+        name,
         address: out.as_mut_ptr() as u64,
         bytes: size_of::<T>() as u64,
         writable: true,

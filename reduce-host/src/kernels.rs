@@ -1,7 +1,7 @@
 //! The embedded PTX, the table of kernels in it, and loading them for a device.
 
 use crate::abi::{SegmentPlan, VECTORS_PER_THREAD, VECTOR_BYTES};
-use crate::element::{Element, ElementType, WidensTo};
+use crate::element::{ArgInput, Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::launch::KernelHandle;
 use crate::op::Op;
@@ -46,13 +46,26 @@ macro_rules! dot_kernel_table {
 }
 kernels_gpu::for_each_dot_kernel!(dot_kernel_table);
 
-macro_rules! index_of_kernel_table {
-    ($(($name:ident, $t:ty)),* $(,)?) => {
-        /// The index-of kernels (argmax/argmin's second pass), from the list in `kernels-gpu/src/abi.rs`.
-        const INDEX_OF_KERNELS: &[(ElementType, &str)] = &[$((<$t as Element>::TYPE, stringify!($name)),)*];
+/// One argmax or argmin entry point of the PTX module.
+#[derive(Clone, Copy, Debug)]
+struct ArgEntry {
+    /// The input type's name (`"f32"`, `"bf16"`, ...).
+    input: &'static str,
+    /// `Op::Max` for argmax, `Op::Min` for argmin.
+    op: Op,
+    name: &'static str,
+}
+
+macro_rules! arg_kernel_table {
+    ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
+        /// The argmax and argmin kernels, from the list in `kernels-gpu/src/abi.rs`.
+        const ARG_KERNELS: &[ArgEntry] = &[$(
+            ArgEntry { input: stringify!($name), op: Op::Max, name: concat!("argmax_", stringify!($name)) },
+            ArgEntry { input: stringify!($name), op: Op::Min, name: concat!("argmin_", stringify!($name)) },
+        )*];
     };
 }
-kernels_gpu::for_each_index_of_kernel!(index_of_kernel_table);
+kernels_gpu::for_each_arg_kernel!(arg_kernel_table);
 
 /// One widening entry point of the PTX module.
 #[derive(Clone, Copy, Debug)]
@@ -122,8 +135,8 @@ pub(crate) struct Kernels {
     loaded_dots: Vec<(KernelHandle, u32)>,
     /// The same for each entry of `WIDENED_KERNELS`.
     loaded_widened: Vec<(KernelHandle, u32)>,
-    /// The same for each entry of `INDEX_OF_KERNELS`.
-    loaded_index_of: Vec<(KernelHandle, u32)>,
+    /// The same for each entry of `ARG_KERNELS`.
+    loaded_arg: Vec<(KernelHandle, u32)>,
     /// The same for the segmented entry point of each entry of `KERNELS`.
     loaded_segmented: Vec<(KernelHandle, u32)>,
     /// Kept loaded: the handles in `loaded` point into it.
@@ -176,9 +189,9 @@ impl Kernels {
             .iter()
             .map(|entry| load(entry.name))
             .collect::<Result<Vec<_>>>()?;
-        let loaded_index_of = INDEX_OF_KERNELS
+        let loaded_arg = ARG_KERNELS
             .iter()
-            .map(|(_, name)| load(name))
+            .map(|entry| load(entry.name))
             .collect::<Result<Vec<_>>>()?;
         let loaded_segmented = KERNELS
             .iter()
@@ -188,7 +201,7 @@ impl Kernels {
             loaded,
             loaded_dots,
             loaded_widened,
-            loaded_index_of,
+            loaded_arg,
             loaded_segmented,
             module,
             policy,
@@ -202,7 +215,7 @@ impl Kernels {
             .iter()
             .chain(&self.loaded_dots)
             .chain(&self.loaded_widened)
-            .chain(&self.loaded_index_of)
+            .chain(&self.loaded_arg)
             .chain(&self.loaded_segmented)
             .map(|&(_, cap)| cap)
             .max()
@@ -251,14 +264,11 @@ impl Kernels {
         Ok((kernel, production_shape(self.policy, len, size_of::<In>(), grid_cap)))
     }
 
-    /// The index-of kernel (argmax/argmin's second pass) and launch shape for `len` elements of `T`.
-    pub(crate) fn index_of_launch_for<T: Element>(&self, len: usize) -> Result<(KernelHandle, LaunchShape)> {
-        let index = INDEX_OF_KERNELS
-            .iter()
-            .position(|(element, _)| *element == T::TYPE)
-            .ok_or(Error::Cuda(cust::error::CudaError::NotFound))?;
-        let (kernel, grid_cap) = self.loaded_index_of[index];
-        Ok((kernel, production_shape(self.policy, len, T::TYPE.size(), grid_cap)))
+    /// The argmax (`op` = `Max`) or argmin (`Min`) kernel and launch shape
+    /// for `len` elements of `T`.
+    pub(crate) fn arg_launch_for<T: ArgInput>(&self, op: Op, len: usize) -> Result<(KernelHandle, LaunchShape)> {
+        let (kernel, grid_cap) = self.loaded_arg[arg_kernel_index::<T>(op)?];
+        Ok((kernel, production_shape(self.policy, len, size_of::<T>(), grid_cap)))
     }
 
     /// The production dot-product kernel and launch shape for `len` pairs of `T`.
@@ -413,12 +423,17 @@ pub(crate) fn widened_kernel_name<A: Element, In: WidensTo<A>>(op: Op) -> Result
     Ok(WIDENED_KERNELS[widened_kernel_index::<A, In>(op)?].name)
 }
 
-/// The name of the index-of kernel for `element` (from `INDEX_OF_KERNELS`).
-pub(crate) fn index_of_kernel_name(element: ElementType) -> &'static str {
-    INDEX_OF_KERNELS
+/// The index in `ARG_KERNELS` of argmax (`op` = `Max`) or argmin over `T`.
+fn arg_kernel_index<T: ArgInput>(op: Op) -> Result<usize> {
+    ARG_KERNELS
         .iter()
-        .find(|(e, _)| *e == element)
-        .map_or("unknown index-of kernel", |(_, name)| name)
+        .position(|k| k.op == op && k.input == T::NAME)
+        .ok_or(Error::Cuda(cust::error::CudaError::NotFound))
+}
+
+/// The name of the argmax (`op` = `Max`) or argmin kernel over `T`.
+pub(crate) fn arg_kernel_name<T: ArgInput>(op: Op) -> Result<&'static str> {
+    Ok(ARG_KERNELS[arg_kernel_index::<T>(op)?].name)
 }
 
 /// The name of the production dot-product kernel for `element` (from `DOT_KERNELS`).
@@ -471,7 +486,7 @@ mod tests {
                 .iter()
                 .flat_map(|k| [k.name, k.segmented_name])
                 .chain(DOT_KERNELS.iter().map(|(_, name)| *name))
-                .chain(INDEX_OF_KERNELS.iter().map(|(_, name)| *name))
+                .chain(ARG_KERNELS.iter().map(|k| k.name))
                 .chain(WIDENED_KERNELS.iter().map(|k| k.name)),
         );
     }

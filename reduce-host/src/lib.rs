@@ -5,7 +5,8 @@
 //! of `i32`, `u32`, `i64`, `u64`, `f32` or `f64` (see [`Op`]) — in a single kernel
 //! launch that reads the input once with 16-byte loads; [`dot`] does the same
 //! for the products of two buffers; [`argmax`] and [`argmin`] return the
-//! index and value of the extreme element. [`sum_as`], [`reduce_as`] and [`mean`]
+//! index and value of the extreme element (also of `f16`/`bf16`), in one
+//! pass. [`sum_as`], [`reduce_as`] and [`mean`]
 //! accumulate in a wider type (`i8`…`i32` in `i64`, `f16`/`bf16` in `f32`,
 //! anything in `f64`), converting each element as it is read.
 //! [`segmented_reduce`] and [`reduce_rows`] give one result per segment of an
@@ -112,7 +113,7 @@ pub mod segmented;
 #[macro_use]
 pub mod strategy;
 
-pub use element::{Element, ElementType, FloatElement, MeanInput, WidensTo};
+pub use element::{ArgInput, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 /// The `half` crate, in the version whose `f16`/`bf16` `cust` can copy to the GPU.
 pub use half;
@@ -235,15 +236,16 @@ pub fn mean<In: MeanInput>(input: &DeviceSlice<In>) -> Result<In::Mean> {
     Ok(sum_as::<In::Mean>(input)?.divide_by_count(input.len()))
 }
 
-/// The index and value of the largest element of `input`: ties give the
-/// first index, a NaN anywhere gives the first NaN's; [`Error::Empty`] if
-/// empty (see [`Reducer::argmax`]).
-pub fn argmax<T: Element>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
+/// The index and value of the largest element of `input`, in one pass: ties
+/// give the first index, a NaN anywhere gives the first NaN's; [`Error::Empty`] if
+/// empty (see [`Reducer::argmax`]). Any [`ArgInput`]: the element types and
+/// the half floats.
+pub fn argmax<T: ArgInput>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
     with_thread_reducer(|r| r.argmax(input))
 }
 
 /// The index and value of the smallest element of `input` (as [`argmax`]).
-pub fn argmin<T: Element>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
+pub fn argmin<T: ArgInput>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
     with_thread_reducer(|r| r.argmin(input))
 }
 

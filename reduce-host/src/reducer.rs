@@ -1,7 +1,7 @@
 //! [`Reducer`]: a loaded module, a stream and per-stream workspaces, reused across calls.
 
 use crate::abi::PARTIAL_SLOT_BYTES;
-use crate::element::{Element, WidensTo};
+use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
 use crate::kernels::{Kernels, LaunchShape};
 use crate::launch::{self, KernelHandle};
@@ -20,7 +20,7 @@ use cust::stream::{Stream, StreamFlags};
 /// use one `Reducer` per thread and context behind the scenes.
 ///
 /// # Workspace and streams
-/// The production kernels need a workspace (one 8-byte partial per block, and
+/// The production kernels need a workspace (one 16-byte partial per block, and
 /// a ticket word that each launch leaves at zero; the segmented kernels a
 /// ticket per segment they split over several blocks); ladder rungs need room for
 /// their per-block results. A `Reducer` keeps one workspace per stream it has
@@ -63,7 +63,8 @@ pub struct Reducer {
 pub(crate) struct Workspace {
     /// The stream's handle.
     stream: usize,
-    /// The production kernels' per-block partials: one slot per block of the largest grid.
+    /// The production kernels' per-block partials: one
+    /// [`PARTIAL_SLOT_BYTES`] slot per block of the largest grid.
     partials: DeviceBuffer<u64>,
     /// The production kernels' ticket: zero between launches.
     ticket: DeviceBuffer<u32>,
@@ -122,7 +123,7 @@ impl Reducer {
             None => {
                 self.workspaces.push(Workspace {
                     stream: key,
-                    partials: DeviceBuffer::zeroed(self.kernels.max_grid() as usize)?,
+                    partials: DeviceBuffer::zeroed(self.kernels.max_grid() as usize * PARTIAL_SLOT_WORDS)?,
                     // Zero once: every launch leaves the tickets at zero again.
                     ticket: DeviceBuffer::zeroed(1)?,
                     segment_tickets: DeviceBuffer::zeroed(self.kernels.max_grid() as usize)?,
@@ -187,11 +188,14 @@ impl Reducer {
 
     /// The index and value of the largest element of `input`: the first
     /// (lowest) index among equal largest values; the first NaN if there is
-    /// one (as NumPy and PyTorch); `-0.0` and `+0.0` compare equal (the value
-    /// returned for a zero may carry either sign). [`Error::Empty`] if empty.
+    /// one (as NumPy and PyTorch); `-0.0` and `+0.0` compare equal (so the
+    /// first zero wins, and the value returned is that element, sign
+    /// included). [`Error::Empty`] if `input` is empty.
     ///
-    /// Two passes over the input: the maximum, then the first index holding
-    /// it, so it reads the input twice.
+    /// One pass over the input, one launch: each thread keeps the best
+    /// (value, index) pair it has seen, and the pairs combine like any other
+    /// fold, deterministically. [`half::f16`] and [`half::bf16`] inputs are
+    /// compared as the `f32` they convert to exactly ([`ArgInput`]).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
@@ -203,24 +207,26 @@ impl Reducer {
     /// assert_eq!(r.argmin(&buf)?, (2, -1.0));
     /// # Ok(()) }
     /// ```
-    pub fn argmax<T: Element>(&mut self, input: &DeviceSlice<T>) -> Result<(u64, T)> {
+    pub fn argmax<T: ArgInput>(&mut self, input: &DeviceSlice<T>) -> Result<(u64, T)> {
         self.arg_to_host(input, Op::Max)
     }
 
     /// The index and value of the smallest element of `input` (the rules of
-    /// [`Reducer::argmax`]).
-    pub fn argmin<T: Element>(&mut self, input: &DeviceSlice<T>) -> Result<(u64, T)> {
+    /// [`Reducer::argmax`]; a NaN is still the first choice).
+    pub fn argmin<T: ArgInput>(&mut self, input: &DeviceSlice<T>) -> Result<(u64, T)> {
         self.arg_to_host(input, Op::Min)
     }
 
     /// [`Reducer::argmax`] enqueued on `stream`, leaving the index in `index`
-    /// and the value in `value`; returns without waiting (as
-    /// [`Reducer::reduce_into`]).
-    pub fn argmax_into<T: Element>(
+    /// and the value in `value` (in [`ArgInput::Value`]: the element type,
+    /// or `f32` for the half types); returns without waiting (as
+    /// [`Reducer::reduce_into`]). An empty `input` is rejected before
+    /// anything is enqueued.
+    pub fn argmax_into<T: ArgInput>(
         &mut self,
         input: &DeviceSlice<T>,
         index: &mut DeviceBox<u64>,
-        value: &mut DeviceBox<T>,
+        value: &mut DeviceBox<T::Value>,
         stream: &Stream,
     ) -> Result<()> {
         let outs = (value.as_device_ptr().as_raw(), index.as_device_ptr().as_raw());
@@ -228,28 +234,30 @@ impl Reducer {
     }
 
     /// [`Reducer::argmin`] enqueued on `stream` (as [`Reducer::argmax_into`]).
-    pub fn argmin_into<T: Element>(
+    pub fn argmin_into<T: ArgInput>(
         &mut self,
         input: &DeviceSlice<T>,
         index: &mut DeviceBox<u64>,
-        value: &mut DeviceBox<T>,
+        value: &mut DeviceBox<T::Value>,
         stream: &Stream,
     ) -> Result<()> {
         let outs = (value.as_device_ptr().as_raw(), index.as_device_ptr().as_raw());
         self.enqueue_arg(input, Op::Min, outs, StreamChoice::Given(stream))
     }
 
-    fn arg_to_host<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op) -> Result<(u64, T)> {
+    fn arg_to_host<T: ArgInput>(&mut self, input: &DeviceSlice<T>, op: Op) -> Result<(u64, T)> {
         let slot = self.result_slot();
         self.enqueue_arg(input, op, (slot, slot + 8), StreamChoice::Own)?;
         let [value, index] = self.result_slots_to_host()?;
-        // SAFETY: as in `result_to_host`.
-        Ok((index, unsafe { std::ptr::read(&value as *const u64 as *const T) }))
+        // SAFETY: as in `result_to_host`, for the `T::Value` the kernel wrote.
+        let value = unsafe { std::ptr::read(&value as *const u64 as *const T::Value) };
+        Ok((index, T::from_value(value)))
     }
 
-    /// `op` (`Max` or `Min`) of `input` into `value`, then the first index
-    /// holding that value into `index`: `(value, index)` are device addresses.
-    fn enqueue_arg<T: Element>(
+    /// argmax (`op` = `Max`) or argmin of `input` in one launch: the value
+    /// (a `T::Value`) into `value`, its index into `index`; `(value, index)`
+    /// are device addresses.
+    fn enqueue_arg<T: ArgInput>(
         &mut self,
         input: &DeviceSlice<T>,
         op: Op,
@@ -260,14 +268,13 @@ impl Reducer {
             return Err(Error::Empty { op });
         }
         let address = checked_address(input)?;
-        self.enqueue_production::<T>(address, input.len(), op, value, stream)?;
-        let (kernel, shape) = self.kernels.index_of_launch_for::<T>(input.len())?;
+        let (kernel, shape) = self.kernels.arg_launch_for::<T>(op, input.len())?;
         let [partials, ticket] = self.workspace(stream.resolve(&self.stream).as_inner())?.addresses();
         let stream = stream.resolve(&self.stream);
-        let mut params = [address, input.len() as u64, value, partials, ticket, index];
-        // SAFETY: the parameters of an index-of entry point (kernels-gpu/src/abi.rs):
-        // `value` holds the `T` the first launch writes before this one runs
-        // (same stream); the workspace as for every production launch.
+        let mut params = [address, input.len() as u64, partials, ticket, value, index];
+        // SAFETY: the parameters of an argmax/argmin entry point
+        // (kernels-gpu/src/abi.rs), `input` not empty; the workspace as for
+        // every production launch.
         unsafe { launch::launch(kernel, shape.blocks, shape.threads_per_block, 0, stream, &mut params)? };
         Ok(())
     }
@@ -585,8 +592,8 @@ const _: () = {
     assert_send::<Reducer>();
 };
 
-// `partials` is a buffer of u64: one slot per block, as the kernels expect.
-const _: () = assert!(PARTIAL_SLOT_BYTES == std::mem::size_of::<u64>() as u64);
+/// `u64`s per partial slot: `Workspace::partials` holds one slot per block.
+pub(crate) const PARTIAL_SLOT_WORDS: usize = (PARTIAL_SLOT_BYTES / std::mem::size_of::<u64>() as u64) as usize;
 
 impl Workspace {
     /// Device addresses of the production kernels' part: partials, ticket.

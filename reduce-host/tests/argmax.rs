@@ -1,11 +1,14 @@
 //! argmax / argmin: the first index of the largest (smallest) element, the
-//! first NaN if there is one, signed zeros equal; on the emulator and the GPU,
-//! against a CPU reference.
+//! first NaN if there is one, signed zeros equal (the first zero's bits are
+//! returned); on the emulator and the GPU, against a CPU reference. Also of
+//! `f16` and `bf16` inputs, compared as `f32`.
 
 mod common;
 use common::*;
+use rand::rngs::StdRng;
 use rand::Rng;
-use reduce::{Error, Op};
+use reduce::half::{bf16, f16};
+use reduce::{ArgInput, Error, Op};
 
 /// The CPU reference: the first index holding the largest (`Op::Max`) or
 /// smallest element, or the first NaN.
@@ -26,10 +29,16 @@ fn expected_index<T: TestElement + PartialOrd>(data: &[T], op: Op) -> usize {
     best
 }
 
-fn check<T: TestElement + PartialOrd>(backend: &mut Backend, data: &[T], offset: usize, op: Op) -> Result<(), String> {
+fn check<T: TestElement + ArgInput<Value = T> + PartialOrd>(
+    backend: &mut Backend,
+    data: &[T],
+    offset: usize,
+    op: Op,
+) -> Result<(), String> {
     let (index, value) = backend.arg(data, offset, op)?;
     let expected = expected_index(data, op);
-    let value_ok = value == data[expected] || (value.is_nan() && data[expected].is_nan());
+    // The element itself: a NaN's payload may change, a zero's sign may not.
+    let value_ok = value.to_bits() == data[expected].to_bits() || (value.is_nan() && data[expected].is_nan());
     if index != expected as u64 || !value_ok {
         return Err(format!(
             "got ({index}, {value:?}), expected ({expected}, {:?})",
@@ -41,7 +50,7 @@ fn check<T: TestElement + PartialOrd>(backend: &mut Backend, data: &[T], offset:
 
 /// Random data with the extreme planted several times (ties), at random
 /// lengths and offsets; for floats also NaN, infinities and signed zeros.
-fn random_ties<T: TestElement + PartialOrd>(test: &str) {
+fn random_ties<T: TestElement + ArgInput<Value = T> + PartialOrd>(test: &str) {
     let mut rng = rng(test);
     for mut backend in backends(test) {
         let mut failures = Vec::new();
@@ -54,6 +63,10 @@ fn random_ties<T: TestElement + PartialOrd>(test: &str) {
                     for _ in 0..rng.gen_range(1..4) {
                         let at = rng.gen_range(0..n);
                         data[at] = extreme;
+                        // A tie a few elements on, often in the same 16-byte vector.
+                        if let Some(near) = data.get_mut(at + rng.gen_range(1..4)) {
+                            *near = extreme;
+                        }
                     }
                     if case == 3 {
                         let at = rng.gen_range(0..n);
@@ -104,11 +117,14 @@ fn argmax_f32_known_answers() {
             assert!(value.is_nan(), "{name}: {op}");
         }
         let zeros = [-1.0f32, -0.0, 0.0, -0.0];
+        let (index, value) = backend.arg(&zeros, 0, Op::Max).unwrap();
         assert_eq!(
-            backend.arg(&zeros, 0, Op::Max).unwrap().0,
-            1,
-            "{name}: -0.0 and +0.0 are equal"
+            (index, value.to_bits()),
+            (1, (-0.0f32).to_bits()),
+            "{name}: -0.0 and +0.0 are equal, the first one is returned"
         );
+        let (index, value) = backend.arg(&zeros[1..], 0, Op::Min).unwrap();
+        assert_eq!((index, value.to_bits()), (0, (-0.0f32).to_bits()), "{name}");
         let infinities = [
             3.0f32,
             f32::NEG_INFINITY,
@@ -150,5 +166,107 @@ fn argmax_i64_bounds_and_equal() {
         let equal = vec![42i64; 777];
         assert_eq!(backend.arg(&equal, 1, Op::Max).unwrap(), (0, 42), "{name}");
         assert_eq!(backend.arg(&equal, 1, Op::Min).unwrap(), (0, 42), "{name}");
+    }
+}
+
+/// A half float that argmax compares as the `f32` it converts to.
+trait HalfInput: ArgInput<Value = f32> + PartialEq {
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+    fn bits(self) -> u16;
+    fn poison() -> Self;
+}
+
+macro_rules! half_input {
+    ($($t:ident),*) => {$(
+        impl HalfInput for $t {
+            fn from_f32(x: f32) -> Self { $t::from_f32(x) }
+            fn to_f32(self) -> f32 { $t::to_f32(self) }
+            fn bits(self) -> u16 { $t::to_bits(self) }
+            fn poison() -> Self { $t::from_bits(0xA5A5) }
+        }
+    )*};
+}
+half_input!(f16, bf16);
+
+/// A random half: multiples of 0.5 below `range` in magnitude (a small
+/// range puts ties in the same vector); with `specials`, sometimes a NaN, an
+/// infinity or a signed zero.
+fn random_half<H: HalfInput>(rng: &mut StdRng, range: i32, specials: bool) -> H {
+    if specials && rng.gen_ratio(1, 500) {
+        let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0];
+        return H::from_f32(special[rng.gen_range(0..special.len())]);
+    }
+    H::from_f32(rng.gen_range(-2 * range..2 * range) as f32 / 2.0)
+}
+
+/// Half inputs at random lengths and offsets, against the reference over
+/// their `f32` values: the index, and the value bit for bit (any NaN for a NaN).
+fn random_halves<H: HalfInput + std::fmt::Debug>(test: &str) {
+    let mut rng = rng(test);
+    for mut backend in backends(test) {
+        let mut failures = Vec::new();
+        for &n in &[1usize, 2, 7, 8, 9, 1000, 4097, 70_001, 3_000_017] {
+            let n = backend.size(n, 70_001);
+            for case in 0..3 {
+                let range = if case == 0 { 8 } else { 1000 };
+                let data: Vec<H> = (0..n).map(|_| random_half(&mut rng, range, case == 2)).collect();
+                let as_f32: Vec<f32> = data.iter().map(|h| h.to_f32()).collect();
+                for op in [Op::Max, Op::Min] {
+                    let offset = rng.gen_range(0..16);
+                    let expected = expected_index(&as_f32, op);
+                    let result = backend.arg_with_poison(&data, offset, H::poison(), op);
+                    let ok = matches!(result, Ok((index, value)) if index == expected as u64
+                        && (value.bits() == data[expected].bits() || (value.to_f32().is_nan() && as_f32[expected].is_nan())));
+                    if !ok {
+                        failures.push(format!(
+                            "{}: {op} n={n} offset={offset}: got {result:?}, expected ({expected}, {:?})",
+                            backend.name(),
+                            data[expected]
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+#[test]
+fn argmax_f16_ties_sizes_offsets() {
+    random_halves::<f16>("argmax_f16_ties_sizes_offsets");
+}
+
+#[test]
+fn argmax_bf16_ties_sizes_offsets() {
+    random_halves::<bf16>("argmax_bf16_ties_sizes_offsets");
+}
+
+/// Known answers for halves: 70,000 f16 ones with the maximum 2.0 planted
+/// twice and the minimum at the very end; signed zeros keep their sign.
+#[test]
+fn argmax_f16_known_answers() {
+    for mut backend in backends("argmax_f16_known_answers") {
+        let name = backend.name();
+        let mut data = vec![f16::ONE; 70_000];
+        data[65_537] = f16::from_f32(2.0);
+        data[69_000] = f16::from_f32(2.0);
+        data[69_999] = f16::from_f32(-0.5);
+        let poison = f16::from_bits(0xA5A5);
+        assert_eq!(
+            backend.arg_with_poison(&data, 3, poison, Op::Max).unwrap(),
+            (65_537, f16::from_f32(2.0)),
+            "{name}"
+        );
+        assert_eq!(
+            backend.arg_with_poison(&data, 3, poison, Op::Min).unwrap(),
+            (69_999, f16::from_f32(-0.5)),
+            "{name}"
+        );
+        let zeros = [bf16::from_f32(-1.0), bf16::NEG_ZERO, bf16::ZERO];
+        let (index, value) = backend
+            .arg_with_poison(&zeros, 1, bf16::from_bits(0xA5A5), Op::Max)
+            .unwrap();
+        assert_eq!((index, value.to_bits()), (1, bf16::NEG_ZERO.to_bits()), "{name}");
     }
 }

@@ -217,10 +217,10 @@ pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
     address.write_volatile(value)
 }
 
-/// This block's warp-slot scratch (32 slots of 8 bytes).
+/// This block's warp-slot scratch (32 slots of 16 bytes).
 #[inline(always)]
-pub fn warp_slots() -> *mut u64 {
-    emulator::shared_array(SharedArray::WarpSlots) as *mut u64
+pub fn warp_slots() -> *mut [u64; 2] {
+    emulator::shared_array(SharedArray::WarpSlots) as *mut [u64; 2]
 }
 
 /// This block's one-word flag in shared memory.

@@ -2,9 +2,9 @@
 
 use core::arch::{asm, global_asm, nvptx};
 
-// Per-block scratch for the block-wide collectives: one 8-byte slot per warp
+// Per-block scratch for the block-wide collectives: one 16-byte slot per warp
 // (at most 32 warps in a 1024-thread block) and one flag word.
-global_asm!(".shared .align 8 .b8 reduce_warp_slots[256];");
+global_asm!(".shared .align 16 .b8 reduce_warp_slots[512];");
 global_asm!(".shared .align 4 .b8 reduce_block_flag[4];");
 // The ladder's shared array, sized by the host at launch (dynamic shared memory).
 global_asm!(".extern .shared .align 16 .b8 ladder_shared[];");
@@ -278,9 +278,9 @@ pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
     address.write_volatile(value)
 }
 
-/// Generic address of this block's warp-slot scratch (32 slots of 8 bytes).
+/// Generic address of this block's warp-slot scratch (32 slots of 16 bytes).
 #[inline(always)]
-pub fn warp_slots() -> *mut u64 {
+pub fn warp_slots() -> *mut [u64; 2] {
     let address: u64;
     // SAFETY: takes the address of a module-scope `.shared` array.
     unsafe {
@@ -290,7 +290,7 @@ pub fn warp_slots() -> *mut u64 {
             options(pure, nomem, nostack, preserves_flags),
         );
     }
-    address as *mut u64
+    address as *mut [u64; 2]
 }
 
 /// Generic address of this block's one-word flag in shared memory.

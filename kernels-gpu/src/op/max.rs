@@ -1,5 +1,6 @@
 use super::Operator;
 use crate::element::Element;
+use crate::indexed::{self, Indexed};
 
 /// Maximum; starts from the type's minimum (`-inf` for floats); NaN wins.
 pub struct Max;
@@ -13,5 +14,18 @@ impl<T: Element> Operator<T> for Max {
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
         a.max(b)
+    }
+}
+
+/// argmax: see [`crate::indexed`].
+impl<T: Element> Operator<Indexed<T>> for Max {
+    #[inline(always)]
+    fn identity() -> Indexed<T> {
+        indexed::identity(true)
+    }
+
+    #[inline(always)]
+    fn combine(a: Indexed<T>, b: Indexed<T>) -> Indexed<T> {
+        indexed::combine(a, b, true)
     }
 }

@@ -1,5 +1,6 @@
 use super::Operator;
 use crate::element::Element;
+use crate::indexed::{self, Indexed};
 
 /// Minimum; starts from the type's maximum (`+inf` for floats); NaN wins.
 pub struct Min;
@@ -13,5 +14,18 @@ impl<T: Element> Operator<T> for Min {
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
         a.min(b)
+    }
+}
+
+/// argmin: see [`crate::indexed`].
+impl<T: Element> Operator<Indexed<T>> for Min {
+    #[inline(always)]
+    fn identity() -> Indexed<T> {
+        indexed::identity(false)
+    }
+
+    #[inline(always)]
+    fn combine(a: Indexed<T>, b: Indexed<T>) -> Indexed<T> {
+        indexed::combine(a, b, false)
     }
 }

@@ -3,6 +3,9 @@
 //! One file per operator. The identity is what out-of-range lanes and empty
 //! inputs contribute, so `combine(identity(), x) == x` must hold for every `x`
 //! (for floats too: `max` starts from `-inf`, not from `-MAX`).
+//!
+//! [`Max`] and [`Min`] also combine [`Indexed`] elements: that is argmax and
+//! argmin ([`crate::indexed`]).
 
 mod max;
 mod min;
@@ -18,14 +21,16 @@ pub use nan_min::NanMin;
 pub use product::Product;
 pub use sum::Sum;
 
-use crate::element::Element;
+use crate::element::Accumulator;
+#[cfg(doc)]
+use crate::indexed::Indexed;
 
-/// A reduction operator over elements of type `T`.
-pub trait Operator<T: Element> {
+/// A reduction operator over values of type `A`.
+pub trait Operator<A: Accumulator> {
     /// The value that leaves every other value unchanged under [`Operator::combine`].
-    fn identity() -> T;
+    fn identity() -> A;
     /// Combines two values; associative and commutative (floats: up to rounding).
-    fn combine(a: T, b: T) -> T;
+    fn combine(a: A, b: A) -> A;
 }
 
 /// An operator over every element type, as all of ours are: the widening

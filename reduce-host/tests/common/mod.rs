@@ -8,7 +8,7 @@ use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reduce::emulated::Emulator;
-use reduce::{DotKernel, Element, Op, Reducer, Strategy, WidensTo};
+use reduce::{ArgInput, DotKernel, Element, Op, Reducer, Strategy, WidensTo};
 use std::sync::OnceLock;
 
 /// The shared context, made current on this thread; `None` (after printing
@@ -460,11 +460,31 @@ impl Backend {
     /// argmax (`Op::Max`) or argmin (`Op::Min`) of `data` staged at
     /// `offset`. On the GPU, `Reducer::argmax`, `argmax_into` and
     /// `reduce::argmax` (and the `min` forms) must agree bitwise.
-    pub fn arg<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<(u64, T), String> {
+    pub fn arg<T: TestElement + ArgInput<Value = T>>(
+        &mut self,
+        data: &[T],
+        offset: usize,
+        op: Op,
+    ) -> Result<(u64, T), String> {
+        self.arg_with_poison(data, offset, T::poison(), op)
+    }
+
+    /// [`Backend::arg`] for any argmax input (the half floats too), staged
+    /// between copies of `poison`.
+    pub fn arg_with_poison<T: ArgInput>(
+        &mut self,
+        data: &[T],
+        offset: usize,
+        poison: T,
+        op: Op,
+    ) -> Result<(u64, T), String>
+    where
+        T::Value: TestElement,
+    {
         let text = |e: reduce::Error| e.to_string();
         match self {
             Backend::Emulator(e) => {
-                let staged = Staged::new(data, offset);
+                let staged = Staged::with_poison(data, offset, poison);
                 match op {
                     Op::Max => e.argmax(staged.slice()),
                     _ => e.argmin(staged.slice()),
@@ -472,7 +492,7 @@ impl Backend {
                 .map_err(text)
             }
             Backend::Gpu(r) => {
-                let (buffer, range) = staged_on_gpu(data, offset);
+                let (buffer, range) = staged_on_gpu_with(data, offset, poison);
                 let slice = buffer.index(range);
                 let (via_reducer, via_free) = match op {
                     Op::Max => (r.argmax(&slice).map_err(text)?, reduce::argmax(&slice).map_err(text)?),
@@ -480,21 +500,21 @@ impl Backend {
                 };
                 let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
                 let mut index = DeviceBox::new(&u64::poison()).map_err(|e| e.to_string())?;
-                let mut value = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
+                let mut value = DeviceBox::new(&T::Value::poison()).map_err(|e| e.to_string())?;
                 match op {
                     Op::Max => r.argmax_into(&slice, &mut index, &mut value, &stream),
                     _ => r.argmin_into(&slice, &mut index, &mut value, &stream),
                 }
                 .map_err(text)?;
                 stream.synchronize().map_err(|e| e.to_string())?;
-                let (mut into_index, mut into_value) = (0u64, T::poison());
+                let (mut into_index, mut into_value) = (0u64, T::Value::poison());
                 index.copy_to(&mut into_index).map_err(|e| e.to_string())?;
                 value.copy_to(&mut into_value).map_err(|e| e.to_string())?;
-                let bits = |(i, v): (u64, T)| (i, v.to_bits());
-                if bits(via_reducer) != bits(via_free) || bits(via_reducer) != bits((into_index, into_value)) {
+                let into = (into_index, T::from_value(into_value));
+                let bits = |(i, v): (u64, T)| (i, bytes_of(&v));
+                if bits(via_reducer) != bits(via_free) || bits(via_reducer) != bits(into) {
                     return Err(format!(
-                        "Reducer gave {via_reducer:?}, the free function {via_free:?}, the _into form {:?}",
-                        (into_index, into_value)
+                        "Reducer gave {via_reducer:?}, the free function {via_free:?}, the _into form {into:?}"
                     ));
                 }
                 Ok(via_reducer)
@@ -742,4 +762,12 @@ pub fn check_on_emulator<T: TestElement>(
         return Err(format!("another block order gave {again:?}, the first {first:?}"));
     }
     Ok(())
+}
+
+/// The bytes of a plain-data value (an element or half float), to compare
+/// results bit for bit whatever their type.
+pub fn bytes_of<T: cust::memory::DeviceCopy>(value: &T) -> Vec<u8> {
+    // SAFETY: `DeviceCopy` types are plain data; the element and half types
+    // have no padding, so every byte is initialised.
+    unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) }.to_vec()
 }
