@@ -8,8 +8,8 @@
 //!
 //! Group `ladder`: every rung of the seeds' ladder (256 threads) and the
 //! production kernel, i32 sum of 2^24 elements. Group `wide`: reductions into
-//! a wider accumulator (`reduce_as`), 2^28 bytes read each (at 256 MiB, one
-//! buffer already covers 4× the L2). Group `segmented`: f32 sums of the rows
+//! a wider accumulator (`reduce_as`) and argmax of `f16`/`bf16`, 2^28 bytes
+//! read each (at 256 MiB, one buffer already covers 4× the L2). Group `segmented`: f32 sums of the rows
 //! of 2^26-element matrices from 1 × 2^26 to 2^24 × 4, and of segments of
 //! random lengths (mean 100).
 
@@ -48,7 +48,11 @@ impl DeviceTimer {
     }
 }
 
-fn bench_type<T: Element + Default + From<u8>>(c: &mut Criterion, name: &str, max_log2: u32) {
+fn bench_type<T: Element + reduce::ArgInput<Value = T> + Default + From<u8>>(
+    c: &mut Criterion,
+    name: &str,
+    max_log2: u32,
+) {
     let mut sizes: Vec<usize> = (10..=max_log2).step_by(2).map(|e| 1usize << e).collect();
     sizes.push(100_000_000);
     let mut reducer = Reducer::new().expect("Reducer::new");
@@ -120,7 +124,8 @@ fn bench_ladder(c: &mut Criterion) {
     group.finish();
 }
 
-/// Group `wide`: the widening reductions (`reduce_as`), 2^28 bytes read each.
+/// Group `wide`: the widening reductions (`reduce_as`) and argmax of the
+/// half floats, 2^28 bytes read each.
 fn bench_wide(c: &mut Criterion) {
     use reduce::half::{bf16, f16};
     let mut group = c.benchmark_group("wide");
@@ -142,7 +147,31 @@ fn bench_wide(c: &mut Criterion) {
     bench_pair::<bf16, f32>(&mut group, "sum_bf16_as_f32", Op::Sum, |i| {
         bf16::from_f32((i % 3) as f32 + 1.0)
     });
+    bench_half_argmax::<f16>(&mut group, "argmax_f16", f16::from_f32);
+    bench_half_argmax::<bf16>(&mut group, "argmax_bf16", bf16::from_f32);
     group.finish();
+}
+
+/// argmax of 2^28 bytes of a half-float type (compare with `sum_f16_as_f32`).
+fn bench_half_argmax<H: reduce::ArgInput<Value = f32>>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    from_f32: impl Fn(f32) -> H,
+) {
+    let n = (1usize << 28) / std::mem::size_of::<H>();
+    let host: Vec<H> = (0..n).map(|i| from_f32((i % 3) as f32 + 1.0)).collect();
+    let input = DeviceBuffer::from_slice(&host).expect("upload");
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let timer = DeviceTimer::new();
+    let mut index = DeviceBox::new(&0u64).expect("output");
+    let mut value = DeviceBox::new(&0.0f32).expect("output");
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            timer.time(iters, |_, stream| {
+                reducer.argmax_into(&input, &mut index, &mut value, stream).unwrap()
+            })
+        })
+    });
 }
 
 fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
