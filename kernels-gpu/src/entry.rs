@@ -120,7 +120,7 @@ pub unsafe fn arg<In: Widen<A>, A: Element, O: Operator<Indexed<A>> + AnyElement
     value_out: *mut A,
     index_out: *mut u64,
 ) {
-    let source = thread::Positioned::<In>::new(device::to_global(input as u64));
+    let source = thread::Widened::<In>::new(device::to_global(input as u64));
     if let Some(best) = grid::reduce::<Indexed<A>, O, _>(source, len, partials, ticket) {
         thread::store_element(device::to_global(value_out as u64), best.value);
         thread::store_element(device::to_global(index_out as u64), best.index);

@@ -162,7 +162,7 @@ impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
 
 /// One array of a narrower type `In` (or one converted to `T`, such as
 /// integers to `f64`), each element converted to the accumulator type as it
-/// is read ([`Widen`]).
+/// is read ([`Widen`]); with each element's index, argmax's input.
 pub struct Widened<In> {
     pub input: u64,
     pub element: PhantomData<In>,
@@ -209,32 +209,10 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
     }
 }
 
-/// Each element of one array of `In`, converted to the accumulator's type
-/// as it is read ([`Widen`]; the identity for the element types), with its
-/// index: argmax's and argmin's input ([`crate::indexed`]).
-pub struct Positioned<In> {
-    pub input: u64,
-    pub element: PhantomData<In>,
-}
-
-impl<In> Positioned<In> {
-    pub fn new(input: u64) -> Self {
-        Positioned {
-            input,
-            element: PhantomData,
-        }
-    }
-}
-
-// As for `Mapped`: the input type is only a marker.
-impl<In> Clone for Positioned<In> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<In> Copy for Positioned<In> {}
-
-impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Positioned<In> {
+/// argmax's and argmin's input ([`crate::indexed`]): each element of one
+/// array of `In`, converted as for a widening reduction ([`Widen`]; the
+/// identity for the element types), with its index.
+impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Widened<In> {
     const LANES: u64 = VECTOR_BYTES / In::BYTES;
 
     #[inline(always)]
@@ -270,7 +248,7 @@ impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Positioned<In> {
             }
         };
         let mut first = Indexed { value: best, index };
-        let mut lane = Self::LANES;
+        let mut lane = <Self as Source<Indexed<T>>>::LANES;
         while lane > 0 {
             lane -= 1;
             let value = In::word_to_accumulator(In::lane(words, lane as usize));
