@@ -13,7 +13,9 @@
 //!   `threads * VECTORS_PER_THREAD` vectors, the workers of a [`Team`] (the
 //!   grid's blocks, or a segment's group of lanes) taking tiles in turn, each
 //!   thread issuing all its loads of a tile before its first combine;
-//! - the body's last partial tile, one vector per thread, team-stride;
+//! - the body's last partial tile, spread over the whole team: up to
+//!   `VECTORS_PER_THREAD` vectors per thread, team-stride, again all loaded
+//!   before the first combine;
 //! - a *tail* of fewer than one vector's worth of elements.
 //!
 //! No element outside `[0, len)` is ever read; threads with nothing to read
@@ -308,6 +310,50 @@ impl<T: Element> Source<T> for Product {
     }
 }
 
+/// Folds into `acc` the `count` (at most [`VECTORS_PER_THREAD`]) vectors
+/// `first + k · stride` of the body that starts at element `head`, issuing
+/// every load before the first fold.
+///
+/// # Safety
+/// Those vectors are in range of `source`'s body.
+#[inline(always)]
+unsafe fn fold_strided<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
+    mut acc: A,
+    source: &S,
+    head: u64,
+    first: u64,
+    stride: u64,
+    count: u64,
+) -> A {
+    if count == 0 {
+        return acc;
+    }
+    let index = |k: u64| head + (first + k * stride) * S::LANES;
+    let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
+    let mut k = 0;
+    while k < VECTORS_PER_THREAD as usize {
+        if (k as u64) < count {
+            loaded[k] = source.vector(index(k as u64));
+        }
+        k += 1;
+    }
+    // Constant indices into `loaded` (this pattern also pins
+    // VECTORS_PER_THREAD at 4): a fold loop that LLVM declines to unroll
+    // (argmax of half floats has a long fold) keeps `loaded` in local memory.
+    let [first_vector, second_vector, third_vector, fourth_vector] = loaded;
+    acc = S::fold::<O>(acc, first_vector, index(0));
+    if count > 1 {
+        acc = S::fold::<O>(acc, second_vector, index(1));
+    }
+    if count > 2 {
+        acc = S::fold::<O>(acc, third_vector, index(2));
+    }
+    if count > 3 {
+        acc = S::fold::<O>(acc, fourth_vector, index(3));
+    }
+    acc
+}
+
 /// The threads that share one input: `workers` workers of `threads` threads
 /// each, this thread being thread `thread` of worker `worker`. A worker is a
 /// block for a whole-grid reduction, or a group of lanes (or a block, or one
@@ -383,30 +429,19 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
     let mut tile = team.worker;
     while tile < full_tiles {
         let first = tile * tile_vectors + team.thread;
-        let index = |k: usize| head + (first + k as u64 * worker_threads) * lanes;
-        let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
-        let mut k = 0;
-        while k < VECTORS_PER_THREAD as usize {
-            loaded[k] = source.vector(index(k));
-            k += 1;
-        }
-        // Constant indices into `loaded` (this pattern also pins
-        // VECTORS_PER_THREAD at 4): a fold loop that LLVM declines to unroll
-        // (argmax of half floats has a long fold) keeps `loaded` in local memory.
-        let [first_vector, second_vector, third_vector, fourth_vector] = loaded;
-        acc = S::fold::<O>(acc, first_vector, index(0));
-        acc = S::fold::<O>(acc, second_vector, index(1));
-        acc = S::fold::<O>(acc, third_vector, index(2));
-        acc = S::fold::<O>(acc, fourth_vector, index(3));
+        acc = fold_strided::<A, O, S>(acc, &source, head, first, worker_threads, VECTORS_PER_THREAD);
         tile += team.workers;
     }
 
-    let mut vector = full_tiles * tile_vectors + thread_in_team;
-    while vector < vectors {
-        let index = head + vector * lanes;
-        acc = S::fold::<O>(acc, source.vector(index), index);
-        vector += team_threads;
+    // The rest: fewer vectors than a tile of one worker, so at most
+    // VECTORS_PER_THREAD per thread of the team, loaded all at once too (not
+    // one latency each).
+    let first = full_tiles * tile_vectors + thread_in_team;
+    let mut count = 0;
+    while count < VECTORS_PER_THREAD && first + count * team_threads < vectors {
+        count += 1;
     }
+    acc = fold_strided::<A, O, S>(acc, &source, head, first, team_threads, count);
 
     // Head and tail, fewer than a vector's worth each: one element per thread
     // (teams smaller than that, a segment's few lanes, take turns).
