@@ -5,8 +5,11 @@
 //! into *units*: unit `u` is part `u % blocks_per_segment` of segment
 //! `u / blocks_per_segment`, and each unit is reduced by a *team* of
 //! threads ([`SegmentPlan`]):
-//! - short segments: a group of 1 to 32 lanes of a warp, reduced with
-//!   shuffles inside the group, many segments per warp;
+//! - short segments: a group of 2 to 32 lanes of a warp, reduced with
+//!   shuffles inside the group, many segments per warp; or a single thread,
+//!   which takes its segments four at a time and loads every element of
+//!   those that are very short before it combines any
+//!   ([`reduce_per_thread`]);
 //! - longer segments: several warps or a whole block, reduced through the
 //!   block's scratch slots;
 //! - few long segments: several blocks each, whose partials the last of them
@@ -108,6 +111,12 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     let team_in_block = thread_idx_x() as u64 >> team_shift;
     let thread_in_team = thread_idx_x() as u64 & (team_threads - 1);
 
+    if team_threads == 1 {
+        // One thread per segment (and so one part each): no team reduction.
+        reduce_per_thread::<T, M, O>(input, segments, out, teams_in_grid);
+        return;
+    }
+
     // The unit of this block's first team; the loop condition is the same for
     // every thread of the block, so the block reductions below are reached by all.
     let mut first_unit = block_idx_x() as u64 * teams_per_block;
@@ -156,5 +165,112 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             sync_threads();
         }
         first_unit += teams_in_grid;
+    }
+}
+
+/// Segments a thread reduces at once when teams are single threads: their
+/// loads are in flight together (a segment of a few elements is otherwise a
+/// load, a wait and a store per thread, bound by latency, not bandwidth).
+const SEGMENTS_PER_BATCH: u64 = 4;
+
+/// The longest segment a single thread reads element by element within a
+/// batch; longer ones go through [`thread::accumulate`], one at a time.
+const SHORT_SEGMENT: u64 = 4;
+
+/// The segmented reduction when each segment is one thread's (teams of one
+/// thread): thread `t` of the `threads` of the grid takes segments `t`,
+/// `t + threads`, ... in batches of [`SEGMENTS_PER_BATCH`]. It loads every
+/// element of the batch's short segments (at most [`SHORT_SEGMENT`]
+/// elements) before it combines any, then combines each in element order
+/// from the identity; a longer segment is read by [`thread::accumulate`].
+/// Which of the two reads a segment depends only on its length, so its
+/// result is the same on every run.
+///
+/// # Safety
+/// As [`reduce`], with teams of one thread; `threads` is the grid's thread count.
+#[inline(always)]
+unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+    input: u64,
+    segments: Segments,
+    out: u64,
+    threads: u64,
+) {
+    let element = size_of::<T>() as u64;
+    let mut first = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    while first < segments.count {
+        let segment = |k: u64| first + k * threads;
+        let bounds = |k: u64| {
+            if segment(k) < segments.count {
+                segments.bounds(segment(k))
+            } else {
+                (0, 0)
+            }
+        };
+        let short_elements = |(begin, end): (u64, u64)| {
+            let mut values = [O::identity(); SHORT_SEGMENT as usize];
+            if end - begin <= SHORT_SEGMENT {
+                let mut j = 0;
+                while j < SHORT_SEGMENT as usize {
+                    if begin + (j as u64) < end {
+                        values[j] = M::map(thread::load_element::<T>(input + (begin + j as u64) * element));
+                    }
+                    j += 1;
+                }
+            }
+            values
+        };
+        let finish_short = |k: u64, (begin, end): (u64, u64), values: [T; SHORT_SEGMENT as usize]| {
+            if segment(k) >= segments.count || end - begin > SHORT_SEGMENT {
+                return;
+            }
+            let mut acc = O::identity();
+            let mut j = 0;
+            while j < SHORT_SEGMENT as usize {
+                if begin + (j as u64) < end {
+                    acc = O::combine(acc, values[j]);
+                }
+                j += 1;
+            }
+            thread::store_element(out + segment(k) * element, acc);
+        };
+        // Four named segments, not a loop over an array: constant indices
+        // keep the loaded values in registers (as in `thread::accumulate`;
+        // this also pins SEGMENTS_PER_BATCH at 4).
+        let (b0, b1, b2, b3) = (bounds(0), bounds(1), bounds(2), bounds(3));
+        let (v0, v1, v2, v3) = (
+            short_elements(b0),
+            short_elements(b1),
+            short_elements(b2),
+            short_elements(b3),
+        );
+        finish_short(0, b0, v0);
+        finish_short(1, b1, v1);
+        finish_short(2, b2, v2);
+        finish_short(3, b3, v3);
+
+        // The longer segments, one at a time, after the short ones, with
+        // nothing of the batch kept across them but its position (the
+        // bounds are read again). With the batch's values live across them,
+        // every segmented kernel needed so many registers that the H200 fit
+        // one 512-thread block per SM instead of two.
+        let mut k = 0;
+        while k < SEGMENTS_PER_BATCH {
+            if segment(k) < segments.count {
+                let (begin, end) = segments.bounds(segment(k));
+                if end - begin > SHORT_SEGMENT {
+                    let source = thread::Mapped::<M>::new(input + begin * element);
+                    let team = Team {
+                        worker: 0,
+                        workers: 1,
+                        threads: 1,
+                        thread: 0,
+                    };
+                    let total = thread::accumulate::<T, O, _>(source, end - begin, team);
+                    thread::store_element(out + segment(k) * element, total);
+                }
+            }
+            k += 1;
+        }
+        first += SEGMENTS_PER_BATCH * threads;
     }
 }
