@@ -23,14 +23,14 @@
 //! any plan, and the result of each segment depends only on its elements,
 //! its alignment and the plan, so it is the same on every run.
 
-use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES, SEGMENTS_INVALID};
+use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES, SEGMENTS_INVALID, VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::Element;
 use crate::grid;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
-use crate::thread::{self, Team};
+use crate::thread::{self, Source, Team};
 use core::mem::size_of;
 
 /// Where the segments of a launch are.
@@ -113,7 +113,11 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
 
     if team_threads == 1 {
         // One thread per segment (and so one part each): no team reduction.
-        reduce_per_thread::<T, M, O>(input, segments, out, teams_in_grid);
+        if packs_rows::<T>(input, &segments) {
+            reduce_packed_rows::<T, M, O>(input, segments, out, teams_in_grid);
+        } else {
+            reduce_per_thread::<T, M, O>(input, segments, out, teams_in_grid);
+        }
         return;
     }
 
@@ -141,7 +145,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
                 threads: team_threads,
                 thread: thread_in_team,
             };
-            acc = thread::accumulate::<T, O, _>(source, end - begin, team);
+            acc = thread::accumulate::<T, O, _, EARLY_EDGE_LOADS>(source, end - begin, team);
         }
         let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
         let destination = out + segment * element;
@@ -167,6 +171,13 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
         first_unit += teams_in_grid;
     }
 }
+
+/// Head and tail elements (fewer than a vector's worth each: up to 6 of
+/// `f32`) that [`thread::accumulate`] loads together with a segment's last
+/// vectors: a segment is short, so each separate load would be a latency of
+/// its own. (The whole-input kernel loads none early: its head and tail are
+/// one element per thread at most, and registers there are scarcer.)
+const EARLY_EDGE_LOADS: usize = 6;
 
 /// Segments a thread reduces at once when teams are single threads: their
 /// loads are in flight together (a segment of a few elements is otherwise a
@@ -265,12 +276,98 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
                         threads: 1,
                         thread: 0,
                     };
-                    let total = thread::accumulate::<T, O, _>(source, end - begin, team);
+                    let total = thread::accumulate::<T, O, _, EARLY_EDGE_LOADS>(source, end - begin, team);
                     thread::store_element(out + segment(k) * element, total);
                 }
             }
             k += 1;
         }
         first += SEGMENTS_PER_BATCH * threads;
+    }
+}
+
+/// Whether every 16-byte vector of the input holds whole rows: rows (not
+/// offsets) of a power-of-two length of at most one vector (1, 2 or 4 `f32`,
+/// 1 or 2 `f64`), in a 16-byte-aligned input. Then [`reduce_packed_rows`]
+/// reads them.
+#[inline(always)]
+fn packs_rows<T: Element>(input: u64, segments: &Segments) -> bool {
+    let lanes = VECTOR_BYTES / size_of::<T>() as u64;
+    segments.offsets == 0
+        && segments.row_len.is_power_of_two()
+        && segments.row_len <= lanes
+        && input.is_multiple_of(VECTOR_BYTES)
+}
+
+/// The rows when [`packs_rows`] holds. A row of one element per thread
+/// (or a few, [`reduce_per_thread`]) reads 4 or 8 bytes per load, and its
+/// loads across a warp are spread over several vectors; here the threads read
+/// the input as the whole-input kernel does (tiles of [`VECTORS_PER_THREAD`]
+/// vectors, adjacent threads on adjacent vectors, every load of a tile issued
+/// before the first use) and reduce each vector's rows in registers. Each row
+/// is combined from the identity in element order, as
+/// [`reduce_per_thread`] would. Rows of one element are written a vector at
+/// a time where `out` is 16-byte aligned. The rows after the last whole
+/// vector (fewer than a vector's worth) take a thread each.
+///
+/// # Safety
+/// As [`reduce`], with teams of one thread and [`packs_rows`] true;
+/// `threads` is the grid's thread count.
+#[inline(always)]
+unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+    input: u64,
+    segments: Segments,
+    out: u64,
+    threads: u64,
+) {
+    let element = size_of::<T>() as u64;
+    let lanes = VECTOR_BYTES / element;
+    let row_len = segments.row_len;
+    let row_shift = row_len.trailing_zeros();
+    let elements = segments.count << row_shift;
+    let vectors = elements / lanes;
+    let store_vectors = row_len == 1 && out.is_multiple_of(VECTOR_BYTES);
+    let source = thread::Mapped::<M>::new(input);
+    let reduce_rows_of = |words: [u32; 4], first_element: u64| {
+        let lane = |k: usize| T::vector_lane(words, k);
+        if store_vectors {
+            let results = thread::pack_lanes(|k| O::combine(O::identity(), lane(k)));
+            device::store_global_v4(out + first_element * element, results);
+            return;
+        }
+        let mut acc = O::identity();
+        let mut k = 0;
+        while k < lanes as usize {
+            acc = O::combine(acc, lane(k));
+            let index = first_element + k as u64;
+            if (index + 1) & (row_len - 1) == 0 {
+                thread::store_element(out + (index >> row_shift) * element, acc);
+                acc = O::identity();
+            }
+            k += 1;
+        }
+    };
+
+    let thread = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    let tile = VECTORS_PER_THREAD * threads;
+    let mut first = thread;
+    while first < vectors {
+        let mut count = 0;
+        while count < VECTORS_PER_THREAD && first + count * threads < vectors {
+            count += 1;
+        }
+        thread::for_each_strided::<T, _>(&source, 0, first, threads, count, reduce_rows_of);
+        first += tile;
+    }
+
+    let row = ((vectors * lanes) >> row_shift) + thread;
+    if row < segments.count {
+        let mut acc = O::identity();
+        let mut k = 0;
+        while k < row_len {
+            acc = O::combine(acc, source.element((row << row_shift) + k));
+            k += 1;
+        }
+        thread::store_element(out + row * element, acc);
     }
 }

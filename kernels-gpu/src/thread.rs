@@ -106,7 +106,7 @@ pub trait Source<A: Accumulator>: Copy {
 /// The words of a 16-byte vector whose lane `k` is `lane(k)` (the inverse of
 /// [`Element::vector_lane`]).
 #[inline(always)]
-fn pack_lanes<T: Element>(lane: impl Fn(usize) -> T) -> [u32; 4] {
+pub(crate) fn pack_lanes<T: Element>(lane: impl Fn(usize) -> T) -> [u32; 4] {
     if T::WORDS == 1 {
         [0, 1, 2, 3].map(|k| lane(k).to_bits() as u32)
     } else {
@@ -310,23 +310,24 @@ impl<T: Element> Source<T> for Product {
     }
 }
 
-/// Folds into `acc` the `count` (at most [`VECTORS_PER_THREAD`]) vectors
-/// `first + k · stride` of the body that starts at element `head`, issuing
-/// every load before the first fold.
+/// Loads the `count` (at most [`VECTORS_PER_THREAD`]) vectors `first + k ·
+/// stride` of the body that starts at element `head`, issuing every load
+/// before the first use, then passes each to `consume` in order, with the
+/// index of its first element.
 ///
 /// # Safety
 /// Those vectors are in range of `source`'s body.
 #[inline(always)]
-unsafe fn fold_strided<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
-    mut acc: A,
+pub(crate) unsafe fn for_each_strided<A: Accumulator, S: Source<A>>(
     source: &S,
     head: u64,
     first: u64,
     stride: u64,
     count: u64,
-) -> A {
+    mut consume: impl FnMut([u32; 4], u64),
+) {
     if count == 0 {
-        return acc;
+        return;
     }
     let index = |k: u64| head + (first + k * stride) * S::LANES;
     let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
@@ -338,19 +339,37 @@ unsafe fn fold_strided<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>
         k += 1;
     }
     // Constant indices into `loaded` (this pattern also pins
-    // VECTORS_PER_THREAD at 4): a fold loop that LLVM declines to unroll
-    // (argmax of half floats has a long fold) keeps `loaded` in local memory.
+    // VECTORS_PER_THREAD at 4): a loop that LLVM declines to unroll (argmax
+    // of half floats has a long fold) keeps `loaded` in local memory.
     let [first_vector, second_vector, third_vector, fourth_vector] = loaded;
-    acc = S::fold::<O>(acc, first_vector, index(0));
+    consume(first_vector, index(0));
     if count > 1 {
-        acc = S::fold::<O>(acc, second_vector, index(1));
+        consume(second_vector, index(1));
     }
     if count > 2 {
-        acc = S::fold::<O>(acc, third_vector, index(2));
+        consume(third_vector, index(2));
     }
     if count > 3 {
-        acc = S::fold::<O>(acc, fourth_vector, index(3));
+        consume(fourth_vector, index(3));
     }
+}
+
+/// Folds into `acc` the vectors [`for_each_strided`] loads.
+///
+/// # Safety
+/// As [`for_each_strided`].
+#[inline(always)]
+unsafe fn fold_strided<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
+    mut acc: A,
+    source: &S,
+    head: u64,
+    first: u64,
+    stride: u64,
+    count: u64,
+) -> A {
+    for_each_strided(source, head, first, stride, count, |words, index| {
+        acc = S::fold::<O>(acc, words, index)
+    });
     acc
 }
 
@@ -380,13 +399,16 @@ impl Team {
 }
 
 /// This thread's fold of its share of the `len` elements of `source`, read
-/// by the threads of `team`.
+/// by the threads of `team`. The first `EARLY_EDGE_LOADS` head and tail
+/// elements of a thread are loaded before the body's last partial tile (and
+/// combined after it, as the others), so that a short input's loads are in
+/// flight together.
 ///
 /// # Safety
 /// `source` reads `len` readable, element-aligned `T`s from every array, none
 /// written during the kernel.
 #[inline(always)]
-pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
+pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>, const EARLY_EDGE_LOADS: usize>(
     source: S,
     len: u64,
     team: Team,
@@ -433,9 +455,32 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
         tile += team.workers;
     }
 
-    // The rest: fewer vectors than a tile of one worker, so at most
-    // VECTORS_PER_THREAD per thread of the team, loaded all at once too (not
-    // one latency each).
+    // Head and tail, fewer than a vector's worth each: one element per thread
+    // (teams smaller than that, a segment's few lanes, take turns). A
+    // thread's first EARLY_EDGE_LOADS of them are loaded before the partial
+    // tile below, so that a short segment's loads are in flight together
+    // rather than one latency each; all are combined after the tile, in order.
+    let edges = head + tail;
+    let edge = |k: u64| {
+        let index = thread_in_team + k * team_threads;
+        let element = if index < head {
+            index
+        } else {
+            tail_start + (index - head)
+        };
+        (index < edges, element)
+    };
+    let mut early = [O::identity(); EARLY_EDGE_LOADS];
+    let mut k = 0;
+    while k < EARLY_EDGE_LOADS {
+        if let (true, element) = edge(k as u64) {
+            early[k] = source.element(element);
+        }
+        k += 1;
+    }
+
+    // The rest of the body: fewer vectors than a tile of one worker, so at
+    // most VECTORS_PER_THREAD per thread of the team, loaded all at once too.
     let first = full_tiles * tile_vectors + thread_in_team;
     let mut count = 0;
     while count < VECTORS_PER_THREAD && first + count * team_threads < vectors {
@@ -443,17 +488,17 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
     }
     acc = fold_strided::<A, O, S>(acc, &source, head, first, team_threads, count);
 
-    // Head and tail, fewer than a vector's worth each: one element per thread
-    // (teams smaller than that, a segment's few lanes, take turns).
-    let mut index = thread_in_team;
-    while index < head + tail {
-        let element = if index < head {
-            index
-        } else {
-            tail_start + (index - head)
-        };
+    let mut k = 0;
+    while k < EARLY_EDGE_LOADS {
+        if edge(k as u64).0 {
+            acc = O::combine(acc, early[k]);
+        }
+        k += 1;
+    }
+    let mut k = EARLY_EDGE_LOADS as u64;
+    while let (true, element) = edge(k) {
         acc = O::combine(acc, source.element(element));
-        index += team_threads;
+        k += 1;
     }
     acc
 }

@@ -310,7 +310,13 @@ impl Emulator {
         let mut partials = vec![POISON_WORD; shape.launch.blocks as usize * PARTIAL_SLOT_WORDS];
         let mut tickets = vec![0u32; segments];
         let mut status = [0u32];
-        let mut out = vec![POISON_WORD; (segments * size_of::<T>()).div_ceil(8)];
+        // Results at a 16-byte boundary on launches of even seed, one element
+        // past one on odd seeds (consecutive launches alternate), since a
+        // kernel may store whole vectors of results only where the output is
+        // aligned, and element by element elsewhere.
+        let out_shift = (self.next_seed % 2) as usize * size_of::<T>();
+        let mut out_storage = vec![u128::from(POISON_WORD) << 64 | u128::from(POISON_WORD); (out_shift + segments * size_of::<T>()).div_ceil(16)];
+        let out_address = out_storage.as_mut_ptr() as u64 + out_shift as u64;
         let mut buffers = vec![
             slice_buffer("input", values),
             writable_buffer("partials", &mut partials),
@@ -318,7 +324,7 @@ impl Emulator {
             writable_buffer("status", &mut status),
             Buffer {
                 name: "out",
-                address: out.as_mut_ptr() as u64,
+                address: out_address,
                 bytes: (segments * size_of::<T>()) as u64,
                 writable: true,
             },
@@ -330,7 +336,7 @@ impl Emulator {
             partials.as_mut_ptr() as u64,
             tickets.as_mut_ptr() as u64,
             status.as_mut_ptr() as u64,
-            out.as_mut_ptr() as u64,
+            out_address,
         ];
         let len = values.len() as u64;
         let plan = shape.plan().to_bits();
@@ -363,9 +369,9 @@ impl Emulator {
                 ),
             ));
         }
-        // SAFETY: `out` holds `segments` `T`s (plain data of at most 8 bytes,
-        // 8-byte aligned storage), each written by the kernel or still poison.
-        let results = unsafe { std::slice::from_raw_parts(out.as_ptr() as *const T, segments) }.to_vec();
+        // SAFETY: `out_address` is `segments` element-aligned `T`s (plain
+        // data) inside `out_storage`, each written by the kernel or still poison.
+        let results = unsafe { std::slice::from_raw_parts(out_address as *const T, segments) }.to_vec();
         Ok((results, status[0]))
     }
 

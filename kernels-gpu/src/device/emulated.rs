@@ -158,6 +158,19 @@ pub unsafe fn store_global_u64(address: u64, value: u64) {
     AtomicU64::from_ptr(address as *mut u64).store(value, Ordering::Relaxed)
 }
 
+/// Plain 16-byte store to global memory.
+///
+/// # Safety
+/// `address` is a 16-byte-aligned global address of 16 writable bytes.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_global_v4(address: u64, words: [u32; 4]) {
+    emulator::check_access(address, 16, Access::Store);
+    for (k, word) in words.into_iter().enumerate() {
+        AtomicU32::from_ptr((address as *mut u32).add(k)).store(word, Ordering::Relaxed)
+    }
+}
+
 /// 8-byte load that sees other blocks' writes made visible at GPU scope.
 ///
 /// # Safety

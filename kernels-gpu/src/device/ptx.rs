@@ -208,6 +208,23 @@ pub unsafe fn store_global_u64(address: u64, value: u64) {
     );
 }
 
+/// Plain 16-byte store to global memory.
+///
+/// # Safety
+/// `address` is a 16-byte-aligned global address of 16 writable bytes.
+#[inline(always)]
+pub unsafe fn store_global_v4(address: u64, words: [u32; 4]) {
+    asm!(
+        "st.global.v4.u32 [{p}], {{{a}, {b}, {c}, {d}}};",
+        p = in(reg64) address,
+        a = in(reg32) words[0],
+        b = in(reg32) words[1],
+        c = in(reg32) words[2],
+        d = in(reg32) words[3],
+        options(nostack, preserves_flags),
+    );
+}
+
 /// 8-byte load that sees other blocks' writes made visible at GPU scope
 /// (`ld.relaxed.gpu`: never served from a stale L1 line).
 ///

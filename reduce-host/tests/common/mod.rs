@@ -618,7 +618,11 @@ impl Backend {
                 let Ok(results) = &first else { return Ok(first) };
 
                 let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
-                let mut out = DeviceBuffer::from_slice(&vec![T::poison(); results.len()]).map_err(|e| e.to_string())?;
+                // The results one element past the buffer's (16-byte aligned)
+                // start, after a poisoned element that must stay as it is.
+                let padded =
+                    DeviceBuffer::from_slice(&vec![T::poison(); results.len() + 1]).map_err(|e| e.to_string())?;
+                let mut out = padded.index(1..);
                 match &segments {
                     GpuSegments::Offsets(offsets) => r.segmented_reduce_into(&slice, offsets, op, &mut out, &stream),
                     GpuSegments::Rows(rows, row_len) => {
@@ -627,11 +631,11 @@ impl Backend {
                 }
                 .map_err(text)?;
                 stream.synchronize().map_err(|e| e.to_string())?;
-                agree(
-                    "Reducer and _into form",
-                    &first,
-                    Ok(out.as_host_vec().map_err(|e| e.to_string())?),
-                )?;
+                let written = padded.as_host_vec().map_err(|e| e.to_string())?;
+                if written[0].to_bits() != T::poison().to_bits() {
+                    return Err("the _into form wrote before its output".to_string());
+                }
+                agree("Reducer and _into form", &first, Ok(written[1..].to_vec()))?;
                 Ok(first)
             }
         }
