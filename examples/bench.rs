@@ -15,10 +15,11 @@
 //! `<input>_as_<accumulator>` (and argmax/argmin of `f16` and `bf16`, as
 //! rows of type `f16`/`bf16`); compare them with `sum` of a plain type at the
 //! same bytes. The type `segmented` times segmented and row-wise reductions
-//! of f32 (sum and max) at 2^24 and 2^28 elements, as rows of type
-//! `f32_rows_<rows>x<row_len>` or `f32_segments_mean_<length>` (random
-//! lengths, uniform in `[0, 2 × mean]`), with `sum` of the whole input in
-//! the same run to compare with; their GB/s count the results written too.
+//! of f32 (sum and max) at 2^26 and 2^30 bytes (`segmented_f64`: of f64), as
+//! rows of type `f32_rows_<rows>x<row_len>` or `f32_segments_mean_<length>`
+//! (random lengths, uniform in `[0, 2 × mean]`), with `sum` of the whole
+//! input in the same run to compare with; their GB/s count the results
+//! written too.
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 
 use cust::event::{Event, EventFlags};
@@ -50,7 +51,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "i64" => bench_type::<i64>(&mut reducer, "i64", &sizes_64)?,
             "u64" => bench_type::<u64>(&mut reducer, "u64", &sizes_64)?,
             "wide" => bench_wide(&mut reducer)?,
-            "segmented" => bench_segmented(&mut reducer)?,
+            "segmented" => bench_segmented::<f32>(&mut reducer, "f32")?,
+            "segmented_f64" => bench_segmented::<f64>(&mut reducer, "f64")?,
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -238,20 +240,22 @@ enum Segmentation {
     Offsets(DeviceBuffer<u64>),
 }
 
-/// Segmented and row-wise f32 sums and maxima, and the whole-input sum of the
-/// same elements, at 2^24 and 2^28 elements.
-fn bench_segmented(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Error>> {
+/// Segmented and row-wise sums and maxima of `T` (named `name`), and the
+/// whole-input sum of the same elements, at 2^26 and 2^30 bytes.
+fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box<dyn std::error::Error>> {
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
-    for log2_n in [24u32, 28] {
+    let element = std::mem::size_of::<T>();
+    for log2_bytes in [26u32, 30] {
+        let log2_n = log2_bytes - element.ilog2();
         let n = 1usize << log2_n;
-        let bytes = n * std::mem::size_of::<f32>();
-        let buffers = rotated_buffers(n, |i| fill_value::<f32>(i, 7))?;
-        let mut whole = DeviceBox::new(&0.0f32)?;
+        let bytes = n * element;
+        let buffers = rotated_buffers(n, |i| fill_value::<T>(i, 7))?;
+        let mut whole = DeviceBox::new(&T::default())?;
         let us = median_us(n, &stream, &start, &stop, |i| {
             reducer.reduce_into(&buffers[i % buffers.len()], Op::Sum, &mut whole, &stream)
         })?;
-        println!("reduce,f32,sum,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+        println!("reduce,{name},sum,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
 
         let mut layouts: Vec<(String, Segmentation)> = (0..=log2_n)
             .step_by(2)
@@ -270,18 +274,18 @@ fn bench_segmented(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Erro
             let offsets = DeviceBuffer::from_slice(&offsets)?;
             layouts.push((format!("segments_mean_{mean}"), Segmentation::Offsets(offsets)));
         }
-        for (name, segmentation) in &layouts {
+        for (layout, segmentation) in &layouts {
             let segments = match segmentation {
                 Segmentation::Rows { rows, .. } => *rows,
                 Segmentation::Offsets(offsets) => offsets.len() - 1,
             };
-            let mut out = DeviceBuffer::from_slice(&vec![0.0f32; segments])?;
-            let shape = reducer.segmented_launch_shape::<f32>(Op::Sum, segments, n)?;
+            let mut out = DeviceBuffer::from_slice(&vec![T::default(); segments])?;
+            let shape = reducer.segmented_launch_shape::<T>(Op::Sum, segments, n)?;
             println!(
-                "# {name}: {} threads per segment, {} blocks per segment, {} blocks",
+                "# {name}_{layout}: {} threads per segment, {} blocks per segment, {} blocks",
                 shape.team_threads, shape.blocks_per_segment, shape.launch.blocks
             );
-            let moved = (bytes + segments * std::mem::size_of::<f32>()) as f64;
+            let moved = (bytes + segments * element) as f64;
             for op in [Op::Sum, Op::Max] {
                 let us = median_us(n, &stream, &start, &stop, |i| {
                     let input = &buffers[i % buffers.len()];
@@ -294,7 +298,7 @@ fn bench_segmented(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Erro
                         }
                     }
                 })?;
-                println!("reduce,f32_{name},{op},{n},{us:.2},{:.1}", moved / us / 1e3);
+                println!("reduce,{name}_{layout},{op},{n},{us:.2},{:.1}", moved / us / 1e3);
             }
         }
     }

@@ -17,6 +17,17 @@ use std::process::Command;
 /// than the device (see `src/kernels.rs`); PTX for sm_70 runs on any GPU since Volta.
 const PTX_ARCHES: &[&str] = &["sm_70", "sm_90"];
 
+/// The segmented entry points' names start with this (see `kernels-gpu`'s `abi`).
+const SEGMENTED_ENTRY_PREFIX: &str = "segmented_";
+
+/// Registers per thread the segmented kernels may use, as CUDA C's
+/// `__launch_bounds__` would set (rustc has no attribute for it, so the build
+/// adds `.maxnreg` to their PTX). 64 lets two 512-thread blocks share an
+/// SM's 65,536 registers. Left to itself, ptxas gave them 64 to 80 on
+/// sm_90, and at 66 or more an SM holds one block: half the loads in flight,
+/// and every segmented layout slower (H200, `BENCHMARKS.md`).
+const SEGMENTED_MAX_REGISTERS: u32 = 64;
+
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let kernel_crate = manifest_dir.join("..").join("kernels-gpu");
@@ -38,6 +49,7 @@ fn main() {
                 line.trim()
             );
         }
+        let ptx = cap_registers(&ptx, SEGMENTED_ENTRY_PREFIX, SEGMENTED_MAX_REGISTERS);
         fs::write(out_dir.join(format!("kernels_{arch}.ptx")), ptx).expect("write PTX to OUT_DIR");
     }
 
@@ -106,4 +118,27 @@ fn ptx_files(deps: &Path) -> Vec<PathBuf> {
             name.starts_with("kernels_gpu-") && name.ends_with(".s")
         })
         .collect()
+}
+
+/// `ptx` with a `.maxnreg registers` directive on every entry point whose
+/// name starts with `prefix` (after its parameter list, where PTX puts
+/// performance-tuning directives).
+fn cap_registers(ptx: &str, prefix: &str, registers: u32) -> String {
+    let entry = format!(".visible .entry {prefix}");
+    let mut capped = String::with_capacity(ptx.len());
+    let mut in_parameters = false;
+    let mut entries = 0;
+    for line in ptx.lines() {
+        capped.push_str(line);
+        capped.push('\n');
+        if line.starts_with(&entry) {
+            in_parameters = true;
+        } else if in_parameters && line.trim() == ")" {
+            capped.push_str(&format!(".maxnreg {registers}\n"));
+            in_parameters = false;
+            entries += 1;
+        }
+    }
+    assert!(entries > 0, "no entry point of the PTX starts with `{prefix}`");
+    capped
 }

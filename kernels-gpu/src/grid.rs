@@ -34,7 +34,7 @@ pub unsafe fn reduce<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
     partials: *mut u64,
     ticket: *mut u32,
 ) -> Option<A> {
-    let block_total = block::reduce::<A, O>(thread::accumulate::<A, O, S, 0>(source, len, Team::grid()));
+    let block_total = block::reduce::<A, O>(thread::accumulate::<A, O, S>(source, len, Team::grid()));
 
     if grid_dim_x() == 1 {
         return (thread_idx_x() == 0).then_some(block_total);

@@ -145,7 +145,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
                 threads: team_threads,
                 thread: thread_in_team,
             };
-            acc = thread::accumulate::<T, O, _, EARLY_EDGE_LOADS>(source, end - begin, team);
+            acc = thread::accumulate::<T, O, _>(source, end - begin, team);
         }
         let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
         let destination = out + segment * element;
@@ -171,13 +171,6 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
         first_unit += teams_in_grid;
     }
 }
-
-/// Head and tail elements (fewer than a vector's worth each: up to 6 of
-/// `f32`) that [`thread::accumulate`] loads together with a segment's last
-/// vectors: a segment is short, so each separate load would be a latency of
-/// its own. (The whole-input kernel loads none early: its head and tail are
-/// one element per thread at most, and registers there are scarcer.)
-const EARLY_EDGE_LOADS: usize = 6;
 
 /// Segments a thread reduces at once when teams are single threads: their
 /// loads are in flight together (a segment of a few elements is otherwise a
@@ -276,7 +269,7 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
                         threads: 1,
                         thread: 0,
                     };
-                    let total = thread::accumulate::<T, O, _, EARLY_EDGE_LOADS>(source, end - begin, team);
+                    let total = thread::accumulate::<T, O, _>(source, end - begin, team);
                     thread::store_element(out + segment(k) * element, total);
                 }
             }

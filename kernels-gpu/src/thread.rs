@@ -399,16 +399,13 @@ impl Team {
 }
 
 /// This thread's fold of its share of the `len` elements of `source`, read
-/// by the threads of `team`. The first `EARLY_EDGE_LOADS` head and tail
-/// elements of a thread are loaded before the body's last partial tile (and
-/// combined after it, as the others), so that a short input's loads are in
-/// flight together.
+/// by the threads of `team`.
 ///
 /// # Safety
 /// `source` reads `len` readable, element-aligned `T`s from every array, none
 /// written during the kernel.
 #[inline(always)]
-pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>, const EARLY_EDGE_LOADS: usize>(
+pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
     source: S,
     len: u64,
     team: Team,
@@ -455,32 +452,9 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
         tile += team.workers;
     }
 
-    // Head and tail, fewer than a vector's worth each: one element per thread
-    // (teams smaller than that, a segment's few lanes, take turns). A
-    // thread's first EARLY_EDGE_LOADS of them are loaded before the partial
-    // tile below, so that a short segment's loads are in flight together
-    // rather than one latency each; all are combined after the tile, in order.
-    let edges = head + tail;
-    let edge = |k: u64| {
-        let index = thread_in_team + k * team_threads;
-        let element = if index < head {
-            index
-        } else {
-            tail_start + (index - head)
-        };
-        (index < edges, element)
-    };
-    let mut early = [O::identity(); EARLY_EDGE_LOADS];
-    let mut k = 0;
-    while k < EARLY_EDGE_LOADS {
-        if let (true, element) = edge(k as u64) {
-            early[k] = source.element(element);
-        }
-        k += 1;
-    }
-
-    // The rest of the body: fewer vectors than a tile of one worker, so at
-    // most VECTORS_PER_THREAD per thread of the team, loaded all at once too.
+    // The rest: fewer vectors than a tile of one worker, so at most
+    // VECTORS_PER_THREAD per thread of the team, loaded all at once too (not
+    // one latency each).
     let first = full_tiles * tile_vectors + thread_in_team;
     let mut count = 0;
     while count < VECTORS_PER_THREAD && first + count * team_threads < vectors {
@@ -488,17 +462,17 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
     }
     acc = fold_strided::<A, O, S>(acc, &source, head, first, team_threads, count);
 
-    let mut k = 0;
-    while k < EARLY_EDGE_LOADS {
-        if edge(k as u64).0 {
-            acc = O::combine(acc, early[k]);
-        }
-        k += 1;
-    }
-    let mut k = EARLY_EDGE_LOADS as u64;
-    while let (true, element) = edge(k) {
+    // Head and tail, fewer than a vector's worth each: one element per thread
+    // (teams smaller than that, a segment's few lanes, take turns).
+    let mut index = thread_in_team;
+    while index < head + tail {
+        let element = if index < head {
+            index
+        } else {
+            tail_start + (index - head)
+        };
         acc = O::combine(acc, source.element(element));
-        k += 1;
+        index += team_threads;
     }
     acc
 }
