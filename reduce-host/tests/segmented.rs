@@ -19,6 +19,9 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
     let warp_team = 4096 / element_bytes;
     let (count, range) = match kind {
         "tiny" => (pick(3000, 300), 0..=4),
+        // Single-thread teams too, but longer than "tiny"'s: some within a
+        // few vectors, some not.
+        "dozen" => (pick(3000, 300), 0..=24),
         "short" => (pick(1000, 100), 0..=pick(200, 200)),
         "warps" => (pick(200, 12), pick(500, warp_team)..=pick(5000, 2 * warp_team - 1)),
         "blocks" => (pick(300, 8), pick(10_000, 2500)..=pick(100_000, 4000)),
@@ -33,7 +36,7 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
     (0..count).map(|_| rng.gen_range(range.clone())).collect()
 }
 
-const KINDS: [&str; 6] = ["tiny", "short", "warps", "blocks", "few long", "mixed"];
+const KINDS: [&str; 7] = ["tiny", "dozen", "short", "warps", "blocks", "few long", "mixed"];
 
 /// Every op over random segments of every kind, with a gap before the first
 /// offset and after the last, at random alignments, special values in some
@@ -97,6 +100,7 @@ fn rows_shapes<T: TestElement>(test: &str) {
                 (3, 3001),
                 (40, 40),
                 (1000, 3),
+                (500, 10),
                 (2003, 1),
                 (1001, 2),
                 (999, 4),
