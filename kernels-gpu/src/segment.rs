@@ -9,7 +9,9 @@
 //!   shuffles inside the group, many segments per warp; or a single thread,
 //!   which takes its segments four at a time and loads every element of
 //!   those that are very short before it combines any
-//!   ([`reduce_per_thread`]);
+//!   ([`reduce_per_thread`]); rows that pack whole into 16-byte vectors
+//!   (a row of 1, 2 or 4 `f32`s) are read a vector at a time instead
+//!   ([`reduce_packed_rows`]);
 //! - longer segments: several warps or a whole block, reduced through the
 //!   block's scratch slots;
 //! - few long segments: several blocks each, whose partials the last of them
@@ -22,6 +24,12 @@
 //! the plan from the average segment length; everything here is correct for
 //! any plan, and the result of each segment depends only on its elements,
 //! its alignment and the plan, so it is the same on every run.
+//!
+//! All these paths are one kernel per op and type, so they share one
+//! register allocation: the build caps it at 64 (`reduce-host/build.rs`), so
+//! that two 512-thread blocks fit an SM, and a path that needs more registers
+//! makes ptxas spill in all of them (the H200 measurements in
+//! `BENCHMARKS.md` show both effects).
 
 use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES, SEGMENTS_INVALID, VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::block;

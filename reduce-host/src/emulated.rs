@@ -315,7 +315,10 @@ impl Emulator {
         // kernel may store whole vectors of results only where the output is
         // aligned, and element by element elsewhere.
         let out_shift = (self.next_seed % 2) as usize * size_of::<T>();
-        let mut out_storage = vec![u128::from(POISON_WORD) << 64 | u128::from(POISON_WORD); (out_shift + segments * size_of::<T>()).div_ceil(16)];
+        let mut out_storage = vec![
+            u128::from(POISON_WORD) << 64 | u128::from(POISON_WORD);
+            (out_shift + segments * size_of::<T>()).div_ceil(16)
+        ];
         let out_address = out_storage.as_mut_ptr() as u64 + out_shift as u64;
         let mut buffers = vec![
             slice_buffer("input", values),

@@ -56,7 +56,10 @@
 //! four 16-byte loads of an average segment; the grid is sized as for
 //! whole-input reductions. The choice follows the *average* segment length:
 //! a few very long segments among many short ones are read by teams sized for
-//! the short ones.
+//! the short ones. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
+//! aligned matrix are read a 16-byte vector of whole rows at a time, as a
+//! whole-input reduction reads; rows of one element are then a copy (through
+//! the op), bound by the GPU's read-and-write bandwidth.
 
 use crate::abi::SEGMENTS_INVALID;
 use crate::element::Element;

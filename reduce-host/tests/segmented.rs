@@ -130,7 +130,11 @@ fn rows_shapes<T: TestElement>(test: &str) {
                 // Every other op at a 16-byte boundary (where short rows are
                 // read as whole vectors), the others an odd number of
                 // elements past one.
-                let offset = if op_number % 2 == 0 { 0 } else { 2 * rng.gen_range(0..4) + 1 };
+                let offset = if op_number % 2 == 0 {
+                    0
+                } else {
+                    2 * rng.gen_range(0..4) + 1
+                };
                 let outcome = backend
                     .rows(&values, offset, (rows, row_len), op)
                     .and_then(|r| r.map_err(|e| e.to_string()))
