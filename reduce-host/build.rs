@@ -23,9 +23,10 @@ const SEGMENTED_ENTRY_PREFIX: &str = "segmented_";
 /// Registers per thread the segmented kernels may use, as CUDA C's
 /// `__launch_bounds__` would set (rustc has no attribute for it, so the build
 /// adds `.maxnreg` to their PTX). 64 lets two 512-thread blocks share an
-/// SM's 65,536 registers. Left to itself, ptxas gave them 64 to 80 on
-/// sm_90, and at 66 or more an SM holds one block: half the loads in flight,
-/// and every segmented layout slower (H200, `BENCHMARKS.md`).
+/// SM's 65,536 registers. Left to itself, ptxas gave them up to 80 on sm_90
+/// (every 8-byte type above 64), and above 64 an SM holds one block: half the
+/// loads in flight, and the segmented layouts up to 1.3x slower (H200,
+/// `BENCHMARKS.md`). At the cap ptxas spills a few bytes per thread instead.
 const SEGMENTED_MAX_REGISTERS: u32 = 64;
 
 fn main() {
