@@ -185,16 +185,21 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
 /// load, a wait and a store per thread, bound by latency, not bandwidth).
 const SEGMENTS_PER_BATCH: u64 = 4;
 
-/// The longest segment a single thread reads element by element within a
-/// batch; longer ones go through [`thread::accumulate`], one at a time.
-const SHORT_SEGMENT: u64 = 4;
+/// The bytes of the longest segment a single thread reads element by element
+/// within a batch (4 `f32`s, 2 `f64`s: the batch's values stay in registers);
+/// longer ones go through [`thread::accumulate`], one at a time.
+const SHORT_SEGMENT_BYTES: u64 = 16;
+
+/// Room for the elements of one short segment of any element type (of at
+/// least 4 bytes).
+const SHORT_SEGMENT_SLOTS: usize = 4;
 
 /// The segmented reduction when each segment is one thread's (teams of one
 /// thread): thread `t` of the `threads` of the grid takes segments `t`,
 /// `t + threads`, ... in batches of [`SEGMENTS_PER_BATCH`]. It loads every
-/// element of the batch's short segments (at most [`SHORT_SEGMENT`]
-/// elements) before it combines any, then combines each in element order
-/// from the identity; a longer segment is read by [`thread::accumulate`].
+/// element of the batch's short segments (at most [`SHORT_SEGMENT_BYTES`]
+/// bytes) before it combines any, then combines each in element order from
+/// the identity; a longer segment is read by [`thread::accumulate`].
 /// Which of the two reads a segment depends only on its length, so its
 /// result is the same on every run.
 ///
@@ -208,6 +213,7 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
     threads: u64,
 ) {
     let element = size_of::<T>() as u64;
+    let short_segment = SHORT_SEGMENT_BYTES / element;
     let mut first = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
     while first < segments.count {
         let segment = |k: u64| first + k * threads;
@@ -219,10 +225,10 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
             }
         };
         let short_elements = |(begin, end): (u64, u64)| {
-            let mut values = [O::identity(); SHORT_SEGMENT as usize];
-            if end - begin <= SHORT_SEGMENT {
+            let mut values = [O::identity(); SHORT_SEGMENT_SLOTS];
+            if end - begin <= short_segment {
                 let mut j = 0;
-                while j < SHORT_SEGMENT as usize {
+                while j < short_segment as usize {
                     if begin + (j as u64) < end {
                         values[j] = M::map(thread::load_element::<T>(input + (begin + j as u64) * element));
                     }
@@ -231,13 +237,13 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
             }
             values
         };
-        let finish_short = |k: u64, (begin, end): (u64, u64), values: [T; SHORT_SEGMENT as usize]| {
-            if segment(k) >= segments.count || end - begin > SHORT_SEGMENT {
+        let finish_short = |k: u64, (begin, end): (u64, u64), values: [T; SHORT_SEGMENT_SLOTS]| {
+            if segment(k) >= segments.count || end - begin > short_segment {
                 return;
             }
             let mut acc = O::identity();
             let mut j = 0;
-            while j < SHORT_SEGMENT as usize {
+            while j < short_segment as usize {
                 if begin + (j as u64) < end {
                     acc = O::combine(acc, values[j]);
                 }
@@ -269,7 +275,7 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
         while k < SEGMENTS_PER_BATCH {
             if segment(k) < segments.count {
                 let (begin, end) = segments.bounds(segment(k));
-                if end - begin > SHORT_SEGMENT {
+                if end - begin > short_segment {
                     let source = thread::Mapped::<M>::new(input + begin * element);
                     let team = Team {
                         worker: 0,
