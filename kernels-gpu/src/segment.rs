@@ -355,9 +355,9 @@ unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyE
         }
     };
 
-    let thread = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    let grid_thread = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
     let tile = VECTORS_PER_THREAD * threads;
-    let mut first = thread;
+    let mut first = grid_thread;
     while first < vectors {
         let mut count = 0;
         while count < VECTORS_PER_THREAD && first + count * threads < vectors {
@@ -367,7 +367,7 @@ unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyE
         first += tile;
     }
 
-    let row = ((vectors * lanes) >> row_shift) + thread;
+    let row = ((vectors * lanes) >> row_shift) + grid_thread;
     if row < segments.count {
         let mut acc = O::identity();
         let mut k = 0;
