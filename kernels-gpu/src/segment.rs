@@ -277,13 +277,7 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
                 let (begin, end) = segments.bounds(segment(k));
                 if end - begin > short_segment {
                     let source = thread::Mapped::<M>::new(input + begin * element);
-                    let team = Team {
-                        worker: 0,
-                        workers: 1,
-                        threads: 1,
-                        thread: 0,
-                    };
-                    let total = thread::accumulate::<T, O, _>(source, end - begin, team);
+                    let total = thread::accumulate::<T, O, _>(source, end - begin, Team::single());
                     thread::store_element(out + segment(k) * element, total);
                 }
             }

@@ -396,6 +396,17 @@ impl Team {
             thread: thread_idx_x() as u64,
         }
     }
+
+    /// This thread alone (a segment's team of one thread).
+    #[inline(always)]
+    pub fn single() -> Self {
+        Team {
+            worker: 0,
+            workers: 1,
+            threads: 1,
+            thread: 0,
+        }
+    }
 }
 
 /// This thread's fold of its share of the `len` elements of `source`, read

@@ -26,6 +26,23 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
         "warps" => (pick(200, 12), pick(500, warp_team)..=pick(5000, 2 * warp_team - 1)),
         "blocks" => (pick(300, 8), pick(10_000, 2500)..=pick(100_000, 4000)),
         "few long" => (pick(3, 2), pick(1_000_000, 3000)..=pick(3_000_000, 8000)),
+        "uneven" => {
+            // Single-thread teams (about 77 bytes on average), but one
+            // segment in 16 is 400 to 1600 bytes: a single thread reads
+            // those long ones among many short ones (several vector tiles,
+            // head and tail, in a batch with short segments).
+            let short = 32 / element_bytes;
+            let long = 400 / element_bytes..=1600 / element_bytes;
+            return (0..pick(3000, 300))
+                .map(|_| {
+                    if rng.gen_range(0..16) == 0 {
+                        rng.gen_range(long.clone())
+                    } else {
+                        rng.gen_range(0..=short)
+                    }
+                })
+                .collect();
+        }
         _ => {
             let choices = [0, 1, 3, 100, 4099, pick(20_000, 2000)];
             return (0..pick(300, 40))
@@ -36,7 +53,9 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
     (0..count).map(|_| rng.gen_range(range.clone())).collect()
 }
 
-const KINDS: [&str; 7] = ["tiny", "dozen", "short", "warps", "blocks", "few long", "mixed"];
+const KINDS: [&str; 8] = [
+    "tiny", "dozen", "uneven", "short", "warps", "blocks", "few long", "mixed",
+];
 
 /// Every op over random segments of every kind, with a gap before the first
 /// offset and after the last, at random alignments, special values in some
@@ -75,14 +94,15 @@ fn random_segments<T: TestElement>(test: &str) {
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
         if let Backend::Emulator(_) = backend {
-            let (lanes, warps, blocks, split) = (
-                teams.iter().any(|&(t, _)| t < 32),
+            let (thread, lanes, warps, blocks, split) = (
+                teams.iter().any(|&(t, _)| t == 1),
+                teams.iter().any(|&(t, _)| 1 < t && t < 32),
                 teams.iter().any(|&(t, _)| t == 32),
                 teams.iter().any(|&(t, split)| t == 64 && !split),
                 teams.iter().any(|&(_, split)| split),
             );
             assert!(
-                lanes && warps && blocks && split,
+                thread && lanes && warps && blocks && split,
                 "kinds did not select every team: {teams:?}"
             );
         }
