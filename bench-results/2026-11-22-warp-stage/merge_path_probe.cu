@@ -5,6 +5,10 @@
 // warp) segment by segment, with the step's segment boundaries staged in
 // shared memory; pieces that cross lanes are joined by a segmented scan over
 // the lanes, and the piece that crosses into the next step is carried.
+// Two ways to load: directly (lane l's four vectors are its own 64 bytes, so
+// each warp load instruction spans 2 KiB) or transposed (each warp load
+// instruction reads 512 contiguous bytes; shared memory hands each lane its
+// 16 elements).
 //
 // Left out, so its results are wrong for the segments that cross from one
 // warp's range into the next (about one per warp, counted and excluded from
@@ -25,12 +29,16 @@ constexpr int STEP = 512;      // elements per warp step: 32 lanes x 16
 constexpr int PIECE = 16;      // elements per lane per step
 constexpr int BATCH = 160;     // boundaries of one step the warp stages
 constexpr int WARPS = 16;      // per 512-thread block
+constexpr int TRANSPOSED_BYTES = WARPS * 640 * 4;
 
+template <bool TRANSPOSE>
 __global__ void __launch_bounds__(512, 2)
 segmented_merge(const float* __restrict__ x, const unsigned long long* __restrict__ off,
                 long long segments, long long n, long long range, float* out, int* overflow) {
   __shared__ unsigned long long staged[WARPS][BATCH];
   const int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+  extern __shared__ float4 dynamic[];  // TRANSPOSE: WARPS x 640 floats
+  float* const transposed = reinterpret_cast<float*>(dynamic) + warp_in_block * 640;
   const long long warp = (long long)blockIdx.x * WARPS + warp_in_block;
   const long long r0 = warp * range, r1 = min(n, r0 + range);
   if (r0 >= r1) return;
@@ -52,11 +60,31 @@ segmented_merge(const float* __restrict__ x, const unsigned long long* __restric
   for (long long c0 = r0; c0 < r1; c0 += STEP) {
     const long long p0 = c0 + (long long)PIECE * lane;
     float v[PIECE];
-    #pragma unroll
-    for (int k = 0; k < PIECE / 4; ++k) {
-      float4 q = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (p0 + 4 * k < r1) q = __ldg(reinterpret_cast<const float4*>(x + p0) + k);
-      v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
+    if (TRANSPOSE) {
+      // Coalesced: load k of lane l is float4 number 32k + l of the step;
+      // through shared memory (80 bytes per 16-element piece: no bank
+      // conflicts) to lane l's 16 contiguous elements.
+      #pragma unroll
+      for (int k = 0; k < PIECE / 4; ++k) {
+        const long long q0 = c0 + 4 * (32 * k + lane);
+        float4 q = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (q0 < r1) q = __ldg(reinterpret_cast<const float4*>(x + q0));
+        const int piece = (32 * k + lane) / 4, part = (32 * k + lane) % 4;
+        *reinterpret_cast<float4*>(transposed + piece * 20 + part * 4) = q;
+      }
+      __syncwarp();
+      #pragma unroll
+      for (int k = 0; k < PIECE / 4; ++k) {
+        float4 q = *reinterpret_cast<const float4*>(transposed + lane * 20 + k * 4);
+        v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
+      }
+    } else {
+      #pragma unroll
+      for (int k = 0; k < PIECE / 4; ++k) {
+        float4 q = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (p0 + 4 * k < r1) q = __ldg(reinterpret_cast<const float4*>(x + p0) + k);
+        v[4 * k] = q.x; v[4 * k + 1] = q.y; v[4 * k + 2] = q.z; v[4 * k + 3] = q.w;
+      }
     }
     // B[k] = off[s + 1 + k]: the end of segment s + k.
     for (int k = lane; k < BATCH; k += 32) {
@@ -124,6 +152,7 @@ int main(int argc, char** argv) {
   int sms; CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long long blocks = 2ll * sms, warps = blocks * WARPS;
   const long long range = ((n + warps - 1) / warps + STEP - 1) / STEP * STEP;
+  CHECK(cudaFuncSetAttribute(segmented_merge<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, TRANSPOSED_BYTES));
 
   // The whole-input sum (CUB) of the same data, for the ratio.
   float* sum; CHECK(cudaMalloc(&sum, sizeof(float)));
@@ -149,16 +178,22 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpy(off, hoff.data(), hoff.size() * 8, cudaMemcpyHostToDevice));
     float* out; CHECK(cudaMalloc(&out, segments * sizeof(float)));
     int* overflow; CHECK(cudaMalloc(&overflow, 4)); CHECK(cudaMemset(overflow, 0, 4));
-    CHECK(cudaMemset(out, 0xff, segments * sizeof(float)));  // NaN poison
-    ts.clear();
-    for (int r = 0; r < runs + 2; ++r) {
-      CHECK(cudaEventRecord(a));
-      segmented_merge<<<blocks, 512>>>(x, off, segments, n, range, out, overflow);
-      CHECK(cudaEventRecord(b)); CHECK(cudaEventSynchronize(b));
-      float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); if (r >= 2) ts.push_back(ms);
-    }
-    CHECK(cudaGetLastError());
-    const double merge = median_ms(ts);
+    auto time_probe = [&](bool transpose) {
+      CHECK(cudaMemset(out, 0xff, segments * sizeof(float)));  // NaN poison
+      ts.clear();
+      for (int r = 0; r < runs + 2; ++r) {
+        CHECK(cudaEventRecord(a));
+        if (transpose) segmented_merge<true><<<blocks, 512, TRANSPOSED_BYTES>>>(x, off, segments, n, range, out, overflow);
+        else segmented_merge<false><<<blocks, 512>>>(x, off, segments, n, range, out, overflow);
+        CHECK(cudaEventRecord(b)); CHECK(cudaEventSynchronize(b));
+        float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); if (r >= 2) ts.push_back(ms);
+      }
+      CHECK(cudaGetLastError());
+      return median_ms(ts);
+    };
+    const double direct = time_probe(false);
+    const double merge = time_probe(true);  // its results are the ones checked
+    printf("mean %lld: direct loads %.1f us (%.2f x whole sum)\n", mean, direct * 1e3, direct / whole);
     std::vector<float> hout(segments); int hover;
     CHECK(cudaMemcpy(hout.data(), out, segments * sizeof(float), cudaMemcpyDeviceToHost));
     CHECK(cudaMemcpy(&hover, overflow, 4, cudaMemcpyDeviceToHost));
@@ -181,7 +216,7 @@ int main(int argc, char** argv) {
       float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); if (r >= 2) ts.push_back(ms);
     }
     const double cub_seg = median_ms(ts);
-    printf("mean %lld: %lld segments; merge probe %.1f us (%.2f x whole sum), CUB segmented %.1f us (%.2f x); "
+    printf("mean %lld: %lld segments; merge probe (transposed loads) %.1f us (%.2f x whole sum), CUB segmented %.1f us (%.2f x); "
            "wrong %lld, of them not crossing a warp range %lld, crossing segments %lld, batch overflows %d\n",
            mean, segments, merge * 1e3, merge / whole, cub_seg * 1e3, cub_seg / whole, wrong, wrong_inside, crossing, hover);
     CHECK(cudaFree(off)); CHECK(cudaFree(out)); CHECK(cudaFree(overflow)); CHECK(cudaFree(seg_temp));
