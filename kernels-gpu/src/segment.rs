@@ -192,7 +192,7 @@ const SHORT_SEGMENT_BYTES: u64 = 16;
 
 /// Room for the elements of one short segment of any element type (of at
 /// least 4 bytes).
-const SHORT_SEGMENT_SLOTS: usize = 4;
+const SHORT_SEGMENT_SLOTS: usize = (SHORT_SEGMENT_BYTES / 4) as usize;
 
 /// The segmented reduction when each segment is one thread's (teams of one
 /// thread): thread `t` of the `threads` of the grid takes segments `t`,
