@@ -127,6 +127,10 @@ fn rows_shapes<T: TestElement>(test: &str) {
                 (0, 5),
                 (5, 0),
                 (7, 129),
+                // Rows of 8 and 64 elements: single threads and teams of
+                // lanes reading whole rows of vectors where aligned.
+                (513, 8),
+                (70, 64),
             ],
             Backend::Gpu(_) => &[
                 (1, 1_000_003),
@@ -140,6 +144,8 @@ fn rows_shapes<T: TestElement>(test: &str) {
                 (5, 0),
                 (64, 40_099),
                 (65_536, 64),
+                (100_003, 16),
+                (20_011, 128),
             ],
         };
         let mut failures = Vec::new();
