@@ -127,8 +127,8 @@ fn rows_shapes<T: TestElement>(test: &str) {
                 (0, 5),
                 (5, 0),
                 (7, 129),
-                // Rows of 8 and 64 elements: single threads and teams of
-                // lanes reading whole rows of vectors where aligned.
+                // Rows of 8 elements (a thread each) and of 64 (teams of 4
+                // lanes), at aligned and unaligned starts.
                 (513, 8),
                 (70, 64),
             ],
