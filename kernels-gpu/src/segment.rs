@@ -214,7 +214,7 @@ unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEl
 ) {
     let element = size_of::<T>() as u64;
     let short_segment = SHORT_SEGMENT_BYTES / element;
-    let mut first = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    let mut first = device::index_1d();
     while first < segments.count {
         let segment = |k: u64| first + k * threads;
         let bounds = |k: u64| {
@@ -349,7 +349,7 @@ unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyE
         }
     };
 
-    let grid_thread = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    let grid_thread = device::index_1d();
     let tile = VECTORS_PER_THREAD * threads;
     let mut first = grid_thread;
     while first < vectors {

@@ -25,3 +25,11 @@ pub use ptx::*;
 mod emulated;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use emulated::*;
+
+/// This thread's index in the whole 1-D grid (`blockIdx.x · blockDim.x +
+/// threadIdx.x`, `cuda_std`'s `index_1d`), as a `u64`: the product of two
+/// `u32`s may exceed `u32::MAX`.
+#[inline(always)]
+pub fn index_1d() -> u64 {
+    block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
+}

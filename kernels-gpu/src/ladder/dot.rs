@@ -5,7 +5,7 @@
 
 use super::load::element_or_identity;
 use super::tree::{Sequential, TreeShape};
-use crate::device::{self, block_dim_x, block_idx_x, thread_idx_x};
+use crate::device::{self, thread_idx_x};
 use crate::element::Element;
 use crate::op::Sum;
 
@@ -35,7 +35,7 @@ impl AtomicAdd for i32 {
 /// `a[i] * b[i]` for this thread's `i` (one element per thread), or 0.
 #[inline(always)]
 unsafe fn product<T: AtomicAdd>(a: *const T, b: *const T, len: u64) -> T {
-    let i = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    let i = device::index_1d();
     let a = element_or_identity::<T, Sum>(device::to_global(a as u64), len, i);
     let b = element_or_identity::<T, Sum>(device::to_global(b as u64), len, i);
     a.mul(b)
@@ -48,7 +48,7 @@ unsafe fn product<T: AtomicAdd>(a: *const T, b: *const T, len: u64) -> T {
 /// `a` and `b` point to `len` readable `T`s; `out` is a writable, zeroed `T`.
 #[inline(always)]
 pub unsafe fn atomic_per_element<T: AtomicAdd>(a: *const T, b: *const T, len: u64, out: *mut T) {
-    let i = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+    let i = device::index_1d();
     if i < len {
         T::atomic_add(device::to_global(out as u64), product(a, b, len));
     }

@@ -74,7 +74,7 @@ impl<const THROUGH_SHARED: bool> LoadShape for Vector<THROUGH_SHARED> {
         let lanes = VECTOR_BYTES / element_bytes;
         // Elements of the first group that lie before `input`.
         let skipped = input % VECTOR_BYTES / element_bytes;
-        let group = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
+        let group = device::index_1d();
         // Group `g` holds elements `[g * lanes - skipped, (g + 1) * lanes - skipped)`.
         let first = (group * lanes).wrapping_sub(skipped);
         let whole = group * lanes >= skipped && first + lanes <= len;
