@@ -38,6 +38,19 @@ pub trait Element: Copy {
     /// Whether `self` is the smaller number (false if either is NaN).
     fn less(self, other: Self) -> bool;
 
+    /// `op` over this value of each of the 32 lanes of the warp, in one
+    /// instruction where the hardware has one for the type (`redux.sync`:
+    /// 32-bit integers, sm_80+); `None` for the others, which shuffle
+    /// ([`crate::warp`]). Every lane receives the result.
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp must call it together.
+    #[inline(always)]
+    unsafe fn warp_reduce_native(self, op: WarpOp) -> Option<Self> {
+        let _ = op;
+        None
+    }
+
     /// Lane `lane` of a 16-byte vector of `Self`s, given as its four 32-bit
     /// words (4 lanes of a 4-byte type, 2 of an 8-byte one).
     #[inline(always)]
@@ -48,6 +61,15 @@ pub trait Element: Copy {
             Self::from_bits(words[2 * lane] as u64 | (words[2 * lane + 1] as u64) << 32)
         }
     }
+}
+
+/// The operators some hardware reduces over a warp in one instruction
+/// ([`Element::warp_reduce_native`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum WarpOp {
+    Sum,
+    Max,
+    Min,
 }
 
 /// A value the collectives ([`crate::warp`], [`crate::block`],
@@ -110,7 +132,7 @@ macro_rules! integer_abs {
 }
 
 macro_rules! integer_element {
-    ($($t:ty, $words:expr);* $(;)?) => {$(
+    ($($t:ty, $words:expr $(, $native:path)?);* $(;)?) => {$(
         impl Element for $t {
             const WORDS: u32 = $words;
             #[inline(always)] fn zero() -> Self { Zero::zero() }
@@ -129,32 +151,75 @@ macro_rules! integer_element {
             #[inline(always)] fn abs(self) -> Self { integer_abs!(self, $t) }
             #[inline(always)] fn equals(self, other: Self) -> bool { self == other }
             #[inline(always)] fn less(self, other: Self) -> bool { self < other }
+            $(
+                #[inline(always)]
+                unsafe fn warp_reduce_native(self, op: WarpOp) -> Option<Self> {
+                    $native(self, op)
+                }
+            )?
         }
     )*};
 }
-integer_element!(i32, 1; u32, 1; i64, 2; u64, 2);
+integer_element!(i32, 1, redux::i32; u32, 1, redux::u32; i64, 2; u64, 2);
+
+/// [`Element::warp_reduce_native`] for the 32-bit integers: `redux.sync`
+/// where the target has it (sm_80+), nothing before.
+mod redux {
+    use super::WarpOp;
+
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(super) unsafe fn i32(value: i32, op: WarpOp) -> Option<i32> {
+        use crate::device::{redux_add_u32, redux_max_s32, redux_min_s32};
+        Some(match op {
+            WarpOp::Sum => redux_add_u32(value as u32) as i32,
+            WarpOp::Max => redux_max_s32(value),
+            WarpOp::Min => redux_min_s32(value),
+        })
+    }
+
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(super) unsafe fn u32(value: u32, op: WarpOp) -> Option<u32> {
+        use crate::device::{redux_add_u32, redux_max_u32, redux_min_u32};
+        Some(match op {
+            WarpOp::Sum => redux_add_u32(value),
+            WarpOp::Max => redux_max_u32(value),
+            WarpOp::Min => redux_min_u32(value),
+        })
+    }
+
+    #[cfg(not(target_feature = "sm_80"))]
+    pub(super) use {none as i32, none as u32};
+
+    #[cfg(not(target_feature = "sm_80"))]
+    #[inline(always)]
+    pub(super) unsafe fn none<T>(_: T, _: WarpOp) -> Option<T> {
+        None
+    }
+}
 
 /// NaN-propagating max for any float: written with comparisons so it works on
 /// every architecture and for f64, which has no `max.NaN` instruction.
 #[inline(always)]
 fn max_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
-    if a.is_nan() {
+    // `a` is NaN, or both are numbers and `b` is not larger: keep `a`; else `b`
+    // (so a NaN `b` wins over a number). One select after two compares: the
+    // combine sits on the serial path of every shuffle tree.
+    if a.is_nan() || b <= a {
         a
-    } else if b.is_nan() || b > a {
-        b
     } else {
-        a
+        b
     }
 }
 
 #[inline(always)]
 fn min_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
-    if a.is_nan() {
+    // As [`max_propagating_nan`], mirrored.
+    if a.is_nan() || b >= a {
         a
-    } else if b.is_nan() || b < a {
-        b
     } else {
-        a
+        b
     }
 }
 

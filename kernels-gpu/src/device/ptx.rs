@@ -368,6 +368,42 @@ pub unsafe fn red_add_u32(address: u64, value: u32) {
     );
 }
 
+/// `redux.sync` over all 32 lanes of the warp (sm_80+): one instruction where
+/// a shuffle tree takes five steps. Every lane receives the result.
+macro_rules! redux_sync {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $instruction:literal;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// All 32 lanes of the warp must execute the call together (full member mask).
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        pub unsafe fn $name(value: $t) -> $t {
+            let result: $t;
+            asm!(
+                concat!($instruction, " {r}, {v}, 0xffffffff;"),
+                r = out(reg32) result,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+            result
+        }
+    )*};
+}
+
+redux_sync! {
+    /// The wrapping sum of the lanes' values (the same bits for `i32`).
+    redux_add_u32: u32 => "redux.sync.add.u32";
+    /// The largest of the lanes' values, signed.
+    redux_max_s32: i32 => "redux.sync.max.s32";
+    /// The smallest of the lanes' values, signed.
+    redux_min_s32: i32 => "redux.sync.min.s32";
+    /// The largest of the lanes' values, unsigned.
+    redux_max_u32: u32 => "redux.sync.max.u32";
+    /// The smallest of the lanes' values, unsigned.
+    redux_min_u32: u32 => "redux.sync.min.u32";
+}
+
 /// `max.NaN.f32` (sm_80+): the larger operand, or NaN if either is NaN.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]

@@ -1,5 +1,5 @@
 use super::Operator;
-use crate::element::Element;
+use crate::element::{Element, WarpOp};
 use crate::indexed::{self, Indexed};
 
 /// Maximum; starts from the type's minimum (`-inf` for floats); NaN wins.
@@ -14,6 +14,11 @@ impl<T: Element> Operator<T> for Max {
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
         a.max(b)
+    }
+
+    #[inline(always)]
+    unsafe fn warp_reduce_native(value: T) -> Option<T> {
+        value.warp_reduce_native(WarpOp::Max)
     }
 }
 

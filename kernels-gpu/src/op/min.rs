@@ -1,5 +1,5 @@
 use super::Operator;
-use crate::element::Element;
+use crate::element::{Element, WarpOp};
 use crate::indexed::{self, Indexed};
 
 /// Minimum; starts from the type's maximum (`+inf` for floats); NaN wins.
@@ -14,6 +14,11 @@ impl<T: Element> Operator<T> for Min {
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
         a.min(b)
+    }
+
+    #[inline(always)]
+    unsafe fn warp_reduce_native(value: T) -> Option<T> {
+        value.warp_reduce_native(WarpOp::Min)
     }
 }
 

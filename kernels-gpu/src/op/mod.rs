@@ -31,6 +31,19 @@ pub trait Operator<A: Accumulator> {
     fn identity() -> A;
     /// Combines two values; associative and commutative (floats: up to rounding).
     fn combine(a: A, b: A) -> A;
+
+    /// `value` combined over the 32 lanes of the warp by one hardware
+    /// instruction, where there is one for this operator and type
+    /// ([`crate::element::Element::warp_reduce_native`]); `None` otherwise,
+    /// and [`crate::warp`] shuffles. Every lane receives the result.
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp must call it together.
+    #[inline(always)]
+    unsafe fn warp_reduce_native(value: A) -> Option<A> {
+        let _ = value;
+        None
+    }
 }
 
 /// An operator over every element type, as all of ours are: the widening

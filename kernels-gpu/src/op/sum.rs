@@ -1,5 +1,5 @@
 use super::Operator;
-use crate::element::Element;
+use crate::element::{Element, WarpOp};
 
 /// Sum; wraps for integers, IEEE for floats (`inf + -inf` is NaN).
 pub struct Sum;
@@ -13,5 +13,10 @@ impl<T: Element> Operator<T> for Sum {
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
         a.add(b)
+    }
+
+    #[inline(always)]
+    unsafe fn warp_reduce_native(value: T) -> Option<T> {
+        value.warp_reduce_native(WarpOp::Sum)
     }
 }
