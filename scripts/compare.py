@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Joins `examples/bench.rs` and `shared/bench/cub_reduce.cu` CSV output.
+"""Joins `examples/bench.rs` and `shared/bench/cub_reduce.cu` (plus
+`benches/cub_reduce_64.cu`) CSV output.
 
 Usage: compare.py CUB_CSV REDUCE_CSV  -> a Markdown table on stdout:
 type, op, n, our median time, CUB's, ratio (ours / CUB: below 1 is faster),
 our TB/s and its share of the H200's 4.8 TB/s datasheet bandwidth.
-Rows CUB has no number for (u32, i64, u64) show '-' for CUB and the ratio.
+Rows CUB has no number for (u32, and the ops CUB lacks) show '-' for CUB
+and the ratio.
 """
 import csv
 import sys

@@ -39,7 +39,9 @@ if [[ $what == *quickstart* ]]; then
 fi
 if [[ $what == *bench* ]]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/cub_bench "$bin/cub_reduce.cu" || exit 1
-  /tmp/cub_bench > "$out/cub.csv" || status=1
+  # The same code for i64 and u64, which cub_reduce.cu does not print.
+  nvcc -O3 -arch=sm_90 -std=c++17 -I"$bin" -o /tmp/cub_bench_64 "$bin/cub_reduce_64.cu" || exit 1
+  { /tmp/cub_bench && /tmp/cub_bench_64; } > "$out/cub.csv" || status=1
   "$bin/bench" ${BENCH_TYPES:-} > "$out/reduce.csv" || status=1
   python3 scripts/compare.py "$out/cub.csv" "$out/reduce.csv" | tee "$out/compare.md"
   grep -E "^(copy|memcpy)" "$out/cub.csv"

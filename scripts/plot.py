@@ -2,7 +2,7 @@
 """Plots time vs n for reduce and CUB from a compare.md (scripts/compare.py).
 
 Usage: plot.py COMPARE_MD OUT_PNG [TITLE]. Needs matplotlib.
-One panel per type (f32, i32, f64), sum only: ours and CUB's median time on
+One panel per type (f32, i32, f64, i64), sum only: ours and CUB's median time on
 log-log axes, with the ratio on a second axis.
 """
 import sys
@@ -29,8 +29,8 @@ def read(path):
 def main():
     rows = read(sys.argv[1])
     title = sys.argv[3] if len(sys.argv) > 3 else "sum: reduce vs NVIDIA CUB"
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    for ax, typ in zip(axes, ["f32", "i32", "f64"]):
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.5))
+    for ax, typ in zip(axes, ["f32", "i32", "f64", "i64"]):
         keys = sorted(k for k in rows if k[0] == typ and k[1] == "sum")
         n = [k[2] for k in keys]
         ours = [rows[k][0] for k in keys]

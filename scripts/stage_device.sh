@@ -16,7 +16,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["executable"])' \
   | while read -r exe; do cp "$exe" .device-bin/tests/; done
-cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" .device-bin/
+cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" "$REPO_ROOT/benches/cub_reduce_64.cu" .device-bin/
 strip .device-bin/tests/* $(printf -- '.device-bin/%s ' $examples)
 du -sh .device-bin; ls .device-bin/tests
 tar -czf .device-bin.tar.gz .device-bin
