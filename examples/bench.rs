@@ -21,6 +21,8 @@
 //! input in the same run to compare with; their GB/s count the results
 //! written too.
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
+//! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
+//! layouts named (for profiling one of them).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
@@ -274,7 +276,9 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
             let offsets = DeviceBuffer::from_slice(&offsets)?;
             layouts.push((format!("segments_mean_{mean}"), Segmentation::Offsets(offsets)));
         }
-        for (layout, segmentation) in &layouts {
+        let only = std::env::var("REDUCE_BENCH_LAYOUTS").ok();
+        let wanted = |layout: &str| only.as_deref().is_none_or(|list| list.split(',').any(|l| l == layout));
+        for (layout, segmentation) in layouts.iter().filter(|(layout, _)| wanted(layout)) {
             let segments = match segmentation {
                 Segmentation::Rows { rows, .. } => *rows,
                 Segmentation::Offsets(offsets) => offsets.len() - 1,
