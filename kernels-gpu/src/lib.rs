@@ -17,7 +17,7 @@
 //! - [`thread`]: one thread folds its share of the input, 16-byte vector
 //!   loads; the input is one array, one array of a narrower type converted as
 //!   it is read ([`widen`]), or the product of two (dot products);
-//! - [`warp`]: 32 lanes combine through `shfl.sync`;
+//! - [`warp`]: 32 lanes combine through `shfl.sync` (or one `redux.sync`);
 //! - [`block`]: warps combine through shared memory;
 //! - [`grid`]: blocks combine in one launch (last block combines the partials);
 //! - [`segment`]: one result per segment (or matrix row), teams of lanes,

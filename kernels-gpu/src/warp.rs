@@ -1,4 +1,6 @@
-//! Warp-wide reduction in registers with `shfl.sync.bfly`.
+//! Warp-wide reduction in registers with `shfl.sync.bfly`, or with one
+//! `redux.sync` where the hardware reduces the operator and type itself
+//! (32-bit integer sum, max and min, sm_80+).
 
 use crate::device;
 use crate::element::Accumulator;
