@@ -22,7 +22,8 @@
 //! written too.
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
-//! layouts named (for profiling one of them).
+//! layouts named (for profiling one of them); `REDUCE_BENCH_MAX_N=N` only
+//! the sizes up to `N` elements (for many quick rounds at small sizes).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
@@ -39,6 +40,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut sizes: Vec<usize> = (10..=30).step_by(2).map(|e| 1usize << e).collect();
     sizes.push(100_000_000);
+    if let Ok(largest) = std::env::var("REDUCE_BENCH_MAX_N") {
+        let largest: usize = largest.parse()?;
+        sizes.retain(|&n| n <= largest);
+    }
     let sizes_64: Vec<usize> = sizes.iter().copied().filter(|&n| n <= 1 << 29).collect();
     let mut reducer = match std::env::var("REDUCE_BLOCK_THREADS") {
         Ok(threads) => Reducer::with_policy(reduce::Policy::new(threads.parse()?)?)?,

@@ -73,10 +73,7 @@ unsafe fn reduce_warp_groups<A: Accumulator, O: Operator<A>>(value: A, warps: u3
         } else {
             O::identity()
         };
-        // Only the steps the group's warps need (4 shuffles for a 512-thread
-        // block, not 5): this runs after the barrier, on the path every
-        // block's result waits for.
-        group_total = warp::reduce_leading::<A, O>(mine, warps.next_power_of_two());
+        group_total = warp::reduce::<A, O>(mine);
     }
     group_total
 }

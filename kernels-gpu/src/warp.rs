@@ -34,24 +34,6 @@ pub unsafe fn reduce<A: Accumulator, O: Operator<A>>(value: A) -> A {
     reduce_groups::<A, O>(value, 32)
 }
 
-/// Reduces the values of lanes `[0, lanes)`, `lanes` a power of two from 1
-/// to 32, when every other lane holds `O`'s identity (a block's per-warp
-/// results, fewer than 32): the shuffle steps `lanes` needs, or the whole
-/// warp in one instruction where the hardware has one (the identities leave
-/// it unchanged).
-///
-/// The result is valid in lane 0, and deterministic.
-///
-/// # Safety
-/// All 32 lanes of the warp must call it together, with the same `lanes`.
-#[inline(always)]
-pub unsafe fn reduce_leading<A: Accumulator, O: Operator<A>>(value: A, lanes: u32) -> A {
-    if let Some(total) = O::warp_reduce_native(value) {
-        return total;
-    }
-    reduce_groups::<A, O>(value, lanes)
-}
-
 /// Reduces one value per lane over each aligned group of `lanes` lanes (lanes
 /// `[k·lanes, (k+1)·lanes)`), `lanes` a power of two from 1 to 32.
 ///
