@@ -203,23 +203,23 @@ mod redux {
 /// every architecture and for f64, which has no `max.NaN` instruction.
 #[inline(always)]
 fn max_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
-    // `a` is NaN, or both are numbers and `b` is not larger: keep `a`; else `b`
-    // (so a NaN `b` wins over a number). One select after two compares: the
-    // combine sits on the serial path of every shuffle tree.
-    if a.is_nan() || b <= a {
+    if a.is_nan() {
         a
-    } else {
+    } else if b.is_nan() || b > a {
         b
+    } else {
+        a
     }
 }
 
 #[inline(always)]
 fn min_propagating_nan<F: FloatCore>(a: F, b: F) -> F {
-    // As [`max_propagating_nan`], mirrored.
-    if a.is_nan() || b >= a {
+    if a.is_nan() {
         a
-    } else {
+    } else if b.is_nan() || b < a {
         b
+    } else {
+        a
     }
 }
 

@@ -6,6 +6,7 @@ use crate::block;
 use crate::device::{self, block_dim_x, sync_threads, thread_idx_x};
 use crate::element::Element;
 use crate::op::Operator;
+use core::marker::PhantomData;
 
 /// A block-wide combine.
 pub trait TreeShape {
@@ -102,12 +103,30 @@ impl TreeShape for Sequential {
 
 /// Rung 7, warp shuffles: every warp reduces its 32 values in registers
 /// (`shfl.sync`), lane 0 of each warp leaves one value in shared memory, one
-/// barrier, warp 0 reduces those. The production kernel's block reduction.
+/// barrier, warp 0 reduces those. The production kernel's block reduction,
+/// held to shuffles: production reduces a warp of 32-bit integers with one
+/// `redux.sync` where it can, which is beyond the seeds.
 pub struct Shuffle;
 
 impl TreeShape for Shuffle {
     #[inline(always)]
     unsafe fn combine<T: Element, O: Operator<T>>(value: T) -> T {
-        block::reduce::<T, O>(value)
+        block::reduce::<T, ShufflesOnly<O>>(value)
+    }
+}
+
+/// `O` without its one-instruction warp reduction
+/// ([`Operator::warp_reduce_native`] stays `None`), so warps shuffle.
+struct ShufflesOnly<O>(PhantomData<O>);
+
+impl<T: Element, O: Operator<T>> Operator<T> for ShufflesOnly<O> {
+    #[inline(always)]
+    fn identity() -> T {
+        O::identity()
+    }
+
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        O::combine(a, b)
     }
 }
