@@ -283,6 +283,25 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
         }
         let only = std::env::var("REDUCE_BENCH_LAYOUTS").ok();
         let wanted = |layout: &str| only.as_deref().is_none_or(|list| list.split(',').any(|l| l == layout));
+        // Probe layouts, timed only when named: offsets of equal segments
+        // (`segments_fixed_<length>`) and of segments alternately empty and
+        // twice the mean (`segments_halves_<mean>`).
+        let named = |layout: &str| only.as_deref().is_some_and(|list| list.split(',').any(|l| l == layout));
+        for length in [1000u64, 1024, 10_000, 16_384] {
+            for (layout, lengths) in [
+                (format!("segments_fixed_{length}"), [length, length]),
+                (format!("segments_halves_{length}"), [0, 2 * length]),
+            ] {
+                if named(&layout) {
+                    let mut offsets = vec![0u64];
+                    while offsets[offsets.len() - 1] < n as u64 {
+                        let length = lengths[offsets.len() % 2];
+                        offsets.push((offsets[offsets.len() - 1] + length).min(n as u64));
+                    }
+                    layouts.push((layout, Segmentation::Offsets(DeviceBuffer::from_slice(&offsets)?)));
+                }
+            }
+        }
         for (layout, segmentation) in layouts.iter().filter(|(layout, _)| wanted(layout)) {
             let segments = match segmentation {
                 Segmentation::Rows { rows, .. } => *rows,

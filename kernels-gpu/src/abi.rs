@@ -38,7 +38,8 @@ pub const SEGMENTS_INVALID: u32 = 1;
 /// block for longer ones. With more than one part per segment the team is a
 /// whole block, and the grid has exactly one block per part.
 ///
-/// The segmented entry points (`segmented_<stem>_<type>`, one per row of
+/// The segmented entry points (`segmented_<stem>_<type>` and
+/// `segmented_balanced_<stem>_<type>`, one of each per row of
 /// [`for_each_reduce_kernel!`]) take, all as `.u64`:
 ///
 /// | parameter  | meaning |
@@ -50,7 +51,7 @@ pub const SEGMENTS_INVALID: u32 = 1;
 /// | `row_len`  | elements per row, when `offsets` is 0 (`segments · row_len == len`) |
 /// | `plan`     | [`SegmentPlan::to_bits`] |
 /// | `partials` | workspace: one [`PARTIAL_SLOT_BYTES`] slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
-/// | `tickets`  | workspace: one `u32` per segment, zero before and after the launch, used when `blocks_per_segment > 1` |
+/// | `tickets`  | workspace: one `u32` per segment (at least two, 8-byte aligned), zero before and after the launch, used when `blocks_per_segment > 1`; the balanced entry points use its first 8 bytes as a `u64` counter |
 /// | `status`   | 0, or the address of a `u32` that receives [`SEGMENTS_INVALID`] if an offset is out of order or past `len` |
 /// | `out`      | `segments` results |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,18 +61,23 @@ pub struct SegmentPlan {
     /// Parts per segment, each a block's work: at least 1; above 1 only when
     /// `team_threads` is the block size.
     pub blocks_per_segment: u32,
+    /// Segments a warp takes at a time in the balanced entry points: a power
+    /// of two, at least the teams of a warp, below 2^16 (the others ignore it).
+    pub segments_per_take: u32,
 }
 
 impl SegmentPlan {
-    /// The plan as the one `.u64` parameter the entry points take.
+    /// The plan as the one `.u64` parameter the entry points take: the team
+    /// in bits 0–15, the take in bits 16–31, the parts in bits 32–63.
     pub const fn to_bits(self) -> u64 {
-        (self.blocks_per_segment as u64) << 32 | self.team_threads as u64
+        (self.blocks_per_segment as u64) << 32 | (self.segments_per_take as u64) << 16 | self.team_threads as u64
     }
 
     /// Inverse of [`SegmentPlan::to_bits`].
     pub const fn from_bits(bits: u64) -> Self {
         SegmentPlan {
-            team_threads: bits as u32,
+            team_threads: bits as u32 & 0xffff,
+            segments_per_take: (bits >> 16) as u32 & 0xffff,
             blocks_per_segment: (bits >> 32) as u32,
         }
     }
@@ -82,8 +88,9 @@ impl SegmentPlan {
 /// kernel-name stem (see below for the entry-point names), the map
 /// applied to each element as it is read, the combining operator, and the
 /// element types it exists for. The kernel crate turns each (row, type) into
-/// two entry points, `reduce_<stem>_<type>` and the segmented
-/// `segmented_<stem>_<type>` ([`SegmentPlan`] lists its parameters); the
+/// three entry points, `reduce_<stem>_<type>` and the segmented
+/// `segmented_<stem>_<type>` and `segmented_balanced_<stem>_<type>`
+/// ([`SegmentPlan`] lists their parameters); the
 /// host crate into its kernel table and the emulator's dispatch.
 #[macro_export]
 macro_rules! for_each_reduce_kernel {

@@ -78,11 +78,12 @@ mod ptx_exports {
     for_each_reduce_kernel!(reduce_exports);
 
     macro_rules! segmented_exports {
-        ($(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
+        ($prefix:literal, $entry:ident; $(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
             const _: () = {
                 use crate::map::*;
-                /// Segmented entry point; see [`entry::segmented`].
-                #[export_name = concat!("segmented_", stringify!($stem), "_", stringify!($t))]
+                /// Segmented entry point; see [`entry::segmented`] and
+                /// [`entry::segmented_balanced`].
+                #[export_name = concat!($prefix, stringify!($stem), "_", stringify!($t))]
                 pub unsafe extern "ptx-kernel" fn export(
                     input: *const $t,
                     len: u64,
@@ -97,7 +98,7 @@ mod ptx_exports {
                 ) {
                     // SAFETY: the host launches this with the parameters `abi` documents.
                     unsafe {
-                        entry::segmented::<$t, $map, $op>(
+                        entry::$entry::<$t, $map, $op>(
                             input, len, offsets, segments, row_len, plan, partials, tickets, status, out,
                         )
                     }
@@ -105,7 +106,16 @@ mod ptx_exports {
             };
         )*)*};
     }
-    for_each_reduce_kernel!(segmented_exports);
+    // Each reduction has two segmented entry points: segments in a fixed
+    // order, and segments handed out as warps finish.
+    macro_rules! fixed_order_segmented_exports {
+        ($($list:tt)*) => { segmented_exports!("segmented_", segmented; $($list)*); };
+    }
+    macro_rules! balanced_segmented_exports {
+        ($($list:tt)*) => { segmented_exports!("segmented_balanced_", segmented_balanced; $($list)*); };
+    }
+    for_each_reduce_kernel!(fixed_order_segmented_exports);
+    for_each_reduce_kernel!(balanced_segmented_exports);
 
     macro_rules! widened_exports {
         ($(($input:ident, $input_name:ident, $acc:ident, [$(($host_op:ident, $stem:ident, $op:ident))*])),* $(,)?) => {$($(

@@ -18,12 +18,15 @@
 //!   to finish combines in index order, with a ticket per segment, as
 //!   [`crate::grid`] does for a whole input.
 //!
-//! Teams take units in rounds, grid-stride. Within a unit the threads of the
-//! team read as [`thread::accumulate`] reads a whole input (16-byte vectors,
-//! head and tail peeled, since a segment may start anywhere). The host picks
-//! the plan from the average segment length; everything here is correct for
-//! any plan, and the result of each segment depends only on its elements,
-//! its alignment and the plan, so it is the same on every run.
+//! Teams take units in rounds, grid-stride; segments given by offsets and
+//! teams of a warp's lanes have their own entry points, which hand the
+//! segments out to warps from a counter instead ([`reduce_balanced`]). Within
+//! a unit the threads of the team read as [`thread::accumulate`] reads a
+//! whole input (16-byte vectors, head and tail peeled, since a segment may
+//! start anywhere). The host picks the plan from the average segment length;
+//! everything here is correct for any plan, and the result of each segment
+//! depends only on its elements, its alignment and the plan, so it is the
+//! same on every run.
 //!
 //! All these paths are one kernel per op and type, so they share one
 //! register allocation: the build caps it at 64 (`reduce-host/build.rs`), so
@@ -39,6 +42,7 @@ use crate::grid;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
 use crate::thread::{self, Source, Team};
+use crate::warp;
 use core::mem::size_of;
 
 /// Where the segments of a launch are.
@@ -145,15 +149,13 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
         };
         let mut acc = O::identity();
         if unit < units {
-            let (begin, end) = segments.bounds(segment);
-            let source = thread::Mapped::<M>::new(input + begin * element);
             let team = Team {
                 worker: part,
                 workers: parts,
                 threads: team_threads,
                 thread: thread_in_team,
             };
-            acc = thread::accumulate::<T, O, _>(source, end - begin, team);
+            acc = accumulate_share::<T, M, O>(input, &segments, segment, team);
         }
         let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
         let destination = out + segment * element;
@@ -177,6 +179,141 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             sync_threads();
         }
         first_unit += teams_in_grid;
+    }
+}
+
+/// This thread's fold of its share of `segment` (the team's part
+/// `team.worker` of `team.workers`).
+///
+/// # Safety
+/// As [`reduce`]; `segment < segments.count`.
+#[inline(always)]
+unsafe fn accumulate_share<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+    input: u64,
+    segments: &Segments,
+    segment: u64,
+    team: Team,
+) -> T {
+    let (begin, end) = segments.bounds(segment);
+    let source = thread::Mapped::<M>::new(input + begin * size_of::<T>() as u64);
+    thread::accumulate::<T, O, _>(source, end - begin, team)
+}
+
+/// The body of the balanced segmented entry points: what [`reduce`] does for
+/// segments given by offsets and teams of 2 to 32 lanes, one part each, but
+/// with the segments handed out to warps from a counter ([`UnitQueue`])
+/// instead of in a fixed order. Segments of random lengths then keep every
+/// warp busy to the end of the launch; with a fixed share, the launch waits
+/// for the warps that drew the longest. Its own entry points, as the
+/// counter's registers made every path of [`reduce`] spill (H200,
+/// `BENCHMARKS.md`).
+///
+/// # Safety
+/// As [`reduce`], with `segments.offsets` not 0, `plan.team_threads` from 2
+/// to 32, `plan.blocks_per_segment` 1, `plan.segments_per_take` a power of
+/// two of at least `32 / plan.team_threads`, and `counter` the global address of
+/// a writable, 8-byte-aligned `u64` that is zero, used by no other launch at
+/// the same time (the launch leaves it at zero).
+#[inline(always)]
+pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+    input: u64,
+    segments: Segments,
+    plan: SegmentPlan,
+    counter: u64,
+    out: u64,
+) {
+    let element = size_of::<T>() as u64;
+    let team_shift = plan.team_threads.trailing_zeros();
+    let lane = thread_idx_x() as u64 % 32;
+    let teams_per_warp = 32 >> team_shift;
+    let team = Team {
+        worker: 0,
+        workers: 1,
+        threads: plan.team_threads as u64,
+        thread: lane & (plan.team_threads as u64 - 1),
+    };
+    let queue = UnitQueue {
+        counter,
+        take: plan.segments_per_take as u64,
+    };
+    // Every lane of a warp sees the same `first`, so the warp's shuffles
+    // below are reached by all its lanes.
+    let mut first = queue.take();
+    while first < segments.count {
+        // A warp's rounds run through its take; the next take is made at the
+        // start of the last round, so that the counter's latency overlaps
+        // that round's loads.
+        let next = if (first + teams_per_warp) & (queue.take - 1) == 0 {
+            queue.take()
+        } else {
+            first + teams_per_warp
+        };
+        let segment = first + (lane >> team_shift);
+        let mut acc = O::identity();
+        if segment < segments.count {
+            acc = accumulate_share::<T, M, O>(input, &segments, segment, team);
+        }
+        let total = warp::reduce_groups::<T, O>(acc, plan.team_threads);
+        if team.thread == 0 && segment < segments.count {
+            thread::store_element(out + segment * element, total);
+        }
+        first = next;
+    }
+    // A warp that ran out of segments within its take takes once more, so
+    // that every warp ends on a take that gets none.
+    let last_take = if first & (queue.take - 1) == 0 {
+        first
+    } else {
+        queue.take()
+    };
+    queue.finish(last_take, segments.count);
+}
+
+/// Segments handed out from a counter, `take` at a time, to the warps of a
+/// launch, each taking until it gets none. Which warp reduces a segment does
+/// not change how it is reduced, so results stay the same on every run.
+///
+/// Every warp of the grid stops after exactly one take that gets nothing,
+/// so the launch's last take is the one that returns
+/// `(ceil(units / take) + warps - 1) · take`; its warp resets the counter to
+/// zero for the next launch.
+#[derive(Clone, Copy)]
+struct UnitQueue {
+    /// Global address of the `u64` counter: zero at launch.
+    counter: u64,
+    /// Segments per take: a power of two.
+    take: u64,
+}
+
+impl UnitQueue {
+    /// The first of the next `take` segments, in every lane of the warp; a
+    /// multiple of `take`.
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp call it together; `counter` is writable.
+    #[inline(always)]
+    unsafe fn take(self) -> u64 {
+        let mut first = 0;
+        if thread_idx_x().is_multiple_of(32) {
+            first = device::atomic_add_relaxed_gpu_u64(self.counter, self.take);
+        }
+        warp::broadcast_from_lane_0(first)
+    }
+
+    /// Resets the counter if `last_take`, the take that got this warp
+    /// nothing, was the launch's last of `units` units.
+    ///
+    /// # Safety
+    /// As [`UnitQueue::take`].
+    #[inline(always)]
+    unsafe fn finish(self, last_take: u64, units: u64) {
+        let warps = grid_dim_x() as u64 * (block_dim_x() as u64 / 32);
+        // `take` is a power of two: a shift, not a division (which would
+        // leave a divide-by-zero panic path in the PTX).
+        let takes = ((units + self.take - 1) >> self.take.trailing_zeros()) + warps;
+        if thread_idx_x().is_multiple_of(32) && last_take == (takes - 1) * self.take {
+            device::store_relaxed_gpu_u64(self.counter, 0);
+        }
     }
 }
 

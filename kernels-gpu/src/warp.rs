@@ -57,3 +57,13 @@ pub unsafe fn reduce_groups<A: Accumulator, O: Operator<A>>(value: A, lanes: u32
     }
     value
 }
+
+/// Lane 0's `value`, in every lane: a butterfly shuffle whose lane mask is
+/// the reading lane's own index reads lane `lane ^ lane = 0`.
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together.
+#[inline(always)]
+pub unsafe fn broadcast_from_lane_0<A: Accumulator>(value: A) -> A {
+    shuffle_xor(value, device::thread_idx_x() % 32)
+}

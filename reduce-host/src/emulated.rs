@@ -301,14 +301,19 @@ impl Emulator {
         row_len: usize,
         op: Op,
     ) -> Result<(Vec<T>, u32)> {
-        let name = kernels::segmented_kernel_name(op, T::TYPE)?;
-        let kernel = segmented_kernel::<T::Kernel>(op);
+        let shape = self.segmented_launch_shape::<T>(segments, values.len());
+        let balanced = kernels::balances_segments(shape, offsets.is_some());
+        let name = kernels::segmented_kernel_name(op, T::TYPE, balanced)?;
+        let kernel = segmented_kernel::<T::Kernel>(op, balanced);
         if segments == 0 {
             return Ok((Vec::new(), 0));
         }
-        let shape = self.segmented_launch_shape::<T>(segments, values.len());
         let mut partials = vec![POISON_WORD; shape.launch.blocks as usize * PARTIAL_SLOT_WORDS];
-        let mut tickets = vec![0u32; segments];
+        // 8-byte aligned, at least two words: the balanced kernels' counter.
+        let mut ticket_words = vec![0u64; segments.div_ceil(2)];
+        // SAFETY: the `u64`s' bytes, as `u32`s (same size, looser alignment).
+        let tickets =
+            unsafe { std::slice::from_raw_parts_mut(ticket_words.as_mut_ptr() as *mut u32, 2 * ticket_words.len()) };
         let mut status = [0u32];
         // Results at a 16-byte boundary on launches of even seed, one element
         // past one on odd seeds (consecutive launches alternate), since a
@@ -323,7 +328,7 @@ impl Emulator {
         let mut buffers = vec![
             slice_buffer("input", values),
             writable_buffer("partials", &mut partials),
-            writable_buffer("tickets", &mut tickets),
+            writable_buffer("tickets", tickets),
             writable_buffer("status", &mut status),
             Buffer {
                 name: "out",
@@ -662,12 +667,14 @@ macro_rules! production_kernel_table {
             }
         }
 
-        /// The segmented entry point for `op` over `T` (callers check first,
-        /// with `segmented_kernel_name`, that the op exists for the type).
-        fn segmented_kernel<T: KernelElement>(op: Op) -> SegmentedKernel<T> {
+        /// The segmented entry point for `op` over `T`, the balanced one if
+        /// `balanced` (callers check first, with `segmented_kernel_name`,
+        /// that the op exists for the type).
+        fn segmented_kernel<T: KernelElement>(op: Op, balanced: bool) -> SegmentedKernel<T> {
             use kernels_gpu::map::*;
             use kernels_gpu::op::*;
             match op {
+                $(Op::$op if balanced => entry::segmented_balanced::<T, $map, $operator>,)*
                 $(Op::$op => entry::segmented::<T, $map, $operator>,)*
             }
         }

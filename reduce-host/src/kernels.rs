@@ -21,6 +21,9 @@ struct KernelEntry {
     element: ElementType,
     name: &'static str,
     segmented_name: &'static str,
+    /// The segmented entry point that hands segments out to warps as they
+    /// finish (see [`balances_segments`]).
+    balanced_name: &'static str,
 }
 
 macro_rules! kernel_table {
@@ -32,6 +35,7 @@ macro_rules! kernel_table {
                 element: <$t as Element>::TYPE,
                 name: concat!("reduce_", stringify!($stem), "_", stringify!($t)),
                 segmented_name: concat!("segmented_", stringify!($stem), "_", stringify!($t)),
+                balanced_name: concat!("segmented_balanced_", stringify!($stem), "_", stringify!($t)),
             },
         )*)*];
     };
@@ -137,8 +141,9 @@ pub(crate) struct Kernels {
     loaded_widened: Vec<(KernelHandle, u32)>,
     /// The same for each entry of `ARG_KERNELS`.
     loaded_arg: Vec<(KernelHandle, u32)>,
-    /// The same for the segmented entry point of each entry of `KERNELS`.
-    loaded_segmented: Vec<(KernelHandle, u32)>,
+    /// The same for the two segmented entry points of each entry of
+    /// `KERNELS`: the fixed-order one, then the balanced one.
+    loaded_segmented: Vec<[(KernelHandle, u32); 2]>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
     policy: Policy,
@@ -195,7 +200,7 @@ impl Kernels {
             .collect::<Result<Vec<_>>>()?;
         let loaded_segmented = KERNELS
             .iter()
-            .map(|entry| load(entry.segmented_name))
+            .map(|entry| Ok([load(entry.segmented_name)?, load(entry.balanced_name)?]))
             .collect::<Result<Vec<_>>>()?;
         Ok(Kernels {
             loaded,
@@ -216,7 +221,7 @@ impl Kernels {
             .chain(&self.loaded_dots)
             .chain(&self.loaded_widened)
             .chain(&self.loaded_arg)
-            .chain(&self.loaded_segmented)
+            .chain(self.loaded_segmented.iter().flatten())
             .map(|&(_, cap)| cap)
             .max()
             .unwrap_or(1)
@@ -236,20 +241,24 @@ impl Kernels {
     }
 
     /// The segmented kernel and launch shape for reducing `len` elements of
-    /// `T` in `segments` segments with `op`; [`Error::UnsupportedOp`] where
-    /// the op is not defined for `T`.
+    /// `T` in `segments` segments with `op` (given by offsets if `offsets`,
+    /// else rows); [`Error::UnsupportedOp`] where the op is not defined for `T`.
     pub(crate) fn segmented_launch_for<T: Element>(
         &self,
         op: Op,
         segments: usize,
         len: usize,
+        offsets: bool,
     ) -> Result<(KernelHandle, SegmentedShape)> {
         let index = kernel_index(op, T::TYPE)?;
-        let (kernel, grid_cap) = self.loaded_segmented[index];
-        Ok((
-            kernel,
-            segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap),
-        ))
+        let [(fixed_order, grid_cap), (balanced, _)] = self.loaded_segmented[index];
+        let shape = segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap);
+        let kernel = if balances_segments(shape, offsets) {
+            balanced
+        } else {
+            fixed_order
+        };
+        Ok((kernel, shape))
     }
 
     /// The widening kernel and launch shape for reducing `len` elements of
@@ -306,6 +315,11 @@ pub struct SegmentedShape {
     /// Blocks that share one segment, each reducing a part of it: above 1
     /// only for few segments, each longer than one block's tile.
     pub blocks_per_segment: u32,
+    /// Segments a warp takes at a time where segments given by offsets are
+    /// handed out to warps as they finish (teams of 16 to 32 lanes; see the
+    /// [`segmented`](crate::segmented) module): about 32 KiB of an average
+    /// segment's elements, at least a warp's teams.
+    pub segments_per_take: u32,
     /// The grid and block size.
     pub launch: LaunchShape,
 }
@@ -316,6 +330,7 @@ impl SegmentedShape {
         SegmentPlan {
             team_threads: self.team_threads,
             blocks_per_segment: self.blocks_per_segment,
+            segments_per_take: self.segments_per_take,
         }
     }
 }
@@ -331,6 +346,16 @@ const SEGMENT_TILES_PER_THREAD: u64 = 2;
 /// load touches more cache lines (on the H200, 64-element f32 rows took 1.4×
 /// as long with teams of 2 lanes as with 4).
 const MIN_SEGMENT_LANES: u64 = 4;
+
+/// Bytes of an average segment's elements a warp takes at a time from the
+/// balanced kernels' counter. On the H200 (`BENCHMARKS.md`), takes of about
+/// 16 KiB made equal f32 segments of 1024 elements 6% slower than the
+/// fixed-order kernel (the warps contend for the counter), takes of 64 to
+/// 128 KiB lost most of the gain on random lengths (a coarser balance).
+const TAKE_BYTES: u64 = 32 << 10;
+
+/// The most segments a warp takes at a time (they must fit the plan's 16 bits).
+const MAX_SEGMENTS_PER_TAKE: u64 = 1 << 15;
 
 /// The segmented kernels' launch shape for `len` elements of `element_bytes`
 /// each, in `segments` segments (see [`SegmentedShape`]). It depends only on
@@ -375,9 +400,13 @@ pub(crate) fn segmented_shape(
         let teams_per_block = (block / team_threads) as u64;
         segments.div_ceil(teams_per_block).min(grid_cap as u64)
     };
+    let teams_per_warp = (32 / team_threads).max(1) as u64;
+    let average_bytes = (average * element_bytes as u64).max(1);
+    let segments_per_take = floor_power_of_two(TAKE_BYTES / average_bytes).clamp(teams_per_warp, MAX_SEGMENTS_PER_TAKE);
     SegmentedShape {
         team_threads,
         blocks_per_segment,
+        segments_per_take: segments_per_take as u32,
         launch: LaunchShape {
             blocks: blocks as u32,
             threads_per_block: block,
@@ -400,9 +429,30 @@ pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> Result<&'stati
     Ok(KERNELS[kernel_index(op, element)?].name)
 }
 
-/// The name of the segmented kernel for `op` over `element`.
-pub(crate) fn segmented_kernel_name(op: Op, element: ElementType) -> Result<&'static str> {
-    Ok(KERNELS[kernel_index(op, element)?].segmented_name)
+/// The name of the segmented kernel for `op` over `element`: the balanced
+/// one if `balanced` ([`balances_segments`]).
+pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, balanced: bool) -> Result<&'static str> {
+    let entry = &KERNELS[kernel_index(op, element)?];
+    Ok(if balanced {
+        entry.balanced_name
+    } else {
+        entry.segmented_name
+    })
+}
+
+/// The fewest lanes per team for which segments given by offsets are handed
+/// out to warps as they finish (the balanced entry points) rather than in a
+/// fixed order. On the H200 (`BENCHMARKS.md`), the balanced kernels read
+/// random lengths of mean 1000 (teams of 16 `f32` lanes, 32 `f64`) 4–8%
+/// faster, and equal lengths 1–3% slower; random lengths of mean 100
+/// (teams of 4) 2–3% slower.
+const BALANCED_MIN_LANES: u32 = 16;
+
+/// Whether a segmented launch of `shape` uses the balanced entry point:
+/// segments given by offsets (rows are all one length), each reduced by one
+/// team of [`BALANCED_MIN_LANES`] to 32 lanes.
+pub(crate) fn balances_segments(shape: SegmentedShape, offsets: bool) -> bool {
+    offsets && (BALANCED_MIN_LANES..=32).contains(&shape.team_threads) && shape.blocks_per_segment == 1
 }
 
 /// The index in `WIDENED_KERNELS` of the kernel reducing `In` into `A` with
@@ -484,7 +534,7 @@ mod tests {
         assert_in_every_ptx(
             KERNELS
                 .iter()
-                .flat_map(|k| [k.name, k.segmented_name])
+                .flat_map(|k| [k.name, k.segmented_name, k.balanced_name])
                 .chain(DOT_KERNELS.iter().map(|(_, name)| *name))
                 .chain(ARG_KERNELS.iter().map(|k| k.name))
                 .chain(WIDENED_KERNELS.iter().map(|k| k.name)),
@@ -495,6 +545,42 @@ mod tests {
         let policy = Policy::new(512).unwrap();
         let s = segmented_shape(policy, segments, len, element_bytes, 264);
         (s.team_threads, s.blocks_per_segment, s.launch.blocks)
+    }
+
+    #[test]
+    fn balanced_takes_are_about_32_kib_of_segments() {
+        // (segments, elements, element bytes, offsets) → (team, segments per take, balanced).
+        let policy = Policy::new(512).unwrap();
+        let cases = [
+            (
+                (1 << 18, 1000 << 18, 4, true),
+                (16, 8, true),
+                "f32, mean 1000: 2 teams a round, 4 rounds",
+            ),
+            ((1 << 18, 1 << 28, 4, true), (32, 8, true), "f32, 1024 each: 8 rounds"),
+            (
+                (1 << 17, 1000 << 17, 8, true),
+                (32, 4, true),
+                "f64, mean 1000: 4 rounds",
+            ),
+            (
+                (1 << 18, 1 << 28, 4, false),
+                (32, 8, false),
+                "rows: all one length, fixed order",
+            ),
+            ((1 << 22, 100 << 22, 4, true), (4, 64, false), "teams of 4: fixed order"),
+            (
+                (1 << 14, 10_000 << 14, 4, true),
+                (256, 1, false),
+                "teams of warps: fixed order",
+            ),
+        ];
+        for ((segments, len, bytes, offsets), expected, why) in cases {
+            let s = segmented_shape(policy, segments, len, bytes, 264);
+            let got = (s.team_threads, s.segments_per_take, balances_segments(s, offsets));
+            assert_eq!(got, expected, "{why}");
+            assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
+        }
     }
 
     #[test]

@@ -56,7 +56,12 @@
 //! four 16-byte loads of an average segment; the grid is sized as for
 //! whole-input reductions. The choice follows the *average* segment length:
 //! a few very long segments among many short ones are read by teams sized for
-//! the short ones. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
+//! the short ones. Segments given by offsets and read by teams of 16 to 32
+//! lanes are handed out to warps as they finish, a few rounds at a time
+//! from a counter in the reducer's workspace, rather than in a fixed order:
+//! with random lengths, a fixed share leaves the GPU waiting at the end for
+//! the warps that drew the longest. Which warp reduces a segment does not
+//! change its result. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
 //! aligned matrix are read a 16-byte vector of whole rows at a time, as a
 //! whole-input reduction reads; rows of one element are then a copy (through
 //! the op), bound by the GPU's read-and-write bandwidth.
@@ -246,7 +251,7 @@ impl Reducer {
     /// module). Like [`Reducer::launch_shape`], it depends only on its
     /// arguments and the device.
     pub fn segmented_launch_shape<T: Element>(&self, op: Op, segments: usize, len: usize) -> Result<SegmentedShape> {
-        Ok(self.kernels.segmented_launch_for::<T>(op, segments, len)?.1)
+        Ok(self.kernels.segmented_launch_for::<T>(op, segments, len, false)?.1)
     }
 
     /// Runs a segmented reduction on the reducer's own stream into a new
@@ -288,7 +293,10 @@ impl Reducer {
     ) -> Result<()> {
         let segments = layout.segments();
         check_output(out.len(), segments)?;
-        let (kernel, shape) = self.kernels.segmented_launch_for::<T>(op, segments, values.len())?;
+        let offsets = matches!(layout, Layout::Offsets { .. });
+        let (kernel, shape) = self
+            .kernels
+            .segmented_launch_for::<T>(op, segments, values.len(), offsets)?;
         let address = checked_address(values)?;
         if segments == 0 {
             return Ok(());

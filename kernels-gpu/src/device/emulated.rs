@@ -193,6 +193,28 @@ pub unsafe fn atomic_add_acq_rel_gpu_u32(address: u64, value: u32) -> u32 {
     AtomicU32::from_ptr(address as *mut u32).fetch_add(value, Ordering::AcqRel)
 }
 
+/// Relaxed atomic 8-byte add; returns the old value.
+///
+/// # Safety
+/// `address` is an 8-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn atomic_add_relaxed_gpu_u64(address: u64, value: u64) -> u64 {
+    emulator::check_access(address, 8, Access::Atomic);
+    AtomicU64::from_ptr(address as *mut u64).fetch_add(value, Ordering::Relaxed)
+}
+
+/// Relaxed 8-byte store.
+///
+/// # Safety
+/// `address` is an 8-byte-aligned, writable global address.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_relaxed_gpu_u64(address: u64, value: u64) {
+    emulator::check_access(address, 8, Access::Store);
+    AtomicU64::from_ptr(address as *mut u64).store(value, Ordering::Relaxed)
+}
+
 /// Relaxed 4-byte store.
 ///
 /// # Safety

@@ -261,6 +261,38 @@ pub unsafe fn atomic_add_acq_rel_gpu_u32(address: u64, value: u32) -> u32 {
     old
 }
 
+/// `atom.relaxed.gpu.global.add.u64`: adds `value`, returns the old value;
+/// orders nothing else (for counters that hand out work, not publish data).
+///
+/// # Safety
+/// `address` is an 8-byte-aligned, writable global address.
+#[inline(always)]
+pub unsafe fn atomic_add_relaxed_gpu_u64(address: u64, value: u64) -> u64 {
+    let old: u64;
+    asm!(
+        "atom.relaxed.gpu.global.add.u64 {o}, [{p}], {v};",
+        o = out(reg64) old,
+        p = in(reg64) address,
+        v = in(reg64) value,
+        options(nostack, preserves_flags),
+    );
+    old
+}
+
+/// `st.relaxed.gpu.global.u64`.
+///
+/// # Safety
+/// `address` is an 8-byte-aligned, writable global address.
+#[inline(always)]
+pub unsafe fn store_relaxed_gpu_u64(address: u64, value: u64) {
+    asm!(
+        "st.relaxed.gpu.global.u64 [{p}], {v};",
+        p = in(reg64) address,
+        v = in(reg64) value,
+        options(nostack, preserves_flags),
+    );
+}
+
 /// `st.relaxed.gpu.global.u32`.
 ///
 /// # Safety
