@@ -51,7 +51,7 @@ pub const SEGMENTS_INVALID: u32 = 1;
 /// | `row_len`  | elements per row, when `offsets` is 0 (`segments · row_len == len`) |
 /// | `plan`     | [`SegmentPlan::to_bits`] |
 /// | `partials` | workspace: one [`PARTIAL_SLOT_BYTES`] slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
-/// | `tickets`  | workspace: one `u32` per segment (at least two, 8-byte aligned), zero before and after the launch, used when `blocks_per_segment > 1`; the balanced entry points use its first 8 bytes as a `u64` counter |
+/// | `tickets`  | workspace: one `u32` per segment (at least four, 8-byte aligned), zero before and after the launch, used when `blocks_per_segment > 1`; the balanced entry points use its first 12 bytes as a `u64` counter and a `u32` ticket |
 /// | `status`   | 0, or the address of a `u32` that receives [`SEGMENTS_INVALID`] if an offset is out of order or past `len` |
 /// | `out`      | `segments` results |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

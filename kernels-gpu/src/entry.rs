@@ -78,13 +78,13 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 
 /// A balanced segmented entry point: as [`segmented`], for segments given
 /// by offsets and teams within a warp, the segments handed out to warps as
-/// they finish; see [`segment::reduce_balanced`]. Its counter is the first
-/// 8 bytes of `tickets`; `partials` is not used.
+/// they finish; see [`segment::reduce_balanced`]. Its counter and ticket
+/// are the first 12 bytes of `tickets`; `partials` is not used.
 ///
 /// # Safety
 /// The parameters are those [`crate::abi::SegmentPlan`] documents, as
 /// [`segment::reduce_balanced`] requires (`offsets` not null, `tickets`
-/// 8-byte aligned with at least two zero words).
+/// 8-byte aligned with at least three zero words).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(

@@ -212,8 +212,8 @@ unsafe fn accumulate_share<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEle
 /// As [`reduce`], with `segments.offsets` not 0, `plan.team_threads` from 2
 /// to 32, `plan.blocks_per_segment` 1, `plan.segments_per_take` a power of
 /// two of at least `32 / plan.team_threads`, and `counter` the global address of
-/// a writable, 8-byte-aligned `u64` that is zero, used by no other launch at
-/// the same time (the launch leaves it at zero).
+/// 12 writable, 8-byte-aligned bytes that are zero, used by no other launch
+/// at the same time (the launch leaves them at zero).
 #[inline(always)]
 pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     input: u64,
@@ -232,13 +232,19 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
         threads: plan.team_threads as u64,
         thread: lane & (plan.team_threads as u64 - 1),
     };
+    let warps = grid_dim_x() as u64 * (block_dim_x() as u64 / 32);
+    let warp = block_idx_x() as u64 * (block_dim_x() as u64 / 32) + thread_idx_x() as u64 / 32;
     let queue = UnitQueue {
         counter,
         take: plan.segments_per_take as u64,
+        handed_out_first: warps * plan.segments_per_take as u64,
+        units: segments.count,
     };
     // Every lane of a warp sees the same `first`, so the warp's shuffles
-    // below are reached by all its lanes.
-    let mut first = queue.take();
+    // below are reached by all its lanes. Each warp's first take is fixed
+    // (the warp's index), so that the launch does not start with every warp
+    // at the counter at once.
+    let mut first = warp * queue.take;
     while first < segments.count {
         // A warp's rounds run through its take; the next take is made at the
         // start of the last round, so that the counter's latency overlaps
@@ -259,35 +265,34 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
         }
         first = next;
     }
-    // A warp that ran out of segments within its take takes once more, so
-    // that every warp ends on a take that gets none.
-    let last_take = if first & (queue.take - 1) == 0 {
-        first
-    } else {
-        queue.take()
-    };
-    queue.finish(last_take, segments.count);
+    queue.finish();
 }
 
-/// Segments handed out from a counter, `take` at a time, to the warps of a
-/// launch, each taking until it gets none. Which warp reduces a segment does
-/// not change how it is reduced, so results stay the same on every run.
+/// Segments handed out to the warps of a launch `take` at a time, each
+/// warp taking until none are left. Which warp reduces a segment does not
+/// change how it is reduced, so results stay the same on every run.
 ///
-/// Every warp of the grid stops after exactly one take that gets nothing,
-/// so the launch's last take is the one that returns
-/// `(ceil(units / take) + warps - 1) · take`; its warp resets the counter to
-/// zero for the next launch.
+/// Each warp's first take is fixed; the later ones come from a counter,
+/// which takes `handed_out_first` on from there. A warp reads the counter
+/// before it adds to it once it has seen the end near, so that the warps do
+/// not all end at the counter's one address at once (one atomic each). The
+/// last block to finish resets the counter for the next launch.
 #[derive(Clone, Copy)]
 struct UnitQueue {
-    /// Global address of the `u64` counter: zero at launch.
+    /// Global address of the `u64` counter, followed by a `u32` ticket of
+    /// blocks that have finished: both zero at launch.
     counter: u64,
     /// Segments per take: a power of two.
     take: u64,
+    /// Segments in the warps' fixed first takes.
+    handed_out_first: u64,
+    /// Segments in all.
+    units: u64,
 }
 
 impl UnitQueue {
-    /// The first of the next `take` segments, in every lane of the warp; a
-    /// multiple of `take`.
+    /// The first of the next `take` segments, in every lane of the warp; at
+    /// least `units` when none are left.
     ///
     /// # Safety
     /// All 32 lanes of the warp call it together; `counter` is writable.
@@ -295,24 +300,29 @@ impl UnitQueue {
     unsafe fn take(self) -> u64 {
         let mut first = 0;
         if thread_idx_x().is_multiple_of(32) {
-            first = device::atomic_add_relaxed_gpu_u64(self.counter, self.take);
+            let seen = self.handed_out_first + device::load_relaxed_gpu_u64(self.counter);
+            first = if seen >= self.units {
+                seen
+            } else {
+                self.handed_out_first + device::atomic_add_relaxed_gpu_u64(self.counter, self.take)
+            };
         }
         warp::broadcast_from_lane_0(first)
     }
 
-    /// Resets the counter if `last_take`, the take that got this warp
-    /// nothing, was the launch's last of `units` units.
+    /// Counts this block as finished; the last block resets the counter and
+    /// the ticket. Its `acq_rel` ticket orders every block's takes before
+    /// the reset.
     ///
     /// # Safety
-    /// As [`UnitQueue::take`].
+    /// Every thread of the block calls it together, after its last take.
     #[inline(always)]
-    unsafe fn finish(self, last_take: u64, units: u64) {
-        let warps = grid_dim_x() as u64 * (block_dim_x() as u64 / 32);
-        // `take` is a power of two: a shift, not a division (which would
-        // leave a divide-by-zero panic path in the PTX).
-        let takes = ((units + self.take - 1) >> self.take.trailing_zeros()) + warps;
-        if thread_idx_x().is_multiple_of(32) && last_take == (takes - 1) * self.take {
+    unsafe fn finish(self) {
+        sync_threads();
+        let ticket = self.counter + size_of::<u64>() as u64;
+        if thread_idx_x() == 0 && device::atomic_add_acq_rel_gpu_u32(ticket, 1) == grid_dim_x() - 1 {
             device::store_relaxed_gpu_u64(self.counter, 0);
+            device::store_relaxed_gpu_u32(ticket, 0);
         }
     }
 }

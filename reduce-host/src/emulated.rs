@@ -309,8 +309,9 @@ impl Emulator {
             return Ok((Vec::new(), 0));
         }
         let mut partials = vec![POISON_WORD; shape.launch.blocks as usize * PARTIAL_SLOT_WORDS];
-        // 8-byte aligned, at least two words: the balanced kernels' counter.
-        let mut ticket_words = vec![0u64; segments.div_ceil(2)];
+        // 8-byte aligned, at least four words: the balanced kernels' counter
+        // and ticket.
+        let mut ticket_words = vec![0u64; segments.div_ceil(2).max(2)];
         // SAFETY: the `u64`s' bytes, as `u32`s (same size, looser alignment).
         let tickets =
             unsafe { std::slice::from_raw_parts_mut(ticket_words.as_mut_ptr() as *mut u32, 2 * ticket_words.len()) };

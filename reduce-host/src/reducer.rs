@@ -69,8 +69,9 @@ pub(crate) struct Workspace {
     /// The production kernels' ticket: zero between launches.
     ticket: DeviceBuffer<u32>,
     /// The segmented kernels' tickets, one per segment split over several
-    /// blocks (at most one per block of the largest grid), whose first two
-    /// words are the balanced kernels' `u64` counter: zero between launches.
+    /// blocks (at most one per block of the largest grid), whose first three
+    /// words are the balanced kernels' `u64` counter and ticket: zero
+    /// between launches.
     segment_tickets: DeviceBuffer<u32>,
     /// The ladder's per-block results; grown on demand, never shrunk.
     ladder_scratch: Option<DeviceBuffer<u64>>,
@@ -127,7 +128,7 @@ impl Reducer {
                     partials: DeviceBuffer::zeroed(self.kernels.max_grid() as usize * PARTIAL_SLOT_WORDS)?,
                     // Zero once: every launch leaves the tickets at zero again.
                     ticket: DeviceBuffer::zeroed(1)?,
-                    segment_tickets: DeviceBuffer::zeroed(self.kernels.max_grid().max(2) as usize)?,
+                    segment_tickets: DeviceBuffer::zeroed(self.kernels.max_grid().max(4) as usize)?,
                     ladder_scratch: None,
                 });
                 self.workspaces.len() - 1
