@@ -238,7 +238,6 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
         counter,
         take: plan.segments_per_take as u64,
         handed_out_first: warps * plan.segments_per_take as u64,
-        units: segments.count,
     };
     // Every lane of a warp sees the same `first`, so the warp's shuffles
     // below are reached by all its lanes. Each warp's first take is fixed
@@ -273,10 +272,8 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
 /// change how it is reduced, so results stay the same on every run.
 ///
 /// Each warp's first take is fixed; the later ones come from a counter,
-/// which takes `handed_out_first` on from there. A warp reads the counter
-/// before it adds to it once it has seen the end near, so that the warps do
-/// not all end at the counter's one address at once (one atomic each). The
-/// last block to finish resets the counter for the next launch.
+/// which counts on from the fixed takes. The last block to finish resets
+/// the counter for the next launch.
 #[derive(Clone, Copy)]
 struct UnitQueue {
     /// Global address of the `u64` counter, followed by a `u32` ticket of
@@ -286,13 +283,11 @@ struct UnitQueue {
     take: u64,
     /// Segments in the warps' fixed first takes.
     handed_out_first: u64,
-    /// Segments in all.
-    units: u64,
 }
 
 impl UnitQueue {
-    /// The first of the next `take` segments, in every lane of the warp; at
-    /// least `units` when none are left.
+    /// The first of the next `take` segments, in every lane of the warp (at
+    /// least the segment count when none are left).
     ///
     /// # Safety
     /// All 32 lanes of the warp call it together; `counter` is writable.
@@ -300,12 +295,7 @@ impl UnitQueue {
     unsafe fn take(self) -> u64 {
         let mut first = 0;
         if thread_idx_x().is_multiple_of(32) {
-            let seen = self.handed_out_first + device::load_relaxed_gpu_u64(self.counter);
-            first = if seen >= self.units {
-                seen
-            } else {
-                self.handed_out_first + device::atomic_add_relaxed_gpu_u64(self.counter, self.take)
-            };
+            first = self.handed_out_first + device::atomic_add_relaxed_gpu_u64(self.counter, self.take);
         }
         warp::broadcast_from_lane_0(first)
     }

@@ -302,7 +302,7 @@ impl Emulator {
         op: Op,
     ) -> Result<(Vec<T>, u32)> {
         let shape = self.segmented_launch_shape::<T>(segments, values.len());
-        let balanced = kernels::balances_segments(shape, offsets.is_some());
+        let balanced = kernels::balances_segments(shape, segments, offsets.is_some());
         let name = kernels::segmented_kernel_name(op, T::TYPE, balanced)?;
         let kernel = segmented_kernel::<T::Kernel>(op, balanced);
         if segments == 0 {

@@ -253,7 +253,7 @@ impl Kernels {
         let index = kernel_index(op, T::TYPE)?;
         let [(fixed_order, grid_cap), (balanced, _)] = self.loaded_segmented[index];
         let shape = segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap);
-        let kernel = if balances_segments(shape, offsets) {
+        let kernel = if balances_segments(shape, segments, offsets) {
             balanced
         } else {
             fixed_order
@@ -354,6 +354,15 @@ const MIN_SEGMENT_LANES: u64 = 4;
 /// 128 KiB lost most of the gain on random lengths (a coarser balance).
 const TAKE_BYTES: u64 = 32 << 10;
 
+/// The fewest takes each warp should get from the balanced kernels: fewer
+/// segments per take where there are not that many, and the fixed-order
+/// kernel where even takes of one round would leave fewer. (With too few
+/// segments, a warp's take would hold several rounds of segments that other
+/// warps could read at the same time: on the H200, random f32 segments of
+/// mean 1000 in 64 MiB, 2 takes of 4 rounds per warp, took 1.24× as long
+/// as in the fixed order.)
+const MIN_TAKES_PER_WARP: u64 = 4;
+
 /// The most segments a warp takes at a time (they must fit the plan's 16 bits).
 const MAX_SEGMENTS_PER_TAKE: u64 = 1 << 15;
 
@@ -402,7 +411,10 @@ pub(crate) fn segmented_shape(
     };
     let teams_per_warp = (32 / team_threads).max(1) as u64;
     let average_bytes = (average * element_bytes as u64).max(1);
-    let segments_per_take = floor_power_of_two(TAKE_BYTES / average_bytes).clamp(teams_per_warp, MAX_SEGMENTS_PER_TAKE);
+    let warps = blocks * (block / 32) as u64;
+    let segments_per_take = floor_power_of_two(TAKE_BYTES / average_bytes)
+        .min(floor_power_of_two(segments / (warps * MIN_TAKES_PER_WARP)))
+        .clamp(teams_per_warp, MAX_SEGMENTS_PER_TAKE);
     SegmentedShape {
         team_threads,
         blocks_per_segment,
@@ -448,11 +460,16 @@ pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, balanced: bool
 /// (teams of 4) 2–3% slower.
 const BALANCED_MIN_LANES: u32 = 16;
 
-/// Whether a segmented launch of `shape` uses the balanced entry point:
-/// segments given by offsets (rows are all one length), each reduced by one
-/// team of [`BALANCED_MIN_LANES`] to 32 lanes.
-pub(crate) fn balances_segments(shape: SegmentedShape, offsets: bool) -> bool {
-    offsets && (BALANCED_MIN_LANES..=32).contains(&shape.team_threads) && shape.blocks_per_segment == 1
+/// Whether a segmented launch of `shape` over `segments` segments uses the
+/// balanced entry point: segments given by offsets (rows are all one
+/// length), each reduced by one team of [`BALANCED_MIN_LANES`] to 32 lanes,
+/// and at least [`MIN_TAKES_PER_WARP`] takes for each warp.
+pub(crate) fn balances_segments(shape: SegmentedShape, segments: usize, offsets: bool) -> bool {
+    let warps = shape.launch.blocks as u64 * (shape.launch.threads_per_block / 32) as u64;
+    offsets
+        && (BALANCED_MIN_LANES..=32).contains(&shape.team_threads)
+        && shape.blocks_per_segment == 1
+        && segments as u64 >= warps * shape.segments_per_take as u64 * MIN_TAKES_PER_WARP
 }
 
 /// The index in `WIDENED_KERNELS` of the kernel reducing `In` into `A` with
@@ -564,6 +581,11 @@ mod tests {
                 "f64, mean 1000: 4 rounds",
             ),
             (
+                (1 << 14, 1000 << 14, 4, true),
+                (16, 2, false),
+                "f32, mean 1000, 2^14 of them: too few to balance",
+            ),
+            (
                 (1 << 18, 1 << 28, 4, false),
                 (32, 8, false),
                 "rows: all one length, fixed order",
@@ -577,7 +599,11 @@ mod tests {
         ];
         for ((segments, len, bytes, offsets), expected, why) in cases {
             let s = segmented_shape(policy, segments, len, bytes, 264);
-            let got = (s.team_threads, s.segments_per_take, balances_segments(s, offsets));
+            let got = (
+                s.team_threads,
+                s.segments_per_take,
+                balances_segments(s, segments, offsets),
+            );
             assert_eq!(got, expected, "{why}");
             assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
         }

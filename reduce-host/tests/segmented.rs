@@ -23,8 +23,9 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
         // few vectors, some not.
         "dozen" => (pick(3000, 300), 0..=24),
         "short" => (pick(1000, 100), 0..=pick(200, 200)),
-        // Teams of a warp, which the balanced kernels hand out as warps finish.
-        "warps" => (pick(200, 12), warp_team..=2 * warp_team - 1),
+        // Teams of a warp, enough segments for the balanced kernels to hand
+        // them out to warps as they finish (4 takes per warp).
+        "warps" => (pick(20_000, 50), warp_team..=2 * warp_team - 1),
         "blocks" => (pick(300, 8), pick(10_000, 2500)..=pick(100_000, 4000)),
         "few long" => (pick(3, 2), pick(1_000_000, 3000)..=pick(3_000_000, 8000)),
         "uneven" => {
