@@ -22,8 +22,12 @@
 //! written too.
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
-//! layouts named (for profiling one of them); `REDUCE_BENCH_MAX_N=N` only
-//! the sizes up to `N` elements (for many quick rounds at small sizes).
+//! layouts named (for profiling one of them), and also the probe layouts it
+//! names, which are timed only then: `segments_fixed_<length>` (offsets of
+//! equal segments) and `segments_halves_<length>` (segments alternately
+//! empty and twice the length), for lengths 1000, 1024, 10000 and 16384.
+//! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
+//! quick rounds at small sizes).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
