@@ -65,7 +65,7 @@ pub trait Element: Copy {
 
 /// The operators some hardware reduces over a warp in one instruction
 /// ([`Element::warp_reduce_native`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum WarpOp {
     Sum,
     Max,

@@ -48,13 +48,18 @@ unsafe fn store<T: Element>(total: Option<T>, out: *mut T) {
 /// A segmented entry point: one result of `M` then `O` per segment of
 /// `input`, the segments given by `offsets` or, if `offsets` is null, rows of
 /// `row_len` elements; see [`segment::reduce`] and [`crate::abi::SegmentPlan`].
+/// With `BALANCED`, segments given by offsets and teams within a warp, the
+/// segments handed out to warps as they finish ([`segment::reduce_balanced`],
+/// whose counter and ticket are the first 12 bytes of `tickets`; `partials`
+/// is not used).
 ///
 /// # Safety
 /// The parameters are those [`crate::abi::SegmentPlan`] documents, as
-/// [`segment::reduce`] requires.
+/// [`segment::reduce`] (or, with `BALANCED`, [`segment::reduce_balanced`])
+/// requires.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, const BALANCED: bool>(
     input: *const T,
     len: u64,
     offsets: *const u64,
@@ -66,59 +71,21 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
     status: *mut u32,
     out: *mut T,
 ) {
-    segment::reduce::<T, M, O>(
-        device::to_global(input as u64),
-        segments_of(len, offsets, segments, row_len, status),
-        SegmentPlan::from_bits(plan),
-        device::to_global(partials as u64),
-        device::to_global(tickets as u64),
-        device::to_global(out as u64),
-    )
-}
-
-/// A balanced segmented entry point: as [`segmented`], for segments given
-/// by offsets and teams within a warp, the segments handed out to warps as
-/// they finish; see [`segment::reduce_balanced`]. Its counter and ticket
-/// are the first 12 bytes of `tickets`; `partials` is not used.
-///
-/// # Safety
-/// The parameters are those [`crate::abi::SegmentPlan`] documents, as
-/// [`segment::reduce_balanced`] requires (`offsets` not null, `tickets`
-/// 8-byte aligned with at least three zero words).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn segmented_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
-    input: *const T,
-    len: u64,
-    offsets: *const u64,
-    segments: u64,
-    row_len: u64,
-    plan: u64,
-    _partials: *mut u64,
-    tickets: *mut u32,
-    status: *mut u32,
-    out: *mut T,
-) {
-    segment::reduce_balanced::<T, M, O>(
-        device::to_global(input as u64),
-        segments_of(len, offsets, segments, row_len, status),
-        SegmentPlan::from_bits(plan),
-        device::to_global(tickets as u64),
-        device::to_global(out as u64),
-    )
-}
-
-/// The segments a segmented entry point's parameters describe.
-#[inline(always)]
-fn segments_of(len: u64, offsets: *const u64, segments: u64, row_len: u64, status: *mut u32) -> segment::Segments {
     // A null pointer means "none"; it must not go through `to_global`.
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
-    segment::Segments {
+    let segments = segment::Segments {
         offsets: global_or_zero(offsets as u64),
         row_len,
         count: segments,
         len,
         status: global_or_zero(status as u64),
+    };
+    let (input, plan) = (device::to_global(input as u64), SegmentPlan::from_bits(plan));
+    let (tickets, out) = (device::to_global(tickets as u64), device::to_global(out as u64));
+    if BALANCED {
+        segment::reduce_balanced::<T, M, O>(input, segments, plan, tickets, out)
+    } else {
+        segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials as u64), tickets, out)
     }
 }
 

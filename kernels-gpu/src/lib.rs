@@ -78,11 +78,10 @@ mod ptx_exports {
     for_each_reduce_kernel!(reduce_exports);
 
     macro_rules! segmented_exports {
-        ($prefix:literal, $entry:ident; $(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
+        ($prefix:literal, $balanced:literal; $(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
             const _: () = {
                 use crate::map::*;
-                /// Segmented entry point; see [`entry::segmented`] and
-                /// [`entry::segmented_balanced`].
+                /// Segmented entry point; see [`entry::segmented`].
                 #[export_name = concat!($prefix, stringify!($stem), "_", stringify!($t))]
                 pub unsafe extern "ptx-kernel" fn export(
                     input: *const $t,
@@ -98,7 +97,7 @@ mod ptx_exports {
                 ) {
                     // SAFETY: the host launches this with the parameters `abi` documents.
                     unsafe {
-                        entry::$entry::<$t, $map, $op>(
+                        entry::segmented::<$t, $map, $op, $balanced>(
                             input, len, offsets, segments, row_len, plan, partials, tickets, status, out,
                         )
                     }
@@ -109,10 +108,10 @@ mod ptx_exports {
     // Each reduction has two segmented entry points: segments in a fixed
     // order, and segments handed out as warps finish.
     macro_rules! fixed_order_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_", segmented; $($list)*); };
+        ($($list:tt)*) => { segmented_exports!("segmented_", false; $($list)*); };
     }
     macro_rules! balanced_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_balanced_", segmented_balanced; $($list)*); };
+        ($($list:tt)*) => { segmented_exports!("segmented_balanced_", true; $($list)*); };
     }
     for_each_reduce_kernel!(fixed_order_segmented_exports);
     for_each_reduce_kernel!(balanced_segmented_exports);

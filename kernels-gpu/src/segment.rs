@@ -201,7 +201,7 @@ unsafe fn accumulate_share<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEle
 
 /// The body of the balanced segmented entry points: what [`reduce`] does for
 /// segments given by offsets and teams of 2 to 32 lanes, one part each, but
-/// with the segments handed out to warps from a counter ([`UnitQueue`])
+/// with the segments handed out to warps from a counter ([`SegmentQueue`])
 /// instead of in a fixed order. Segments of random lengths then keep every
 /// warp busy to the end of the launch; with a fixed share, the launch waits
 /// for the warps that drew the longest. Its own entry points, as the
@@ -234,7 +234,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
     };
     let warps = grid_dim_x() as u64 * (block_dim_x() as u64 / 32);
     let warp = block_idx_x() as u64 * (block_dim_x() as u64 / 32) + thread_idx_x() as u64 / 32;
-    let queue = UnitQueue {
+    let queue = SegmentQueue {
         counter,
         take: plan.segments_per_take as u64,
         handed_out_first: warps * plan.segments_per_take as u64,
@@ -275,7 +275,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
 /// which counts on from the fixed takes. The last block to finish resets
 /// the counter for the next launch.
 #[derive(Clone, Copy)]
-struct UnitQueue {
+struct SegmentQueue {
     /// Global address of the `u64` counter, followed by a `u32` ticket of
     /// blocks that have finished: both zero at launch.
     counter: u64,
@@ -285,7 +285,7 @@ struct UnitQueue {
     handed_out_first: u64,
 }
 
-impl UnitQueue {
+impl SegmentQueue {
     /// The first of the next `take` segments, in every lane of the warp (at
     /// least the segment count when none are left).
     ///

@@ -675,8 +675,8 @@ macro_rules! production_kernel_table {
             use kernels_gpu::map::*;
             use kernels_gpu::op::*;
             match op {
-                $(Op::$op if balanced => entry::segmented_balanced::<T, $map, $operator>,)*
-                $(Op::$op => entry::segmented::<T, $map, $operator>,)*
+                $(Op::$op if balanced => entry::segmented::<T, $map, $operator, true>,)*
+                $(Op::$op => entry::segmented::<T, $map, $operator, false>,)*
             }
         }
     };
