@@ -607,6 +607,16 @@ mod tests {
             assert_eq!(got, expected, "{why}");
             assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
         }
+        // The segmented tests' "warps" case on the emulator (its default
+        // shape): 50 segments of about 1536 f32s take the balanced kernels.
+        let emulated = segmented_shape(
+            Policy::EMULATOR_DEFAULT,
+            50,
+            50 * 1536,
+            4,
+            crate::emulated::Emulator::DEFAULT_MAX_GRID,
+        );
+        assert!(balances_segments(emulated, 50, true));
     }
 
     #[test]
