@@ -454,10 +454,10 @@ pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, balanced: bool
 
 /// The fewest lanes per team for which segments given by offsets are handed
 /// out to warps as they finish (the balanced entry points) rather than in a
-/// fixed order. On the H200 (`BENCHMARKS.md`), the balanced kernels read
-/// random lengths of mean 1000 (teams of 16 `f32` lanes, 32 `f64`) 4–8%
-/// faster, and equal lengths 1–3% slower; random lengths of mean 100
-/// (teams of 4) 2–3% slower.
+/// fixed order. On the H200 (`BENCHMARKS.md`, 1 GiB), the balanced kernels
+/// read random lengths of mean 1000 (teams of 16 `f32` lanes, 32 `f64`)
+/// 5–8% faster, and equal lengths through offsets 2–3.5% slower; in a probe,
+/// random lengths of mean 100 (teams of 4) 2.5% slower.
 const BALANCED_MIN_LANES: u32 = 16;
 
 /// Whether a segmented launch of `shape` over `segments` segments uses the
