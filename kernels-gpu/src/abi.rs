@@ -61,8 +61,9 @@ pub struct SegmentPlan {
     /// Parts per segment, each a block's work: at least 1; above 1 only when
     /// `team_threads` is the block size.
     pub blocks_per_segment: u32,
-    /// Segments a warp takes at a time in the balanced entry points: a power
-    /// of two, at least the teams of a warp, below 2^16 (the others ignore it).
+    /// Segments a warp (or, for teams of several warps, a block) takes at a
+    /// time in the balanced entry points: a power of two, a multiple of its
+    /// teams, below 2^16 (the others ignore it).
     pub segments_per_take: u32,
 }
 

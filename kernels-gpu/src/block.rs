@@ -113,17 +113,38 @@ unsafe fn load_slot<A: Accumulator>(slot: *const [u64; 2]) -> A {
 ///
 /// Also a barrier: every thread's earlier shared-memory accesses are done
 /// when any thread returns. Before a second call, every thread must pass
-/// another barrier (the flag slot is not guarded against being overwritten
-/// while a slow thread still reads it).
+/// another barrier, as [`post_from_thread_0`] says.
 ///
 /// # Safety
 /// Every thread of the block must call it together.
 #[inline(always)]
 pub unsafe fn broadcast_from_thread_0(flag: bool) -> bool {
-    let slot = device::block_flag();
     if thread_idx_x() == 0 {
-        device::store_shared(slot, flag as u32);
+        post_from_thread_0(flag as u64);
     }
     sync_threads();
-    device::load_shared(slot) != 0
+    read_posted() != 0
+}
+
+/// Thread 0's half of sharing `value` with the block, in two steps so that
+/// the barrier between them can be one the block passes anyway (a block
+/// reduction's): thread 0 posts the value, then every thread, past a
+/// barrier, reads it with [`read_posted`]. Before thread 0 posts again,
+/// every thread must pass another barrier after its read (the block has one
+/// word for this, shared with [`broadcast_from_thread_0`]).
+///
+/// # Safety
+/// Called by thread 0 only; the rules above hold.
+#[inline(always)]
+pub unsafe fn post_from_thread_0(value: u64) {
+    device::store_shared(device::block_word(), value);
+}
+
+/// The value thread 0 last posted with [`post_from_thread_0`].
+///
+/// # Safety
+/// A barrier separates the post from this read, as [`post_from_thread_0`] says.
+#[inline(always)]
+pub unsafe fn read_posted() -> u64 {
+    device::load_shared(device::block_word())
 }

@@ -124,10 +124,10 @@ pub enum SharedAccess {
 /// The shared arrays of the device module.
 #[derive(Clone, Copy, Debug)]
 pub enum SharedArray {
-    /// 32 slots of 8 bytes, one per warp.
+    /// 32 slots of 16 bytes, one per warp.
     WarpSlots,
-    /// One 4-byte flag.
-    BlockFlag,
+    /// One 8-byte word.
+    BlockWord,
     /// The dynamic shared array, sized at launch.
     Dynamic,
 }
@@ -403,7 +403,7 @@ struct Launch {
     kernel: String,
     block_threads: u32,
     buffers: Vec<Buffer>,
-    /// The warp slots, the block flag and the dynamic array, in [`SharedArray`] order.
+    /// The warp slots, the block word and the dynamic array, in [`SharedArray`] order.
     shared: [ShadowArray; 3],
     state: Mutex<State>,
     /// Barrier completions and block ends.
@@ -424,7 +424,7 @@ impl Launch {
             buffers: config.buffers.to_vec(),
             shared: [
                 ShadowArray::new("warp-slot scratch", WARP_SLOT_BYTES),
-                ShadowArray::new("block flag", 4),
+                ShadowArray::new("block word", 8),
                 ShadowArray::new("dynamic shared array", config.dynamic_shared_bytes as usize),
             ],
             state: Mutex::new(State {
@@ -436,7 +436,7 @@ impl Launch {
                 blocks_done: 0,
                 fault: None,
                 start: None,
-                shared_history: [WARP_SLOT_BYTES, 4, config.dynamic_shared_bytes as usize]
+                shared_history: [WARP_SLOT_BYTES, 8, config.dynamic_shared_bytes as usize]
                     .map(|bytes| vec![WordHistory::UNTOUCHED; bytes.div_ceil(4)]),
             }),
             block_event: Condvar::new(),

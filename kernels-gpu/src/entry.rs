@@ -48,8 +48,9 @@ unsafe fn store<T: Element>(total: Option<T>, out: *mut T) {
 /// A segmented entry point: one result of `M` then `O` per segment of
 /// `input`, the segments given by `offsets` or, if `offsets` is null, rows of
 /// `row_len` elements; see [`segment::reduce`] and [`crate::abi::SegmentPlan`].
-/// With `BALANCED`, segments given by offsets and teams within a warp, the
-/// segments handed out to warps as they finish ([`segment::reduce_balanced`],
+/// With `BALANCED`, segments given by offsets and teams of at least 2
+/// threads, the segments handed out to warps (or blocks) as they finish
+/// ([`segment::reduce_balanced`],
 /// whose counter and ticket are the first 12 bytes of `tickets`; `partials`
 /// is not used).
 ///

@@ -18,9 +18,10 @@
 //!   to finish combines in index order, with a ticket per segment, as
 //!   [`crate::grid`] does for a whole input.
 //!
-//! Teams take units in rounds, grid-stride; segments given by offsets and
-//! teams of a warp's lanes have their own entry points, which hand the
-//! segments out to warps from a counter instead ([`reduce_balanced`]). Within
+//! Teams take units in rounds, grid-stride; segments given by offsets
+//! reduced by teams of at least 2 threads, one part each, have their own
+//! entry points, which hand the segments out to warps (or, for teams of
+//! several warps, to blocks) from a counter instead ([`reduce_balanced`]). Within
 //! a unit the threads of the team read as [`thread::accumulate`] reads a
 //! whole input (16-byte vectors, head and tail peeled, since a segment may
 //! start anywhere). The host picks the plan from the average segment length;
@@ -200,20 +201,21 @@ unsafe fn accumulate_share<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEle
 }
 
 /// The body of the balanced segmented entry points: what [`reduce`] does for
-/// segments given by offsets and teams of 2 to 32 lanes, one part each, but
-/// with the segments handed out to warps from a counter ([`SegmentQueue`])
-/// instead of in a fixed order. Segments of random lengths then keep every
-/// warp busy to the end of the launch; with a fixed share, the launch waits
-/// for the warps that drew the longest. Its own entry points, as the
-/// counter's registers made every path of [`reduce`] spill (H200,
-/// `BENCHMARKS.md`).
+/// segments given by offsets, one part each, but with the segments handed
+/// out from a counter ([`SegmentQueue`]) instead of in a fixed order: to
+/// warps where a team is 2 to 32 lanes, to blocks where it is larger.
+/// Segments of random lengths then keep every warp (or block) busy to the
+/// end of the launch; with a fixed share, the launch waits for those that
+/// drew the longest. Its own entry points, as the counter's registers made
+/// every path of [`reduce`] spill (H200, `BENCHMARKS.md`).
 ///
 /// # Safety
-/// As [`reduce`], with `segments.offsets` not 0, `plan.team_threads` from 2
-/// to 32, `plan.blocks_per_segment` 1, `plan.segments_per_take` a power of
-/// two of at least `32 / plan.team_threads`, and `counter` the global address of
-/// 12 writable, 8-byte-aligned bytes that are zero, used by no other launch
-/// at the same time (the launch leaves them at zero).
+/// As [`reduce`], with `segments.offsets` not 0, `plan.team_threads` at
+/// least 2, `plan.blocks_per_segment` 1, `plan.segments_per_take` a power of
+/// two and a multiple of the teams of a taker (a warp's, or for larger teams
+/// the block's, so then the block size is a power of two), and `counter` the global address of 12 writable,
+/// 8-byte-aligned bytes that are zero, used by no other launch at the same
+/// time (the launch leaves them at zero).
 #[inline(always)]
 pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     input: u64,
@@ -223,57 +225,86 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
     out: u64,
 ) {
     let element = size_of::<T>() as u64;
-    let team_shift = plan.team_threads.trailing_zeros();
-    let lane = thread_idx_x() as u64 % 32;
-    let teams_per_warp = 32 >> team_shift;
+    let team_threads = plan.team_threads as u64;
+    let team_shift = team_threads.trailing_zeros();
+    let block_takes = team_threads > 32;
+    // The taker: this thread's warp, or for teams of several warps its block.
+    let (taker_threads, takers, taker) = if block_takes {
+        (block_dim_x() as u64, grid_dim_x() as u64, block_idx_x() as u64)
+    } else {
+        let warps_per_block = block_dim_x() as u64 / 32;
+        (
+            32,
+            grid_dim_x() as u64 * warps_per_block,
+            block_idx_x() as u64 * warps_per_block + thread_idx_x() as u64 / 32,
+        )
+    };
+    let thread_in_taker = if block_takes {
+        thread_idx_x() as u64
+    } else {
+        thread_idx_x() as u64 % 32
+    };
+    let teams_per_taker = taker_threads >> team_shift;
     let team = Team {
         worker: 0,
         workers: 1,
-        threads: plan.team_threads as u64,
-        thread: lane & (plan.team_threads as u64 - 1),
+        threads: team_threads,
+        thread: thread_in_taker & (team_threads - 1),
     };
-    let warps = grid_dim_x() as u64 * (block_dim_x() as u64 / 32);
-    let warp = block_idx_x() as u64 * (block_dim_x() as u64 / 32) + thread_idx_x() as u64 / 32;
     let queue = SegmentQueue {
         counter,
         take: plan.segments_per_take as u64,
-        handed_out_first: warps * plan.segments_per_take as u64,
+        handed_out_first: takers * plan.segments_per_take as u64,
+        block_takes,
     };
-    // Every lane of a warp sees the same `first`, so the warp's shuffles
-    // below are reached by all its lanes. Each warp's first take is fixed
-    // (the warp's index), so that the launch does not start with every warp
-    // at the counter at once.
-    let mut first = warp * queue.take;
+    // Every thread of a taker sees the same `first`, so the taker's
+    // shuffles (or the block's barriers) below are reached by all. Each
+    // taker's first take is fixed (its index), so that the launch does not
+    // start with every taker at the counter at once.
+    let mut first = taker * queue.take;
     while first < segments.count {
-        // A warp's rounds run through its take; the next take is made at the
-        // start of the last round, so that the counter's latency overlaps
-        // that round's loads.
-        let next = if (first + teams_per_warp) & (queue.take - 1) == 0 {
-            queue.take()
-        } else {
-            first + teams_per_warp
-        };
-        let segment = first + (lane >> team_shift);
+        // A taker's rounds run through its take. The next take is reserved
+        // at the start of the last round and received after the round's
+        // loads, so that the counter's latency overlaps them.
+        let last_round = (first + teams_per_taker) & (queue.take - 1) == 0;
+        let reserved = if last_round { queue.reserve() } else { 0 };
+        let segment = first + (thread_in_taker >> team_shift);
         let mut acc = O::identity();
         if segment < segments.count {
             acc = accumulate_share::<T, M, O>(input, &segments, segment, team);
         }
-        let total = warp::reduce_groups::<T, O>(acc, plan.team_threads);
+        if last_round {
+            queue.post(reserved);
+        }
+        let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
+        first = if last_round {
+            queue.receive(reserved)
+        } else {
+            first + teams_per_taker
+        };
         if team.thread == 0 && segment < segments.count {
             thread::store_element(out + segment * element, total);
         }
-        first = next;
+        if block_takes {
+            // The next round's block reduction and take reuse the shared slots.
+            sync_threads();
+        }
     }
     queue.finish();
 }
 
-/// Segments handed out to the warps of a launch `take` at a time, each
-/// warp taking until none are left. Which warp reduces a segment does not
-/// change how it is reduced, so results stay the same on every run.
+/// Segments handed out to the takers of a launch (its warps, or its blocks)
+/// `take` at a time, each taker taking until none are left. Which taker
+/// reduces a segment does not change how it is reduced, so results stay the
+/// same on every run.
 ///
-/// Each warp's first take is fixed; the later ones come from a counter,
-/// which counts on from the fixed takes. The last block to finish resets
-/// the counter for the next launch.
+/// Each taker's first take is fixed; the later ones come from a counter,
+/// which counts on from the fixed takes. The taker's first thread reserves
+/// a take ([`SegmentQueue::reserve`]), and every thread of the taker
+/// receives it ([`SegmentQueue::receive`]): from the first lane through a
+/// shuffle, or from thread 0 through shared memory, posted
+/// ([`SegmentQueue::post`]) before a barrier of the block. The last block to
+/// finish resets the counter for the next launch.
 #[derive(Clone, Copy)]
 struct SegmentQueue {
     /// Global address of the `u64` counter, followed by a `u32` ticket of
@@ -281,23 +312,62 @@ struct SegmentQueue {
     counter: u64,
     /// Segments per take: a power of two.
     take: u64,
-    /// Segments in the warps' fixed first takes.
+    /// Segments in the takers' fixed first takes.
     handed_out_first: u64,
+    /// Whether blocks take (else warps).
+    block_takes: bool,
 }
 
 impl SegmentQueue {
-    /// The first of the next `take` segments, in every lane of the warp (at
-    /// least the segment count when none are left).
+    /// Whether this thread is its taker's first.
+    #[inline(always)]
+    fn takes(self) -> bool {
+        if self.block_takes {
+            thread_idx_x() == 0
+        } else {
+            thread_idx_x().is_multiple_of(32)
+        }
+    }
+
+    /// In the taker's first thread, the first of the next `take` segments
+    /// (at least the segment count when none are left); 0 in the others.
     ///
     /// # Safety
-    /// All 32 lanes of the warp call it together; `counter` is writable.
+    /// `counter` is writable.
     #[inline(always)]
-    unsafe fn take(self) -> u64 {
-        let mut first = 0;
-        if thread_idx_x().is_multiple_of(32) {
-            first = self.handed_out_first + device::atomic_add_relaxed_gpu_u64(self.counter, self.take);
+    unsafe fn reserve(self) -> u64 {
+        if self.takes() {
+            self.handed_out_first + device::atomic_add_relaxed_gpu_u64(self.counter, self.take)
+        } else {
+            0
         }
-        warp::broadcast_from_lane_0(first)
+    }
+
+    /// Where blocks take, thread 0 posts its `reserved` take for the block.
+    ///
+    /// # Safety
+    /// Every thread of the taker calls it together, then passes a barrier
+    /// of the block before [`SegmentQueue::receive`]; as
+    /// [`block::post_from_thread_0`].
+    #[inline(always)]
+    unsafe fn post(self, reserved: u64) {
+        if self.block_takes && self.takes() {
+            block::post_from_thread_0(reserved);
+        }
+    }
+
+    /// The take the taker's first thread reserved, in every thread of the taker.
+    ///
+    /// # Safety
+    /// Every thread of the taker calls it together, after
+    /// [`SegmentQueue::post`] and a barrier.
+    #[inline(always)]
+    unsafe fn receive(self, reserved: u64) -> u64 {
+        if self.block_takes {
+            block::read_posted()
+        } else {
+            warp::broadcast_from_lane_0(reserved)
+        }
     }
 
     /// Counts this block as finished; the last block resets the counter and

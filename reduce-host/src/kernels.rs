@@ -315,10 +315,11 @@ pub struct SegmentedShape {
     /// Blocks that share one segment, each reducing a part of it: above 1
     /// only for few segments, each longer than one block's tile.
     pub blocks_per_segment: u32,
-    /// Segments a warp takes at a time where segments given by offsets are
-    /// handed out to warps as they finish (teams of 16 to 32 lanes; see the
-    /// [`segmented`](crate::segmented) module): about 32 KiB of an average
-    /// segment's elements, at least a warp's teams.
+    /// Segments a warp (or, for teams of several warps, a block) takes at a
+    /// time where segments given by offsets are handed out as they finish
+    /// (teams of at least 16 lanes; see the [`segmented`](crate::segmented)
+    /// module): about 32 KiB of an average segment's elements, at least the
+    /// taker's teams.
     pub segments_per_take: u32,
     /// The grid and block size.
     pub launch: LaunchShape,
@@ -354,14 +355,14 @@ const MIN_SEGMENT_LANES: u64 = 4;
 /// 128 KiB lost most of the gain on random lengths (a coarser balance).
 const TAKE_BYTES: u64 = 32 << 10;
 
-/// The fewest takes each warp should get from the balanced kernels: fewer
-/// segments per take where there are not that many, and the fixed-order
-/// kernel where even takes of one round would leave fewer. (With too few
-/// segments, a warp's take would hold several rounds of segments that other
-/// warps could read at the same time: on the H200, random f32 segments of
-/// mean 1000 in 64 MiB, 2 takes of 4 rounds per warp, took 1.24× as long
-/// as in the fixed order.)
-const MIN_TAKES_PER_WARP: u64 = 4;
+/// The fewest takes each taker (warp, or block: [`takers`]) should get from
+/// the balanced kernels: fewer segments per take where there are not that
+/// many, and the fixed-order kernel where even takes of one round would leave
+/// fewer. (With too few segments, a warp's take would hold several rounds of
+/// segments that other warps could read at the same time: on the H200,
+/// random f32 segments of mean 1000 in 64 MiB, 2 takes of 4 rounds per warp,
+/// took 1.24× as long as in the fixed order.)
+const MIN_TAKES_PER_TAKER: u64 = 4;
 
 /// The most segments a warp takes at a time (they must fit the plan's 16 bits).
 const MAX_SEGMENTS_PER_TAKE: u64 = 1 << 15;
@@ -409,20 +410,33 @@ pub(crate) fn segmented_shape(
         let teams_per_block = (block / team_threads) as u64;
         segments.div_ceil(teams_per_block).min(grid_cap as u64)
     };
-    let teams_per_warp = (32 / team_threads).max(1) as u64;
+    let launch = LaunchShape {
+        blocks: blocks as u32,
+        threads_per_block: block,
+    };
+    let (takers, teams_per_taker) = takers(launch, team_threads);
     let average_bytes = (average * element_bytes as u64).max(1);
-    let warps = blocks * (block / 32) as u64;
     let segments_per_take = floor_power_of_two(TAKE_BYTES / average_bytes)
-        .min(floor_power_of_two(segments / (warps * MIN_TAKES_PER_WARP)))
-        .clamp(teams_per_warp, MAX_SEGMENTS_PER_TAKE);
+        .min(floor_power_of_two(segments / (takers * MIN_TAKES_PER_TAKER)))
+        .clamp(teams_per_taker, MAX_SEGMENTS_PER_TAKE);
     SegmentedShape {
         team_threads,
         blocks_per_segment,
         segments_per_take: segments_per_take as u32,
-        launch: LaunchShape {
-            blocks: blocks as u32,
-            threads_per_block: block,
-        },
+        launch,
+    }
+}
+
+/// Who takes segments from the balanced kernels' counter in `launch` with
+/// teams of `team_threads`, as `(takers, teams per taker)`: each warp, or
+/// each block where a team is several warps.
+fn takers(launch: LaunchShape, team_threads: u32) -> (u64, u64) {
+    let blocks = launch.blocks as u64;
+    let block = launch.threads_per_block;
+    if team_threads > 32 {
+        (blocks, (block / team_threads) as u64)
+    } else {
+        (blocks * (block / 32) as u64, (32 / team_threads).max(1) as u64)
     }
 }
 
@@ -462,14 +476,17 @@ const BALANCED_MIN_LANES: u32 = 16;
 
 /// Whether a segmented launch of `shape` over `segments` segments uses the
 /// balanced entry point: segments given by offsets (rows are all one
-/// length), each reduced by one team of [`BALANCED_MIN_LANES`] to 32 lanes,
-/// and at least [`MIN_TAKES_PER_WARP`] takes for each warp.
+/// length), each reduced by one team of at least [`BALANCED_MIN_LANES`]
+/// lanes, at least [`MIN_TAKES_PER_TAKER`] takes for each taker, and, where
+/// blocks take, teams of the block a power of two (a take is a power of two
+/// of segments, a multiple of them).
 pub(crate) fn balances_segments(shape: SegmentedShape, segments: usize, offsets: bool) -> bool {
-    let warps = shape.launch.blocks as u64 * (shape.launch.threads_per_block / 32) as u64;
+    let (takers, teams_per_taker) = takers(shape.launch, shape.team_threads);
     offsets
-        && (BALANCED_MIN_LANES..=32).contains(&shape.team_threads)
+        && shape.team_threads >= BALANCED_MIN_LANES
         && shape.blocks_per_segment == 1
-        && segments as u64 >= warps * shape.segments_per_take as u64 * MIN_TAKES_PER_WARP
+        && teams_per_taker.is_power_of_two()
+        && segments as u64 >= takers * shape.segments_per_take as u64 * MIN_TAKES_PER_TAKER
 }
 
 /// The index in `WIDENED_KERNELS` of the kernel reducing `In` into `A` with
@@ -593,8 +610,18 @@ mod tests {
             ((1 << 22, 100 << 22, 4, true), (4, 64, false), "teams of 4: fixed order"),
             (
                 (1 << 14, 10_000 << 14, 4, true),
-                (256, 1, false),
-                "teams of warps: fixed order",
+                (256, 2, true),
+                "f32, mean 10^4: teams of 8 warps, 2 a block, blocks take",
+            ),
+            (
+                (1 << 14, 10_000 << 14, 8, true),
+                (512, 1, true),
+                "f64, mean 10^4: a block each",
+            ),
+            (
+                (1 << 10, 10_000 << 10, 4, true),
+                (256, 2, false),
+                "f32, mean 10^4, 2^10 of them: too few to balance",
             ),
         ];
         for ((segments, len, bytes, offsets), expected, why) in cases {
@@ -607,16 +634,21 @@ mod tests {
             assert_eq!(got, expected, "{why}");
             assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
         }
-        // The segmented tests' "warps" case on the emulator (its default
-        // shape): 50 segments of about 1536 f32s take the balanced kernels.
-        let emulated = segmented_shape(
-            Policy::EMULATOR_DEFAULT,
-            50,
-            50 * 1536,
-            4,
-            crate::emulated::Emulator::DEFAULT_MAX_GRID,
-        );
-        assert!(balances_segments(emulated, 50, true));
+        // The segmented tests' "warps" and "many blocks" cases on the
+        // emulator (its default shape): 50 segments of about 1536 f32s, and
+        // 30 of about 3250 (teams of the 64-thread block), take the balanced
+        // kernels.
+        for (segments, average, team) in [(50, 1536, 32), (30, 3250, 64)] {
+            let emulated = segmented_shape(
+                Policy::EMULATOR_DEFAULT,
+                segments,
+                segments * average,
+                4,
+                crate::emulated::Emulator::DEFAULT_MAX_GRID,
+            );
+            assert_eq!(emulated.team_threads, team);
+            assert!(balances_segments(emulated, segments, true));
+        }
     }
 
     #[test]

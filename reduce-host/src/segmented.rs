@@ -56,13 +56,13 @@
 //! four 16-byte loads of an average segment; the grid is sized as for
 //! whole-input reductions. The choice follows the *average* segment length:
 //! a few very long segments among many short ones are read by teams sized for
-//! the short ones. Segments given by offsets and read by teams of 16 to 32
-//! lanes, enough of them for at least 4 takes per warp, are handed out to
-//! warps as they finish, about 32 KiB of segments at a time from a counter
-//! in the reducer's workspace, rather than in a fixed order: with random
-//! lengths, a fixed share leaves the GPU waiting at the end for the warps
-//! that drew the longest. Which warp reduces a segment does not change its
-//! result. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
+//! the short ones. Segments given by offsets and read by teams of at least
+//! 16 lanes, enough of them for at least 4 takes per taker, are handed out
+//! to warps (for teams of several warps, to blocks) as they finish, about
+//! 32 KiB of segments at a time from a counter in the reducer's workspace,
+//! rather than in a fixed order: with random lengths, a fixed share leaves
+//! the GPU waiting at the end for the warps that drew the longest. Which
+//! warp or block reduces a segment does not change its result. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
 //! aligned matrix are read a 16-byte vector of whole rows at a time, as a
 //! whole-input reduction reads; rows of one element are then a copy (through
 //! the op), bound by the GPU's read-and-write bandwidth.

@@ -27,6 +27,9 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
         // them out to warps as they finish (4 takes per warp).
         "warps" => (pick(20_000, 50), warp_team..=2 * warp_team - 1),
         "blocks" => (pick(300, 8), pick(10_000, 2500)..=pick(100_000, 4000)),
+        // Teams of several warps (a block on the emulator), enough segments
+        // for the balanced kernels to hand them out to blocks (4 takes per block).
+        "many blocks" => (pick(2200, 30), pick(8192, 2500)..=pick(12_287, 4000)),
         "few long" => (pick(3, 2), pick(1_000_000, 3000)..=pick(3_000_000, 8000)),
         "uneven" => {
             // Single-thread teams (about 77 bytes on average), but one
@@ -55,8 +58,16 @@ fn lengths(rng: &mut StdRng, kind: &str, emulator: bool, element_bytes: usize) -
     (0..count).map(|_| rng.gen_range(range.clone())).collect()
 }
 
-const KINDS: [&str; 8] = [
-    "tiny", "dozen", "uneven", "short", "warps", "blocks", "few long", "mixed",
+const KINDS: [&str; 9] = [
+    "tiny",
+    "dozen",
+    "uneven",
+    "short",
+    "warps",
+    "blocks",
+    "many blocks",
+    "few long",
+    "mixed",
 ];
 
 /// Every op over random segments of every kind, with a gap before the first

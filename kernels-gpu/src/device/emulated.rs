@@ -258,10 +258,11 @@ pub fn warp_slots() -> *mut [u64; 2] {
     emulator::shared_array(SharedArray::WarpSlots) as *mut [u64; 2]
 }
 
-/// This block's one-word flag in shared memory.
+/// This block's one 8-byte word in shared memory (for values that thread 0
+/// shares with the block).
 #[inline(always)]
-pub fn block_flag() -> *mut u32 {
-    emulator::shared_array(SharedArray::BlockFlag) as *mut u32
+pub fn block_word() -> *mut u64 {
+    emulator::shared_array(SharedArray::BlockWord) as *mut u64
 }
 
 /// The dynamic shared array (its size is set at launch).

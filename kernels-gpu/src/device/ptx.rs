@@ -5,7 +5,7 @@ use core::arch::{asm, global_asm, nvptx};
 // Per-block scratch for the block-wide collectives: one 16-byte slot per warp
 // (at most 32 warps in a 1024-thread block) and one flag word.
 global_asm!(".shared .align 16 .b8 reduce_warp_slots[512];");
-global_asm!(".shared .align 4 .b8 reduce_block_flag[4];");
+global_asm!(".shared .align 8 .b8 reduce_block_word[8];");
 // The ladder's shared array, sized by the host at launch (dynamic shared memory).
 global_asm!(".extern .shared .align 16 .b8 ladder_shared[];");
 
@@ -342,19 +342,20 @@ pub fn warp_slots() -> *mut [u64; 2] {
     address as *mut [u64; 2]
 }
 
-/// Generic address of this block's one-word flag in shared memory.
+/// Generic address of this block's one 8-byte word in shared memory (for
+/// values that thread 0 shares with the block).
 #[inline(always)]
-pub fn block_flag() -> *mut u32 {
+pub fn block_word() -> *mut u64 {
     let address: u64;
     // SAFETY: takes the address of a module-scope `.shared` word.
     unsafe {
         asm!(
-            "cvta.shared.u64 {a}, reduce_block_flag;",
+            "cvta.shared.u64 {a}, reduce_block_word;",
             a = out(reg64) address,
             options(pure, nomem, nostack, preserves_flags),
         );
     }
-    address as *mut u32
+    address as *mut u64
 }
 
 /// Generic address of the dynamic shared array (its size is set at launch).
