@@ -30,6 +30,33 @@ pub const PARTIAL_SLOT_BYTES: u64 = 16;
 /// is out of order or past the input's end (it is never cleared by a kernel).
 pub const SEGMENTS_INVALID: u32 = 1;
 
+/// How a segmented launch hands out its segments. Each schedule has its own
+/// entry points, as its bookkeeping costs registers that the others' paths
+/// would pay for (a kernel's registers are those of its worst path); the
+/// entry function takes it as a const parameter (`as u8`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SegmentSchedule {
+    /// Teams take units in rounds, grid-stride: `segmented_<stem>_<type>`.
+    FixedOrder,
+    /// Warps take segments from a counter as they finish (teams of 2 to 32
+    /// lanes, segments given by offsets): `segmented_balanced_<stem>_<type>`.
+    WarpsTake,
+    /// Blocks take segments from a counter as they finish (teams of several
+    /// warps, segments given by offsets):
+    /// `segmented_block_balanced_<stem>_<type>`.
+    BlocksTake,
+}
+
+impl SegmentSchedule {
+    /// Every schedule, in the order of their `u8` values.
+    pub const ALL: [SegmentSchedule; 3] = [
+        SegmentSchedule::FixedOrder,
+        SegmentSchedule::WarpsTake,
+        SegmentSchedule::BlocksTake,
+    ];
+}
+
 /// How a segmented launch divides its work: its `plan` parameter.
 ///
 /// Each segment is cut into `blocks_per_segment` parts, and each part is
@@ -38,8 +65,7 @@ pub const SEGMENTS_INVALID: u32 = 1;
 /// block for longer ones. With more than one part per segment the team is a
 /// whole block, and the grid has exactly one block per part.
 ///
-/// The segmented entry points (`segmented_<stem>_<type>` and
-/// `segmented_balanced_<stem>_<type>`, one of each per row of
+/// The segmented entry points (one per [`SegmentSchedule`] and row of
 /// [`for_each_reduce_kernel!`]) take, all as `.u64`:
 ///
 /// | parameter  | meaning |
@@ -89,9 +115,8 @@ impl SegmentPlan {
 /// kernel-name stem (see below for the entry-point names), the map
 /// applied to each element as it is read, the combining operator, and the
 /// element types it exists for. The kernel crate turns each (row, type) into
-/// three entry points, `reduce_<stem>_<type>` and the segmented
-/// `segmented_<stem>_<type>` and `segmented_balanced_<stem>_<type>`
-/// ([`SegmentPlan`] lists their parameters); the
+/// four entry points, `reduce_<stem>_<type>` and a segmented one per
+/// [`SegmentSchedule`] ([`SegmentPlan`] lists their parameters); the
 /// host crate into its kernel table and the emulator's dispatch.
 #[macro_export]
 macro_rules! for_each_reduce_kernel {

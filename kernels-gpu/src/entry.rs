@@ -3,7 +3,7 @@
 //! names [`crate::abi`] lists; the SIMT emulator calls the same functions, so
 //! both run exactly this code.
 
-use crate::abi::SegmentPlan;
+use crate::abi::{SegmentPlan, SegmentSchedule};
 use crate::device;
 use crate::element::Element;
 use crate::grid;
@@ -47,20 +47,19 @@ unsafe fn store<T: Element>(total: Option<T>, out: *mut T) {
 
 /// A segmented entry point: one result of `M` then `O` per segment of
 /// `input`, the segments given by `offsets` or, if `offsets` is null, rows of
-/// `row_len` elements; see [`segment::reduce`] and [`crate::abi::SegmentPlan`].
-/// With `BALANCED`, segments given by offsets and teams of at least 2
-/// threads, the segments handed out to warps (or blocks) as they finish
-/// ([`segment::reduce_balanced`],
-/// whose counter and ticket are the first 12 bytes of `tickets`; `partials`
-/// is not used).
+/// `row_len` elements, handed out as `SCHEDULE` (a [`SegmentSchedule`])
+/// says: in a fixed order ([`segment::reduce`]), or to warps or blocks as
+/// they finish ([`segment::reduce_balanced`], whose counter and ticket are
+/// the first 12 bytes of `tickets`; `partials` is not used). See
+/// [`crate::abi::SegmentPlan`].
 ///
 /// # Safety
 /// The parameters are those [`crate::abi::SegmentPlan`] documents, as
-/// [`segment::reduce`] (or, with `BALANCED`, [`segment::reduce_balanced`])
-/// requires.
+/// [`segment::reduce`] or [`segment::reduce_balanced`] requires for
+/// `SCHEDULE`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, const BALANCED: bool>(
+pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, const SCHEDULE: u8>(
     input: *const T,
     len: u64,
     offsets: *const u64,
@@ -83,10 +82,12 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
     };
     let (input, plan) = (device::to_global(input as u64), SegmentPlan::from_bits(plan));
     let (tickets, out) = (device::to_global(tickets as u64), device::to_global(out as u64));
-    if BALANCED {
-        segment::reduce_balanced::<T, M, O>(input, segments, plan, tickets, out)
-    } else {
-        segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials as u64), tickets, out)
+    const WARPS_TAKE: u8 = SegmentSchedule::WarpsTake as u8;
+    const BLOCKS_TAKE: u8 = SegmentSchedule::BlocksTake as u8;
+    match SCHEDULE {
+        WARPS_TAKE => segment::reduce_balanced::<T, M, O, false>(input, segments, plan, tickets, out),
+        BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, segments, plan, tickets, out),
+        _ => segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials as u64), tickets, out),
     }
 }
 

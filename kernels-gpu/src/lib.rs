@@ -78,7 +78,7 @@ mod ptx_exports {
     for_each_reduce_kernel!(reduce_exports);
 
     macro_rules! segmented_exports {
-        ($prefix:literal, $balanced:literal; $(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
+        ($prefix:literal, $schedule:ident; $(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
             const _: () = {
                 use crate::map::*;
                 /// Segmented entry point; see [`entry::segmented`].
@@ -97,7 +97,7 @@ mod ptx_exports {
                 ) {
                     // SAFETY: the host launches this with the parameters `abi` documents.
                     unsafe {
-                        entry::segmented::<$t, $map, $op, $balanced>(
+                        entry::segmented::<$t, $map, $op, { crate::abi::SegmentSchedule::$schedule as u8 }>(
                             input, len, offsets, segments, row_len, plan, partials, tickets, status, out,
                         )
                     }
@@ -105,16 +105,20 @@ mod ptx_exports {
             };
         )*)*};
     }
-    // Each reduction has two segmented entry points: segments in a fixed
-    // order, and segments handed out as warps finish.
+    // Each reduction has a segmented entry point per schedule (the host's
+    // kernel table names them the same way).
     macro_rules! fixed_order_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_", false; $($list)*); };
+        ($($list:tt)*) => { segmented_exports!("segmented_", FixedOrder; $($list)*); };
     }
-    macro_rules! balanced_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_balanced_", true; $($list)*); };
+    macro_rules! warps_take_segmented_exports {
+        ($($list:tt)*) => { segmented_exports!("segmented_balanced_", WarpsTake; $($list)*); };
+    }
+    macro_rules! blocks_take_segmented_exports {
+        ($($list:tt)*) => { segmented_exports!("segmented_block_balanced_", BlocksTake; $($list)*); };
     }
     for_each_reduce_kernel!(fixed_order_segmented_exports);
-    for_each_reduce_kernel!(balanced_segmented_exports);
+    for_each_reduce_kernel!(warps_take_segmented_exports);
+    for_each_reduce_kernel!(blocks_take_segmented_exports);
 
     macro_rules! widened_exports {
         ($(($input:ident, $input_name:ident, $acc:ident, [$(($host_op:ident, $stem:ident, $op:ident))*])),* $(,)?) => {$($(

@@ -45,7 +45,7 @@
 //! shape, such as a GPU's (see [`Reducer::launch_shape`](crate::Reducer::launch_shape)):
 //! with the same shape, float results are bitwise those of the GPU.
 
-use crate::abi::SEGMENTS_INVALID;
+use crate::abi::{SegmentSchedule, SEGMENTS_INVALID};
 use crate::element::{ArgInput, Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::kernels::{self, LaunchShape, SegmentedShape};
@@ -302,9 +302,9 @@ impl Emulator {
         op: Op,
     ) -> Result<(Vec<T>, u32)> {
         let shape = self.segmented_launch_shape::<T>(segments, values.len());
-        let balanced = kernels::balances_segments(shape, segments, offsets.is_some());
-        let name = kernels::segmented_kernel_name(op, T::TYPE, balanced)?;
-        let kernel = segmented_kernel::<T::Kernel>(op, balanced);
+        let schedule = kernels::segment_schedule(shape, segments, offsets.is_some());
+        let name = kernels::segmented_kernel_name(op, T::TYPE, schedule)?;
+        let kernel = segmented_kernel::<T::Kernel>(op, schedule);
         if segments == 0 {
             return Ok((Vec::new(), 0));
         }
@@ -668,15 +668,19 @@ macro_rules! production_kernel_table {
             }
         }
 
-        /// The segmented entry point for `op` over `T`, the balanced one if
-        /// `balanced` (callers check first, with `segmented_kernel_name`,
-        /// that the op exists for the type).
-        fn segmented_kernel<T: KernelElement>(op: Op, balanced: bool) -> SegmentedKernel<T> {
+        /// The segmented entry point for `op` over `T` with `schedule`
+        /// (callers check first, with `segmented_kernel_name`, that the op
+        /// exists for the type).
+        fn segmented_kernel<T: KernelElement>(op: Op, schedule: SegmentSchedule) -> SegmentedKernel<T> {
             use kernels_gpu::map::*;
             use kernels_gpu::op::*;
-            match op {
-                $(Op::$op if balanced => entry::segmented::<T, $map, $operator, true>,)*
-                $(Op::$op => entry::segmented::<T, $map, $operator, false>,)*
+            const FIXED_ORDER: u8 = SegmentSchedule::FixedOrder as u8;
+            const WARPS_TAKE: u8 = SegmentSchedule::WarpsTake as u8;
+            const BLOCKS_TAKE: u8 = SegmentSchedule::BlocksTake as u8;
+            match (op, schedule) {
+                $((Op::$op, SegmentSchedule::FixedOrder) => entry::segmented::<T, $map, $operator, FIXED_ORDER>,)*
+                $((Op::$op, SegmentSchedule::WarpsTake) => entry::segmented::<T, $map, $operator, WARPS_TAKE>,)*
+                $((Op::$op, SegmentSchedule::BlocksTake) => entry::segmented::<T, $map, $operator, BLOCKS_TAKE>,)*
             }
         }
     };

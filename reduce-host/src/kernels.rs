@@ -1,6 +1,6 @@
 //! The embedded PTX, the table of kernels in it, and loading them for a device.
 
-use crate::abi::{SegmentPlan, VECTORS_PER_THREAD, VECTOR_BYTES};
+use crate::abi::{SegmentPlan, SegmentSchedule, VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::element::{ArgInput, Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::launch::KernelHandle;
@@ -20,10 +20,9 @@ struct KernelEntry {
     op: Op,
     element: ElementType,
     name: &'static str,
-    segmented_name: &'static str,
-    /// The segmented entry point that hands segments out to warps as they
-    /// finish (see [`balances_segments`]).
-    balanced_name: &'static str,
+    /// The segmented entry points, one per schedule, in
+    /// [`SegmentSchedule::ALL`] order (see [`segment_schedule`]).
+    segmented_names: [&'static str; 3],
 }
 
 macro_rules! kernel_table {
@@ -34,8 +33,12 @@ macro_rules! kernel_table {
                 op: Op::$op,
                 element: <$t as Element>::TYPE,
                 name: concat!("reduce_", stringify!($stem), "_", stringify!($t)),
-                segmented_name: concat!("segmented_", stringify!($stem), "_", stringify!($t)),
-                balanced_name: concat!("segmented_balanced_", stringify!($stem), "_", stringify!($t)),
+                // As `kernels-gpu/src/lib.rs` names them.
+                segmented_names: [
+                    concat!("segmented_", stringify!($stem), "_", stringify!($t)),
+                    concat!("segmented_balanced_", stringify!($stem), "_", stringify!($t)),
+                    concat!("segmented_block_balanced_", stringify!($stem), "_", stringify!($t)),
+                ],
             },
         )*)*];
     };
@@ -141,9 +144,9 @@ pub(crate) struct Kernels {
     loaded_widened: Vec<(KernelHandle, u32)>,
     /// The same for each entry of `ARG_KERNELS`.
     loaded_arg: Vec<(KernelHandle, u32)>,
-    /// The same for the two segmented entry points of each entry of
-    /// `KERNELS`: the fixed-order one, then the balanced one.
-    loaded_segmented: Vec<[(KernelHandle, u32); 2]>,
+    /// The same for the segmented entry points of each entry of `KERNELS`,
+    /// in [`SegmentSchedule::ALL`] order.
+    loaded_segmented: Vec<[(KernelHandle, u32); 3]>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
     policy: Policy,
@@ -200,7 +203,10 @@ impl Kernels {
             .collect::<Result<Vec<_>>>()?;
         let loaded_segmented = KERNELS
             .iter()
-            .map(|entry| Ok([load(entry.segmented_name)?, load(entry.balanced_name)?]))
+            .map(|entry| {
+                let [fixed_order, warps_take, blocks_take] = entry.segmented_names;
+                Ok([load(fixed_order)?, load(warps_take)?, load(blocks_take)?])
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Kernels {
             loaded,
@@ -250,14 +256,12 @@ impl Kernels {
         len: usize,
         offsets: bool,
     ) -> Result<(KernelHandle, SegmentedShape)> {
-        let index = kernel_index(op, T::TYPE)?;
-        let [(fixed_order, grid_cap), (balanced, _)] = self.loaded_segmented[index];
+        let kernels = self.loaded_segmented[kernel_index(op, T::TYPE)?];
+        // The fixed-order kernel's limit sizes the grid for all three: the
+        // schedule depends on the shape.
+        let grid_cap = kernels[SegmentSchedule::FixedOrder as usize].1;
         let shape = segmented_shape(self.policy, segments, len, T::TYPE.size(), grid_cap);
-        let kernel = if balances_segments(shape, segments, offsets) {
-            balanced
-        } else {
-            fixed_order
-        };
+        let (kernel, _) = kernels[segment_schedule(shape, segments, offsets) as usize];
         Ok((kernel, shape))
     }
 
@@ -455,15 +459,9 @@ pub(crate) fn reduce_kernel_name(op: Op, element: ElementType) -> Result<&'stati
     Ok(KERNELS[kernel_index(op, element)?].name)
 }
 
-/// The name of the segmented kernel for `op` over `element`: the balanced
-/// one if `balanced` ([`balances_segments`]).
-pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, balanced: bool) -> Result<&'static str> {
-    let entry = &KERNELS[kernel_index(op, element)?];
-    Ok(if balanced {
-        entry.balanced_name
-    } else {
-        entry.segmented_name
-    })
+/// The name of the segmented kernel for `op` over `element` with `schedule`.
+pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, schedule: SegmentSchedule) -> Result<&'static str> {
+    Ok(KERNELS[kernel_index(op, element)?].segmented_names[schedule as usize])
 }
 
 /// The fewest lanes per team for which segments given by offsets are handed
@@ -474,19 +472,25 @@ pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, balanced: bool
 /// random lengths of mean 100 (teams of 4) 2.5% slower.
 const BALANCED_MIN_LANES: u32 = 16;
 
-/// Whether a segmented launch of `shape` over `segments` segments uses the
-/// balanced entry point: segments given by offsets (rows are all one
+/// How a segmented launch of `shape` over `segments` segments hands them
+/// out: from a counter as warps (teams of at most 32 lanes) or blocks (teams
+/// of several warps) finish, for segments given by offsets (rows are all one
 /// length), each reduced by one team of at least [`BALANCED_MIN_LANES`]
-/// lanes, at least [`MIN_TAKES_PER_TAKER`] takes for each taker, and, where
-/// blocks take, teams of the block a power of two (a take is a power of two
-/// of segments, a multiple of them).
-pub(crate) fn balances_segments(shape: SegmentedShape, segments: usize, offsets: bool) -> bool {
+/// lanes, with at least [`MIN_TAKES_PER_TAKER`] takes for each taker and, where
+/// blocks take, a power of two of teams per block (a take is a power of two
+/// of segments, a multiple of them); else in a fixed order.
+pub(crate) fn segment_schedule(shape: SegmentedShape, segments: usize, offsets: bool) -> SegmentSchedule {
     let (takers, teams_per_taker) = takers(shape.launch, shape.team_threads);
-    offsets
+    let balanced = offsets
         && shape.team_threads >= BALANCED_MIN_LANES
         && shape.blocks_per_segment == 1
         && teams_per_taker.is_power_of_two()
-        && segments as u64 >= takers * shape.segments_per_take as u64 * MIN_TAKES_PER_TAKER
+        && segments as u64 >= takers * shape.segments_per_take as u64 * MIN_TAKES_PER_TAKER;
+    match (balanced, shape.team_threads > 32) {
+        (false, _) => SegmentSchedule::FixedOrder,
+        (true, false) => SegmentSchedule::WarpsTake,
+        (true, true) => SegmentSchedule::BlocksTake,
+    }
 }
 
 /// The index in `WIDENED_KERNELS` of the kernel reducing `In` into `A` with
@@ -568,7 +572,7 @@ mod tests {
         assert_in_every_ptx(
             KERNELS
                 .iter()
-                .flat_map(|k| [k.name, k.segmented_name, k.balanced_name])
+                .flat_map(|k| [[k.name].as_slice(), k.segmented_names.as_slice()].concat())
                 .chain(DOT_KERNELS.iter().map(|(_, name)| *name))
                 .chain(ARG_KERNELS.iter().map(|k| k.name))
                 .chain(WIDENED_KERNELS.iter().map(|k| k.name)),
@@ -583,44 +587,53 @@ mod tests {
 
     #[test]
     fn balanced_takes_are_about_32_kib_of_segments() {
-        // (segments, elements, element bytes, offsets) → (team, segments per take, balanced).
+        use SegmentSchedule::{BlocksTake, FixedOrder, WarpsTake};
+        // (segments, elements, element bytes, offsets) → (team, segments per take, schedule).
         let policy = Policy::new(512).unwrap();
         let cases = [
             (
                 (1 << 18, 1000 << 18, 4, true),
-                (16, 8, true),
+                (16, 8, WarpsTake),
                 "f32, mean 1000: 2 teams a round, 4 rounds",
             ),
-            ((1 << 18, 1 << 28, 4, true), (32, 8, true), "f32, 1024 each: 8 rounds"),
+            (
+                (1 << 18, 1 << 28, 4, true),
+                (32, 8, WarpsTake),
+                "f32, 1024 each: 8 rounds",
+            ),
             (
                 (1 << 17, 1000 << 17, 8, true),
-                (32, 4, true),
+                (32, 4, WarpsTake),
                 "f64, mean 1000: 4 rounds",
             ),
             (
                 (1 << 14, 1000 << 14, 4, true),
-                (16, 2, false),
+                (16, 2, FixedOrder),
                 "f32, mean 1000, 2^14 of them: too few to balance",
             ),
             (
                 (1 << 18, 1 << 28, 4, false),
-                (32, 8, false),
+                (32, 8, FixedOrder),
                 "rows: all one length, fixed order",
             ),
-            ((1 << 22, 100 << 22, 4, true), (4, 64, false), "teams of 4: fixed order"),
+            (
+                (1 << 22, 100 << 22, 4, true),
+                (4, 64, FixedOrder),
+                "teams of 4: fixed order",
+            ),
             (
                 (1 << 14, 10_000 << 14, 4, true),
-                (256, 2, true),
-                "f32, mean 10^4: teams of 8 warps, 2 a block, blocks take",
+                (256, 2, BlocksTake),
+                "f32, mean 10^4: teams of 8 warps, 2 a block",
             ),
             (
                 (1 << 14, 10_000 << 14, 8, true),
-                (512, 1, true),
+                (512, 1, BlocksTake),
                 "f64, mean 10^4: a block each",
             ),
             (
                 (1 << 10, 10_000 << 10, 4, true),
-                (256, 2, false),
+                (256, 2, FixedOrder),
                 "f32, mean 10^4, 2^10 of them: too few to balance",
             ),
         ];
@@ -629,16 +642,21 @@ mod tests {
             let got = (
                 s.team_threads,
                 s.segments_per_take,
-                balances_segments(s, segments, offsets),
+                segment_schedule(s, segments, offsets),
             );
             assert_eq!(got, expected, "{why}");
             assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
         }
+        // A block size that is not a power of two: three teams of 128
+        // threads per block cannot share a take of a power of two.
+        let odd = segmented_shape(Policy::new(384).unwrap(), 1 << 14, 10_000 << 14, 8, 264);
+        assert_eq!(odd.team_threads, 128);
+        assert_eq!(segment_schedule(odd, 1 << 14, true), FixedOrder);
         // The segmented tests' "warps" and "many blocks" cases on the
         // emulator (its default shape): 50 segments of about 1536 f32s, and
         // 30 of about 3250 (teams of the 64-thread block), take the balanced
         // kernels.
-        for (segments, average, team) in [(50, 1536, 32), (30, 3250, 64)] {
+        for (segments, average, team, schedule) in [(50, 1536, 32, WarpsTake), (30, 3250, 64, BlocksTake)] {
             let emulated = segmented_shape(
                 Policy::EMULATOR_DEFAULT,
                 segments,
@@ -647,7 +665,7 @@ mod tests {
                 crate::emulated::Emulator::DEFAULT_MAX_GRID,
             );
             assert_eq!(emulated.team_threads, team);
-            assert!(balances_segments(emulated, segments, true));
+            assert_eq!(segment_schedule(emulated, segments, true), schedule);
         }
     }
 
