@@ -636,6 +636,24 @@ mod tests {
                 (256, 2, FixedOrder),
                 "f32, mean 10^4, 2^10 of them: too few to balance",
             ),
+            // `tests/kernel_sweep.rs`'s balanced cases (lengths 1024–2047 and
+            // 2048–4095) at their smallest and largest averages.
+            ((17_000, 17_000 * 1024, 4, true), (32, 1, WarpsTake), "sweep, f32, 1024"),
+            ((17_000, 17_000 * 2047, 4, true), (32, 1, WarpsTake), "sweep, f32, 2047"),
+            (
+                (17_000, 17_000 * 1024, 8, true),
+                (64, 8, BlocksTake),
+                "sweep, f64, 1024",
+            ),
+            (
+                (17_000, 17_000 * 2047, 8, true),
+                (64, 8, BlocksTake),
+                "sweep, f64, 2047",
+            ),
+            ((9000, 9000 * 2048, 4, true), (64, 8, BlocksTake), "sweep, f32, 2048"),
+            ((9000, 9000 * 4095, 4, true), (64, 8, BlocksTake), "sweep, f32, 4095"),
+            ((9000, 9000 * 2048, 8, true), (128, 4, BlocksTake), "sweep, f64, 2048"),
+            ((9000, 9000 * 4095, 8, true), (128, 4, BlocksTake), "sweep, f64, 4095"),
         ];
         for ((segments, len, bytes, offsets), expected, why) in cases {
             let s = segmented_shape(policy, segments, len, bytes, 264);

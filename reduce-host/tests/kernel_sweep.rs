@@ -1,5 +1,5 @@
-//! Every kernel of the PTX module (50 reductions and their 50 segmented
-//! forms, 6 dot products, 7 ladder rungs × 4 ops × 2 types at two block
+//! Every kernel of the PTX module (50 reductions and their segmented forms
+//! in each of the 3 schedules, 6 dot products, 7 ladder rungs × 4 ops × 2 types at two block
 //! sizes, seed 004's 4 dot kernels) on
 //! sizes that reach head and tail peeling, partial tiles and the last-block
 //! combine, each checked against the CPU. Small enough to run under
@@ -16,13 +16,18 @@ use reduce::{DotKernel, ElementType, Op, Rung, Strategy};
 /// threads for 4-byte types), with odd lengths for the tails.
 const SIZES: &[usize] = &[1, 5, 33, 4099, 70_001];
 
-/// Segment counts and length ranges for the segmented kernels.
+/// Segment counts and length ranges for the segmented kernels. The last two
+/// are enough segments for the balanced schedules at an H200's shape (4
+/// takes per warp or block): warps take the first (4-byte types), blocks
+/// take both (8-byte types) or the second (4-byte types).
 const SEGMENT_LENGTHS: &[(usize, std::ops::RangeInclusive<usize>)] = &[
     (1000, 0..=4),
     (100, 100..=300),
     (30, 2000..=6000),
     (140, 9000..=10_000),
     (2, 20_000..=30_000),
+    (17_000, 1024..=2047),
+    (9000, 2048..=4095),
 ];
 
 fn sweep<T: DotElement>(test: &str) {
