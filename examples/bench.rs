@@ -25,7 +25,7 @@
 //! layouts named (for profiling one of them), and also the probe layouts it
 //! names, which are timed only then: `segments_fixed_<length>` (offsets of
 //! equal segments) and `segments_halves_<length>` (segments alternately
-//! empty and twice the length), for lengths 1000, 1024, 10000 and 16384.
+//! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384.
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
 //! quick rounds at small sizes).
 
@@ -291,7 +291,7 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
         // (`segments_fixed_<length>`) and of segments alternately empty and
         // twice the mean (`segments_halves_<mean>`).
         let named = |layout: &str| only.as_deref().is_some_and(|list| list.split(',').any(|l| l == layout));
-        for length in [1000u64, 1024, 10_000, 16_384] {
+        for length in [100u64, 1000, 1024, 10_000, 16_384] {
             for (layout, lengths) in [
                 (format!("segments_fixed_{length}"), [length, length]),
                 (format!("segments_halves_{length}"), [0, 2 * length]),
