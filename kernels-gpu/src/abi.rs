@@ -48,15 +48,6 @@ pub enum SegmentSchedule {
     BlocksTake,
 }
 
-impl SegmentSchedule {
-    /// Every schedule, in the order of their `u8` values.
-    pub const ALL: [SegmentSchedule; 3] = [
-        SegmentSchedule::FixedOrder,
-        SegmentSchedule::WarpsTake,
-        SegmentSchedule::BlocksTake,
-    ];
-}
-
 /// How a segmented launch divides its work: its `plan` parameter.
 ///
 /// Each segment is cut into `blocks_per_segment` parts, and each part is

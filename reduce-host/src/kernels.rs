@@ -20,8 +20,8 @@ struct KernelEntry {
     op: Op,
     element: ElementType,
     name: &'static str,
-    /// The segmented entry points, one per schedule, in
-    /// [`SegmentSchedule::ALL`] order (see [`segment_schedule`]).
+    /// The segmented entry points, one per schedule, indexed by
+    /// `SegmentSchedule as usize` (see [`segment_schedule`]).
     segmented_names: [&'static str; 3],
 }
 
@@ -145,7 +145,7 @@ pub(crate) struct Kernels {
     /// The same for each entry of `ARG_KERNELS`.
     loaded_arg: Vec<(KernelHandle, u32)>,
     /// The same for the segmented entry points of each entry of `KERNELS`,
-    /// in [`SegmentSchedule::ALL`] order.
+    /// indexed by `SegmentSchedule as usize`.
     loaded_segmented: Vec<[(KernelHandle, u32); 3]>,
     /// Kept loaded: the handles in `loaded` point into it.
     module: Module,
@@ -352,8 +352,9 @@ const SEGMENT_TILES_PER_THREAD: u64 = 2;
 /// as long with teams of 2 lanes as with 4).
 const MIN_SEGMENT_LANES: u64 = 4;
 
-/// Bytes of an average segment's elements a warp takes at a time from the
-/// balanced kernels' counter. On the H200 (`BENCHMARKS.md`), takes of about
+/// Bytes of an average segment's elements a warp (or block) takes at a time
+/// from the balanced kernels' counter; where a segment is longer, a take is
+/// the taker's teams, one segment each. On the H200 (`BENCHMARKS.md`), takes of about
 /// 16 KiB made equal f32 segments of 1024 elements 6% slower than the
 /// fixed-order kernel (the warps contend for the counter), takes of 64 to
 /// 128 KiB lost most of the gain on random lengths (a coarser balance).
@@ -368,7 +369,8 @@ const TAKE_BYTES: u64 = 32 << 10;
 /// took 1.24× as long as in the fixed order.)
 const MIN_TAKES_PER_TAKER: u64 = 4;
 
-/// The most segments a warp takes at a time (they must fit the plan's 16 bits).
+/// The most segments a warp or block takes at a time (they must fit the
+/// plan's 16 bits).
 const MAX_SEGMENTS_PER_TAKE: u64 = 1 << 15;
 
 /// The segmented kernels' launch shape for `len` elements of `element_bytes`
@@ -465,11 +467,13 @@ pub(crate) fn segmented_kernel_name(op: Op, element: ElementType, schedule: Segm
 }
 
 /// The fewest lanes per team for which segments given by offsets are handed
-/// out to warps as they finish (the balanced entry points) rather than in a
-/// fixed order. On the H200 (`BENCHMARKS.md`, 1 GiB), the balanced kernels
-/// read random lengths of mean 1000 (teams of 16 `f32` lanes, 32 `f64`)
-/// 5–8% faster, and equal lengths through offsets 2–3.5% slower; in a probe,
-/// random lengths of mean 100 (teams of 4) 2.5% slower.
+/// out to warps (or blocks) as they finish (the balanced entry points)
+/// rather than in a fixed order. On the H200 (`BENCHMARKS.md`, 1 GiB), the
+/// balanced kernels read random lengths of mean 1000 (warps take: teams of
+/// 16 `f32` lanes, 32 `f64`) 5–8% faster, and equal lengths through offsets
+/// 2–3.5% slower; random lengths of mean 10^4 (blocks take: teams of 256
+/// and 512) 7% (`f32`) and 14–15% (`f64`) faster, equal lengths 0–3% faster;
+/// in a probe, random lengths of mean 100 (teams of 4) 2.5% slower.
 const BALANCED_MIN_LANES: u32 = 16;
 
 /// How a segmented launch of `shape` over `segments` segments hands them

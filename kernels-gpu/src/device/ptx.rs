@@ -3,7 +3,7 @@
 use core::arch::{asm, global_asm, nvptx};
 
 // Per-block scratch for the block-wide collectives: one 16-byte slot per warp
-// (at most 32 warps in a 1024-thread block) and one flag word.
+// (at most 32 warps in a 1024-thread block) and one 8-byte word.
 global_asm!(".shared .align 16 .b8 reduce_warp_slots[512];");
 global_asm!(".shared .align 8 .b8 reduce_block_word[8];");
 // The ladder's shared array, sized by the host at launch (dynamic shared memory).
