@@ -314,9 +314,11 @@ impl<const BLOCK_TAKES: bool> SegmentQueue<BLOCK_TAKES> {
     /// Takes the next `take` segments, the first of which (at least the
     /// segment count when none are left) [`SegmentQueue::receive`] returns.
     /// A warp's first lane takes them and shares them at once (a shuffle).
-    /// A block's thread 0 takes them and posts them in shared memory, where
-    /// the block's threads read them after the block's next barrier, so that
-    /// the counter's latency overlaps the round's loads.
+    /// A block's thread 0 takes them and posts them at once in shared
+    /// memory, where the block's threads read them after the block's next
+    /// barrier; meanwhile the other warps' loads overlap the counter's
+    /// latency. (Posting after thread 0's own loads instead was slower on
+    /// the H200: the block then waited for the counter at its barrier.)
     ///
     /// # Safety
     /// Every thread of the taker calls it together; `counter` is writable;
