@@ -19,9 +19,9 @@
 //!   [`crate::grid`] does for a whole input.
 //!
 //! Teams take units in rounds, grid-stride; segments given by offsets
-//! reduced by teams of at least 2 threads, one part each, have their own
-//! entry points, which hand the segments out to warps (or, for teams of
-//! several warps, to blocks) from a counter instead ([`reduce_balanced`]). Within
+//! reduced by teams of at least 2 threads, one part each, can instead be
+//! handed out to warps (or, for teams of several warps, to blocks) from a
+//! counter ([`reduce_balanced`]), through entry points of their own. Within
 //! a unit the threads of the team read as [`thread::accumulate`] reads a
 //! whole input (16-byte vectors, head and tail peeled, since a segment may
 //! start anywhere). The host picks the plan from the average segment length;
@@ -29,11 +29,12 @@
 //! depends only on its elements, its alignment and the plan, so it is the
 //! same on every run.
 //!
-//! All these paths are one kernel per op and type, so they share one
-//! register allocation: the build caps it at 64 (`reduce-host/build.rs`), so
-//! that two 512-thread blocks fit an SM, and a path that needs more registers
-//! makes ptxas spill in all of them (the H200 measurements in
-//! `BENCHMARKS.md` show both effects).
+//! The fixed-order paths are one kernel per op and type, so they share one
+//! register allocation: the build caps every segmented kernel at 64
+//! (`reduce-host/build.rs`), so that two 512-thread blocks fit an SM, and a
+//! path that needs more registers makes ptxas spill in all of them (the H200
+//! measurements in `BENCHMARKS.md` show both effects). That is why each
+//! balanced schedule has entry points of its own.
 
 use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES, SEGMENTS_INVALID, VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::block;

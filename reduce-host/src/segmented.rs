@@ -61,8 +61,9 @@
 //! to warps (for teams of several warps, to blocks) as they finish, about
 //! 32 KiB of segments at a time from a counter in the reducer's workspace,
 //! rather than in a fixed order: with random lengths, a fixed share leaves
-//! the GPU waiting at the end for the warps that drew the longest. Which
-//! warp or block reduces a segment does not change its result. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
+//! the GPU waiting at the end for the warps (or blocks) that drew the
+//! longest. Which warp or block reduces a segment does not change its
+//! result. Rows of 1, 2 or 4 `f32`s (1 or 2 of 8 bytes) in a 16-byte
 //! aligned matrix are read a 16-byte vector of whole rows at a time, as a
 //! whole-input reduction reads; rows of one element are then a copy (through
 //! the op), bound by the GPU's read-and-write bandwidth.

@@ -1,8 +1,8 @@
 //! Every kernel of the PTX module (50 reductions and their segmented forms
-//! in each of the 3 schedules, 6 dot products, 7 ladder rungs × 4 ops × 2 types at two block
-//! sizes, seed 004's 4 dot kernels) on
-//! sizes that reach head and tail peeling, partial tiles and the last-block
-//! combine, each checked against the CPU. Small enough to run under
+//! in each of the 3 schedules, 6 dot products, 7 ladder rungs × 4 ops × 2
+//! types at two block sizes, seed 004's 4 dot kernels) on sizes that reach
+//! head and tail peeling, partial tiles and the last-block combine, each
+//! checked against the CPU. Small enough to run under
 //! `compute-sanitizer` (`scripts/sanitize.sh` runs it with memcheck,
 //! racecheck, synccheck and initcheck); the emulator runs the same kernels in
 //! the other test files.
