@@ -11,7 +11,7 @@
 set -uo pipefail
 bin=.device-bin
 # stage_device.sh packs the binaries; the device tool carries the tarball.
-[[ -d $bin ]] || tar -xzf .device-bin.tar.gz || exit 1
+[[ -d $bin ]] || tar -xJf .device-bin.tar.xz || exit 1
 out=${OUT:-/tmp/out}
 logs=$(mktemp -d)
 mkdir -p "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (here, where Rust is) everything scripts/device_run.sh runs on the GPU
-# machine, copies it into .device-bin/ and packs that into .device-bin.tar.gz
+# machine, copies it into .device-bin/ and packs that into .device-bin.tar.xz
 # (both git-ignored). Name the tarball in the device tool's `carry`: the
 # binaries embed the PTX, and unpacked they are over the tool's 64 MiB;
 # device_run.sh and sanitize.sh unpack it.
@@ -19,5 +19,7 @@ for line in sys.stdin:
 cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" "$REPO_ROOT/benches/cub_reduce_64.cu" .device-bin/
 strip .device-bin/tests/* $(printf -- '.device-bin/%s ' $examples)
 du -sh .device-bin; ls .device-bin/tests
-tar -czf .device-bin.tar.gz .device-bin
-du -sh .device-bin.tar.gz
+# xz, not gzip: the binaries pack 4x smaller (14 MB against 57 MB on
+# 2026-11-23), well within the device tool's 64 MiB carry with the tree.
+tar -cf - .device-bin | xz -T0 -6 > .device-bin.tar.xz
+du -sh .device-bin.tar.xz
