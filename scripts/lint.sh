@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Formatting and clippy (warnings are errors) for the host workspace and for
-# the kernel crate on the host (the emulator) and at both PTX architectures
-# (their cfg'd code differs).
+# Formatting, clippy and rustdoc (warnings are errors) for the host workspace
+# and for the kernel crate on the host (the emulator) and at both PTX
+# architectures (their cfg'd code differs).
 source "$(dirname "$0")/env.sh"
 cargo fmt --all --check
 (cd kernels-gpu && cargo fmt --check)
@@ -11,3 +11,7 @@ for cpu in sm_70 sm_90; do
   (cd kernels-gpu && RUSTFLAGS="-C target-cpu=$cpu" cargo clippy --release --target nvptx64-nvidia-cuda \
      -Zbuild-std=core --target-dir "target/clippy-$cpu" -- -D warnings)
 done
+# Broken doc links: the public API's, and the kernel crate's (written for
+# maintainers, so private items included).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p reduce-host
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p kernels-gpu --document-private-items

@@ -57,7 +57,7 @@ pub enum SegmentSchedule {
 /// whole block, and the grid has exactly one block per part.
 ///
 /// The segmented entry points (one per [`SegmentSchedule`] and row of
-/// [`for_each_reduce_kernel!`]) take, all as `.u64`:
+/// [`for_each_reduce_kernel!`](crate::for_each_reduce_kernel)) take, all as `.u64`:
 ///
 /// | parameter  | meaning |
 /// |------------|---------|

@@ -26,6 +26,9 @@
 //! - [`entry`]: the entry points' bodies; the PTX exports one instance per
 //!   operator × element type (and per dot product and ladder rung), generated
 //!   from [`abi`]'s lists, which the host crate reads too.
+// These docs are for the library's maintainers, and link private items:
+// `cargo doc -p kernels-gpu --document-private-items` (scripts/lint.sh).
+#![allow(rustdoc::private_intra_doc_links)]
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![allow(clippy::missing_safety_doc)]
