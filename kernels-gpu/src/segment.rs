@@ -538,6 +538,12 @@ const WINDOW_VECTORS: u32 = 6;
 /// (Nsight Compute, random `f32` segments of mean 10 on the H200: 15.5 of
 /// 32 threads active per warp instruction, the ALU the busiest pipe, DRAM
 /// at 43% of peak). Here every lane runs the same predicated instructions.
+/// Measured and not kept (`bench-results/2026-11-23-stage-prefetch/`): L2
+/// prefetch sizes on these loads (no change), prefetching a batch's later
+/// segments (slower elsewhere), copying the warp's segments into shared
+/// memory with coalesced loads first (1.28-1.39x slower), and dealing a
+/// warp's long segments out over its lanes (2% faster at 1 GiB, up to 6%
+/// slower at 64 MiB).
 ///
 /// # Safety
 /// `input` is the global address of `len` readable `T`s, not written during
