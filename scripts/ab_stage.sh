@@ -19,11 +19,7 @@ ptx=$(ls -t target/release/build/reduce-host-*/out/kernels_sm_90.ptx | head -1)
 cp "$ptx" ".device-ab/$name.ptx"
 for test in "$@"; do
   exe=$(cargo test --release -p reduce-host --test "$test" --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["executable"])')
+    | python3 scripts/test_executables.py)
   cp "$exe" ".device-ab/$test-$name"
   strip ".device-ab/$test-$name"
 done

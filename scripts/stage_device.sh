@@ -10,11 +10,7 @@ examples="quickstart bench graph_replay ladder multi_gpu multi_process"
 cargo build --release $(printf -- '--example %s ' $examples)
 for e in $examples; do cp "target/release/examples/$e" .device-bin/; done
 cargo test --workspace --release --no-run --message-format=json 2>/dev/null \
-  | python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["executable"])' \
+  | python3 scripts/test_executables.py \
   | while read -r exe; do cp "$exe" .device-bin/tests/; done
 cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" "$REPO_ROOT/benches/cub_reduce_64.cu" .device-bin/
 strip .device-bin/tests/* $(printf -- '.device-bin/%s ' $examples)
