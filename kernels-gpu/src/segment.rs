@@ -516,28 +516,41 @@ fn reads_windows<T: Element>(input: u64, segments: &Segments) -> bool {
     T::WORDS == 1 && !whole_vector_rows
 }
 
-/// Vectors a thread loads at once in [`fold_windows`]: a segment of up to
-/// 21 elements of 4 bytes (24 if its start is aligned) is one window. Every
-/// lane runs every slot of a window, so a wider one costs instructions for
-/// short segments: on the H200, random `f32` segments of lengths 0, 10 or
-/// 20 took 0.78x the time of `thread::accumulate` with 6, 0.86x with 8
-/// and 0.87-0.91x with 4.
-const WINDOW_VECTORS: u32 = 6;
+/// Inner vectors (all of whose lanes are in the segment) a thread loads at
+/// once in [`fold_windows`], after the segment's first and last vectors: a
+/// segment of up to 21 elements of 4 bytes (24 if its start is aligned) is
+/// one window of 6 loads. Every lane runs every slot of a window, so a wider
+/// one costs instructions for short segments, a narrower one rounds: on the
+/// H200, random `f32` segments of lengths 0, 10 or 20 took 1.04-1.05x the
+/// time with 2 inner vectors and 1.01-1.02x with 3
+/// (`bench-results/2026-11-23-inner-vectors/`); windows of 6 vectors in all
+/// had been faster than 4 or 8 before the first and last were split off.
+/// At most 4: the window's vectors are named, not an array.
+const WINDOW_INNER_VECTORS: u32 = 4;
+const _: () = assert!(WINDOW_INNER_VECTORS >= 1 && WINDOW_INNER_VECTORS <= 4);
+
+/// The longest segment [`fold_windows`] reads: its positions fit 32 bits.
+const MAX_WINDOWED_ELEMENTS: u64 = 1 << 30;
 
 /// One thread's fold of the elements `[begin, end)` of the `len` at
-/// `input`, read as the whole 16-byte vectors that hold them,
-/// [`WINDOW_VECTORS`] at a time, every load of a window issued before the
-/// first combine. The elements of those vectors outside the segment (its
-/// neighbours') count as the identity. `None`, and nothing read, where the
-/// first or last vector reaches outside the input (only possible for the
-/// input's first and last few elements).
+/// `input`, read as the whole 16-byte vectors that hold them: the first
+/// and last (whose lanes outside the segment, its neighbours' elements, are
+/// skipped), then the ones between, [`WINDOW_INNER_VECTORS`] at a time,
+/// every load of a window issued before the first combine, and combined in
+/// element order. `None`, and nothing read, where the segment lies within
+/// one vector, or where the first or last vector reaches outside the input
+/// (only possible for the input's first and last few elements).
 ///
 /// Why: [`thread::accumulate`] peels a segment's unaligned head and tail
 /// into single elements, a load and a loop trip each, and lanes whose
 /// segments differ in length and alignment diverge through those loops
 /// (Nsight Compute, random `f32` segments of mean 10 on the H200: 15.5 of
 /// 32 threads active per warp instruction, the ALU the busiest pipe, DRAM
-/// at 43% of peak). Here every lane runs the same predicated instructions.
+/// at 43% of peak). Here every lane runs the same predicated instructions:
+/// a check per lane of the first and last vectors, one per inner vector
+/// (about 85 instructions per 6-vector window on sm_90 where a check per
+/// lane of every vector took 140; random `f32` segments of mean 10 got only
+/// 1.3-3% faster, so the loop is not bound by issuing instructions).
 /// Measured and not kept (`bench-results/2026-11-23-stage-prefetch/`): L2
 /// prefetch sizes on these loads (no change), prefetching a batch's later
 /// segments (slower elsewhere), copying the warp's segments into shared
@@ -546,8 +559,8 @@ const WINDOW_VECTORS: u32 = 6;
 /// slower at 64 MiB).
 ///
 /// # Safety
-/// `input` is the global address of `len` readable `T`s, not written during
-/// the launch; `begin <= end <= len`.
+/// `input` is the global address of `len` readable `T`s (so `T`-aligned),
+/// not written during the launch; `begin <= end <= len`.
 #[inline(always)]
 unsafe fn fold_windows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     input: u64,
@@ -556,61 +569,79 @@ unsafe fn fold_windows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement
     end: u64,
 ) -> Option<T> {
     let element = size_of::<T>() as u64;
-    let lanes = VECTOR_BYTES / element;
-    let (begin_address, end_address) = (input + begin * element, input + end * element);
-    let first_address = begin_address & !(VECTOR_BYTES - 1);
-    let vectors = (end_address - first_address).div_ceil(VECTOR_BYTES);
-    if first_address < input
-        || first_address + vectors * VECTOR_BYTES > input + len * element
-        || vectors > (u32::MAX as u64) / lanes
-    {
+    let lanes = (VECTOR_BYTES / element) as u32;
+    let length = end - begin;
+    if length > MAX_WINDOWED_ELEMENTS {
         return None;
     }
     // Positions counted from lane 0 of the first vector; the segment's are
     // `[skipped, past_last)`. All of them fit 32 bits (checked above), and
-    // the checks below are 32-bit: in 64 bits each is two instructions, and
-    // every lane runs one per position of every window (on the H200, random
-    // `f32` segments of mean 10 took 0.94-0.97x the time of 64-bit checks).
-    let lanes = lanes as u32;
-    let vectors = vectors as u32;
-    let skipped = ((begin_address - first_address) / element) as u32;
-    let past_last = skipped + (end - begin) as u32;
-    let window_positions = WINDOW_VECTORS * lanes;
-    let mut acc = O::identity();
-    let mut window = 0;
-    while window < vectors {
+    // so does the arithmetic below: in 64 bits each check is two
+    // instructions, and every lane runs one per lane of the end vectors and
+    // per inner vector (on the H200, random `f32` segments of mean 10 took
+    // 0.94-0.97x the time of 64-bit checks). `input` is `T`-aligned, so
+    // element `begin`'s lane is that of `input` plus `begin`.
+    let skipped = ((input / element) as u32).wrapping_add(begin as u32) & (lanes - 1);
+    let past_last = skipped + length as u32;
+    let vectors = past_last.div_ceil(lanes);
+    // The vectors cover elements `[begin - skipped, begin - skipped + vectors · lanes)`
+    // of the input, which must hold them.
+    if vectors < 2 || begin < skipped as u64 || begin - skipped as u64 + (vectors * lanes) as u64 > len {
+        return None;
+    }
+    let first_address = input + (begin - skipped as u64) * element;
+    let last_lanes = past_last - (vectors - 1) * lanes;
+    let inner_vectors = vectors - 2;
+    let vector_address = |index: u32| first_address + index as u64 * VECTOR_BYTES;
+    let fold_lanes = |mut acc: T, words: [u32; 4], from: u32, past: u32| {
+        let mut j = 0;
+        while j < lanes {
+            if from <= j && j < past {
+                acc = O::combine(acc, M::map(T::vector_lane(words, j as usize)));
+            }
+            j += 1;
+        }
+        acc
+    };
+    // One window of inner vectors from the `window`-th, folded into `acc`
+    // (after the first vector's lanes, if given: its combines then come after
+    // every load of the window).
+    let fold_window = |window: u32, mut acc: T, first_vector: Option<[u32; 4]>| {
+        // Inner vector `k` of the window is loaded and folded if it exists.
+        let exists = |k: u32| k < WINDOW_INNER_VECTORS && window + k < inner_vectors;
         let load = |k: u32| {
-            if window + k < vectors {
-                device::load_global_nc_v4(first_address + (window + k) as u64 * VECTOR_BYTES)
+            if exists(k) {
+                device::load_global_nc_v4(vector_address(1 + window + k))
             } else {
                 [0; 4]
             }
         };
         // Named vectors, not an array: constant indices keep them in
         // registers whatever the op (as in `thread::for_each_strided`).
-        let (v0, v1, v2, v3, v4, v5) = (load(0), load(1), load(2), load(3), load(4), load(5));
-        let start = window * lanes;
-        let first = skipped.saturating_sub(start);
-        let past = core::cmp::min(past_last - start, window_positions);
+        let (v0, v1, v2, v3) = (load(0), load(1), load(2), load(3));
+        if let Some(words) = first_vector {
+            acc = fold_lanes(acc, words, skipped, lanes);
+        }
         let mut fold = |words: [u32; 4], k: u32| {
-            let mut j = 0;
-            while j < lanes {
-                let position = k * lanes + j;
-                if first <= position && position < past {
-                    acc = O::combine(acc, M::map(T::vector_lane(words, j as usize)));
-                }
-                j += 1;
+            if exists(k) {
+                acc = fold_lanes(acc, words, 0, lanes);
             }
         };
         fold(v0, 0);
         fold(v1, 1);
         fold(v2, 2);
         fold(v3, 3);
-        fold(v4, 4);
-        fold(v5, 5);
-        window += WINDOW_VECTORS;
+        acc
+    };
+    let first_vector = device::load_global_nc_v4(first_address);
+    let last_vector = device::load_global_nc_v4(vector_address(vectors - 1));
+    let mut acc = fold_window(0, O::identity(), Some(first_vector));
+    let mut window = WINDOW_INNER_VECTORS;
+    while window < inner_vectors {
+        acc = fold_window(window, acc, None);
+        window += WINDOW_INNER_VECTORS;
     }
-    Some(acc)
+    Some(fold_lanes(acc, last_vector, 0, last_lanes))
 }
 
 /// Whether every 16-byte vector of the input holds whole rows: rows (not
