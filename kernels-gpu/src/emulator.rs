@@ -273,6 +273,11 @@ struct State {
     warps: Vec<WarpExchange>,
     returned: u32,
     blocks_done: u64,
+    /// Whether the launch stopped at the end of the last block to finish
+    /// (a fault by then). Its threads read this, not `fault`: a thread that
+    /// wakes late may find a fault of the next block, which it must still
+    /// run (that block waits for every thread).
+    stopped: bool,
     fault: Option<Fault>,
     /// Set once every OS thread is started (`Some(true)`) or one failed to start.
     start: Option<bool>,
@@ -434,6 +439,7 @@ impl Launch {
                 warps: vec![WarpExchange::IDLE; warps],
                 returned: 0,
                 blocks_done: 0,
+                stopped: false,
                 fault: None,
                 start: None,
                 shared_history: [WARP_SLOT_BYTES, 8, config.dynamic_shared_bytes as usize]
@@ -479,7 +485,7 @@ impl Launch {
 
     /// The calling thread has finished block `ids.block` (`outcome` is how its
     /// kernel code ended). Waits until every thread has; returns whether the
-    /// launch stops here (a fault).
+    /// launch stops here (a fault by the time the block ended).
     fn finish_block(&self, ids: ThreadIds, outcome: std::thread::Result<()>) -> bool {
         let mut state = self.lock();
         if let Err(payload) = outcome {
@@ -501,9 +507,10 @@ impl Launch {
         state.returned += 1;
         if state.returned == self.block_threads {
             self.end_block(&mut state);
+            let stopped = state.stopped;
             drop(state);
             self.wake_everyone();
-            return self.lock().fault.is_some();
+            return stopped;
         }
         if let Some(stuck) = state.stuck() {
             state.fault.get_or_insert(Fault {
@@ -518,7 +525,7 @@ impl Launch {
         while state.blocks_done == done {
             state = self.wait(state, &self.block_event);
         }
-        state.fault.is_some()
+        state.stopped
     }
 
     /// Every thread has returned: poison shared memory for the next block and
@@ -533,6 +540,7 @@ impl Launch {
         state.warps.fill(WarpExchange::IDLE);
         state.returned = 0;
         state.blocks_done += 1;
+        state.stopped = state.fault.is_some();
     }
 }
 

@@ -224,3 +224,39 @@ fn blocks_run_in_a_shuffled_order_and_threads_concurrently() {
     assert_eq!(sorted, (0..16).collect::<Vec<_>>());
     assert_ne!(first, sorted, "blocks ran in index order");
 }
+
+#[test]
+fn fault_after_the_first_block_ends_the_launch() {
+    // A fault early in a later block, while threads of the block before may
+    // not have woken from its end yet: those must still run this block (it
+    // waits for all of them). The emulator once let them see the new fault
+    // and leave, and the launch never ended; hence the time limit.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let data = [7u32; 4];
+        let buffers = [read_only("input", &data)];
+        let end = data.as_ptr() as u64 + 16;
+        for seed in 1..=20 {
+            let config = LaunchConfig {
+                kernel: "broken",
+                grid_blocks: 8,
+                block_threads: 256,
+                dynamic_shared_bytes: 0,
+                block_order_seed: seed,
+                buffers: &buffers,
+            };
+            let fault = emulator::launch(&config, &move || {
+                if block_idx_x() == 5 && thread_idx_x() == 0 {
+                    // SAFETY: deliberately past the end (the emulator stops it).
+                    unsafe { device::load_global_nc_u32(end) };
+                }
+            })
+            .expect_err("the broken kernel ran without a fault");
+            assert_eq!((fault.block, fault.thread), (5, 0));
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("a launch with a fault after its first block did not end within 120 s");
+}
