@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: Nsight Compute on one launch of a segmented
 # kernel of a variant staged by scripts/ab_stage.sh, at the larger size
-# (`--launch-skip 40`: past the 64 MiB runs and the warm-up).
-# Usage: bash scripts/ab_ncu.sh sass|memory NAME LAYOUT KERNEL_REGEX [TYPE]
+# (`--launch-skip 40`: past the 64 MiB runs and the warm-up, for a layout
+# named at both sizes, `segments_mean_*`; a `rows_RxC` layout is one size
+# only: SKIP=5). KERNEL_REGEX must name the kernel the host picks
+# (`segmented_…` or `segmented_balanced_…`): where none matched, ncu's
+# report lists the kernels that ran.
+# Usage: [SKIP=N] bash scripts/ab_ncu.sh sass|memory NAME LAYOUT KERNEL_REGEX [TYPE]
 #   sass:   the default sections and the per-instruction SASS table
 #           ($OUT/n/sass-NAME-LAYOUT.csv; read it here with scripts/ncu_sass.py);
 #   memory: memory sections and L1/L2/DRAM sector counters.
@@ -15,7 +19,7 @@ out=${OUT:-/tmp/out}
 mkdir -p "$out/n"
 ncu=$(ls /usr/local/cuda/bin/ncu 2>/dev/null || command -v ncu)
 export CUDA_CACHE_MAXSIZE=4294967296
-run=(-k "regex:$kernel" --launch-skip 40 --launch-count 1)
+run=(-k "regex:$kernel" --launch-skip "${SKIP:-40}" --launch-count 1)
 report="$out/n/ncu-$name-$layout.txt"
 if [[ $mode == sass ]]; then
   REDUCE_BENCH_LAYOUTS=$layout "$ncu" --section SpeedOfLight --section ComputeWorkloadAnalysis \
