@@ -77,13 +77,14 @@ impl Segments {
     }
 
     /// Segment `segment`'s bounds as stored, unchecked: pass them to
-    /// [`Segments::checked`]. Apart so that a thread can issue the loads of
-    /// several segments' offsets before it checks any: the check may store
-    /// to the status word, and no load is moved above a store, so checking
-    /// each segment's offsets before loading the next one's waited for
-    /// memory once per segment (a quarter of the stalls of random `f32`
-    /// segments of mean 10 on the H200, Nsight Compute; loading all of a
-    /// batch's first made them 5% faster, `f64` 2%).
+    /// [`Segments::checked`]. Separate from the check so that a thread can
+    /// issue the loads of several segments' offsets before it checks any:
+    /// the check may store to the status word, and no load is moved above a
+    /// store, so checking each segment's offsets before loading the next
+    /// one's waited for memory once per segment (a quarter of the stall
+    /// samples of random `f32` segments of mean 10 on the H200, Nsight
+    /// Compute; loading a whole batch's offsets first made them 5% faster,
+    /// `f64` 2%: `bench-results/2026-11-23-offsets-first/`).
     ///
     /// # Safety
     /// As [`Segments::bounds`].
@@ -99,7 +100,9 @@ impl Segments {
         (begin, end)
     }
 
-    /// [`Segments::bounds`] of the bounds `stored` of a segment.
+    /// The bounds `stored` of a segment ([`Segments::stored_bounds`]) as
+    /// [`Segments::bounds`] returns them: clamped into `[0, len]`, and
+    /// reported in the status word, where out of order or past the end.
     ///
     /// # Safety
     /// The status word (if any) is writable.
@@ -420,8 +423,9 @@ const SHORT_SEGMENT_SLOTS: usize = (SHORT_SEGMENT_BYTES / 4) as usize;
 /// The segmented reduction when each segment is one thread's (teams of one
 /// thread): thread `t` of the `threads` of the grid takes segments `t`,
 /// `t + threads`, ... in batches of [`SEGMENTS_PER_BATCH`]. It loads every
-/// element of the batch's short segments (at most [`SHORT_SEGMENT_BYTES`]
-/// bytes) before it combines any, then combines each in element order from
+/// offset of the batch before it checks any ([`Segments::stored_bounds`]),
+/// and every element of the batch's short segments (at most
+/// [`SHORT_SEGMENT_BYTES`] bytes) before it combines any, then combines each in element order from
 /// the identity; a longer segment is read by [`fold_windows`] where
 /// [`reads_windows`] (a property of the launch), else (and at the input's
 /// edges) by [`thread::accumulate`]. Which of them reads a segment depends
