@@ -1,4 +1,4 @@
-"""Same-call A/B of `bench segmented` CSVs: python3 scripts/ab_segmented.py DIR BASE NEW reads DIR/{BASE,NEW}-seg-*.csv (one per round) and prints, per layout, the mean time of each, NEW/BASE, and each time over the whole-input sum of the same run."""
+"""Same-call A/B of `bench segmented` CSVs: python3 scripts/ab_segmented.py DIR BASE NEW reads DIR/{BASE,NEW}-seg-*.csv (one per round) and prints, per layout, the mean time of each, NEW/BASE, and each time over the whole-input sum of the same run ("–" where the run has none: `bench wide`'s rows, or layouts timed without it)."""
 import sys, glob, collections, statistics
 d, base, new = sys.argv[1:4]
 def load(name):
@@ -16,4 +16,5 @@ for k in n:
     if k not in b: continue
     t, op, size = k
     elem = t.split("_")[0]; sb = b.get((elem, "sum", size)); sn = n.get((elem, "sum", size))
-    print(f"| {t} | {op} | {size} | {b[k]:.1f} | {n[k]:.1f} | {n[k]/b[k]:.3f} | {b[k]/sb:.2f} | {n[k]/sn:.2f} |")
+    over = lambda time, whole: f"{time / whole:.2f}" if whole else "–"
+    print(f"| {t} | {op} | {size} | {b[k]:.1f} | {n[k]:.1f} | {n[k]/b[k]:.3f} | {over(b[k], sb)} | {over(n[k], sn)} |")
