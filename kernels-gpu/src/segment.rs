@@ -425,10 +425,10 @@ const SHORT_SEGMENT_SLOTS: usize = (SHORT_SEGMENT_BYTES / 4) as usize;
 /// `t + threads`, ... in batches of [`SEGMENTS_PER_BATCH`]. It loads every
 /// offset of the batch before it checks any ([`Segments::stored_bounds`]),
 /// and every element of the batch's short segments (at most
-/// [`SHORT_SEGMENT_BYTES`] bytes) before it combines any, then combines each in element order from
-/// the identity; a longer segment is read by [`fold_windows`] where
-/// [`reads_windows`] (a property of the launch), else (and at the input's
-/// edges) by [`thread::accumulate`]. Which of them reads a segment depends
+/// [`SHORT_SEGMENT_BYTES`] bytes) before it combines any, then combines
+/// each in element order from the identity; a longer segment is read by
+/// [`fold_windows`] where [`reads_windows`] (a property of the launch), else
+/// (and at the input's edges) by [`thread::accumulate`]. Which of them reads a segment depends
 /// only on the launch, its length and its position, so its result is the
 /// same on every run.
 ///
