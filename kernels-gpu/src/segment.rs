@@ -428,9 +428,9 @@ const SHORT_SEGMENT_SLOTS: usize = (SHORT_SEGMENT_BYTES / 4) as usize;
 /// [`SHORT_SEGMENT_BYTES`] bytes) before it combines any, then combines
 /// each in element order from the identity; a longer segment is read by
 /// [`fold_windows`] where [`reads_windows`] (a property of the launch), else
-/// (and at the input's edges) by [`thread::accumulate`]. Which of them reads a segment depends
-/// only on the launch, its length and its position, so its result is the
-/// same on every run.
+/// (and at the input's edges) by [`thread::accumulate`]. Which of them
+/// reads a segment depends only on the launch, its length and its
+/// position, so its result is the same on every run.
 ///
 /// # Safety
 /// As [`reduce`], with teams of one thread; `threads` is the grid's thread count.
