@@ -17,7 +17,8 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{Element, Op, Reducer, Rung, Strategy};
+use reduce::ladder::{self, Ladder, Rung};
+use reduce::{Element, Op, Reducer};
 use std::time::Duration;
 
 /// A stream and two events: times `iters` calls enqueued back to back.
@@ -107,16 +108,22 @@ fn bench_ladder(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_millis(500));
     group.throughput(Throughput::Bytes((N * 4) as u64));
+    // `None`: the production kernel.
     let strategies = Rung::ALL
         .iter()
-        .map(|&rung| (rung.to_string(), Strategy::ladder(rung, 256).expect("valid block size")))
-        .chain([("production".to_string(), Strategy::Production)]);
+        .map(|&rung| {
+            (
+                rung.to_string(),
+                Some(Ladder::new(rung, 256).expect("valid block size")),
+            )
+        })
+        .chain([("production".to_string(), None)]);
     for (name, strategy) in strategies {
-        reducer.set_strategy(strategy);
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                timer.time(iters, |_, stream| {
-                    reducer.reduce_into(&input, Op::Sum, &mut out, stream).unwrap()
+                timer.time(iters, |_, stream| match strategy {
+                    Some(rung) => ladder::reduce_into(&mut reducer, &input, Op::Sum, rung, &mut out, stream).unwrap(),
+                    None => reducer.reduce_into(&input, Op::Sum, &mut out, stream).unwrap(),
                 })
             })
         });

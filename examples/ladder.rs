@@ -20,7 +20,8 @@
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{DotKernel, Element, Op, Reducer, Rung, Strategy};
+use reduce::ladder::{self, Ladder, Rung, SeedDot};
+use reduce::{Element, Op, Reducer};
 use std::fmt::Write as _;
 
 type BoxError = Box<dyn std::error::Error>;
@@ -107,13 +108,13 @@ fn ladder_rows<T: Element + From<i8> + Into<f64>>(
     drop(host);
     let mut out = DeviceBox::new(&T::from(0))?;
     let mut reducer = Reducer::new()?;
-    let mut configurations: Vec<(String, Strategy, u32)> = Rung::ALL
+    // `None`: the production kernel.
+    let mut configurations: Vec<(String, Option<Ladder>, u32)> = Rung::ALL
         .iter()
-        .map(|&r| (r.to_string(), Strategy::ladder(r, 256), 256))
-        .map(|(k, s, b)| (k, s.unwrap(), b))
-        .collect();
+        .map(|&r| Ok((r.to_string(), Some(Ladder::new(r, 256)?), 256)))
+        .collect::<Result<_, reduce::Error>>()?;
     for threads in [8, 32] {
-        let strategy = Strategy::ladder(Rung::SequentialAddressing, threads)?;
+        let strategy = Some(Ladder::new(Rung::SequentialAddressing, threads)?);
         configurations.push((
             format!("{} (block-size experiment)", Rung::SequentialAddressing),
             strategy,
@@ -122,16 +123,25 @@ fn ladder_rows<T: Element + From<i8> + Into<f64>>(
     }
     configurations.push((
         "production".into(),
-        Strategy::Production,
+        None,
         reducer.launch_shape::<T>(Op::Sum, n)?.threads_per_block,
     ));
     for (kernel, strategy, block_threads) in configurations {
-        reducer.set_strategy(strategy);
-        let us = timer.median_us(|stream| Ok(reducer.reduce_into(&input, Op::Sum, &mut out, stream)?))?;
+        let us = timer.median_us(|stream| match strategy {
+            Some(rung) => Ok(ladder::reduce_into(
+                &mut reducer,
+                &input,
+                Op::Sum,
+                rung,
+                &mut out,
+                stream,
+            )?),
+            None => Ok(reducer.reduce_into(&input, Op::Sum, &mut out, stream)?),
+        })?;
         let mut got = T::from(0);
         cust::memory::CopyDestination::copy_to(&out, &mut got)?;
         check_sum(&format!("{dataset} {kernel}"), got, expected)?;
-        let cub_us = (strategy == Strategy::Production).then_some(cub_us).flatten();
+        let cub_us = strategy.is_none().then_some(cub_us).flatten();
         rows.push(Row {
             dataset: dataset.into(),
             kernel,
@@ -152,11 +162,11 @@ fn dot_rows(timer: &Timer, rows: &mut Vec<Row>) -> Result<(), BoxError> {
     let (da, db) = (DeviceBuffer::from_slice(&a)?, DeviceBuffer::from_slice(&b)?);
     let mut reducer = Reducer::new()?;
     let mut out = DeviceBox::new(&0.0f32)?;
-    let kernels = [Some(DotKernel::AtomicPerElement), Some(DotKernel::BlockTree), None];
+    let kernels = [Some(SeedDot::AtomicPerElement), Some(SeedDot::BlockTree), None];
     for kernel in kernels {
         let us = timer.median_us(|stream| {
             match kernel {
-                Some(kernel) => reducer.dot_into_with(&da, &db, kernel, &mut out, stream)?,
+                Some(kernel) => ladder::dot_into(&mut reducer, &da, &db, kernel, &mut out, stream)?,
                 None => reducer.dot_into(&da, &db, &mut out, stream)?,
             }
             Ok(())
@@ -206,10 +216,9 @@ fn profile_once() -> Result<(), BoxError> {
         (Rung::SequentialAddressing, 8),
         (Rung::SequentialAddressing, 32),
     ] {
-        reducer.set_strategy(Strategy::ladder(rung, threads)?);
         check_sum(
             &format!("{rung} at {threads} threads"),
-            reducer.reduce(&input, Op::Sum)?,
+            ladder::reduce(&mut reducer, &input, Op::Sum, Ladder::new(rung, threads)?)?,
             expected,
         )?;
         println!("ran {rung} at {threads} threads");

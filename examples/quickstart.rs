@@ -122,8 +122,8 @@ fn check_all(
 
 fn on_emulator() -> Result<bool, Box<dyn std::error::Error>> {
     let inputs = Inputs::random(N_EMULATED);
-    let mut emulator = Emulator::new();
-    let shape = emulator.launch_shape::<f32>(N_EMULATED);
+    let mut emulator = Emulator::default();
+    let shape = emulator.launch_shape::<f32>(Op::Sum, N_EMULATED)?;
     println!(
         "emulated launch: {} blocks of {} threads, blocks in a shuffled order",
         shape.blocks, shape.threads_per_block

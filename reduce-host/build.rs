@@ -1,4 +1,4 @@
-//! Builds `kernels-gpu` to PTX once per architecture in `PTX_ARCHES` and
+//! Builds `kernels-gpu` to PTX once per architecture of the tuning data and
 //! leaves `kernels_<arch>.ptx` in `OUT_DIR` for `include_str!`.
 //!
 //! The kernels go through rustc's own NVPTX backend: a nested `cargo rustc
@@ -8,26 +8,26 @@
 //! unresolved `.extern .func` and fail only when the module is loaded, so the
 //! build rejects such PTX here.
 
+//!
+//! The PTX is built for the architecture of each row of the tuning data
+//! (`src/tuning.rs`), whose register cap it writes into the segmented
+//! entry points (`.maxnreg`, as CUDA C's `__launch_bounds__` would; rustc
+//! has no attribute for it). Which entry points are segmented comes from the
+//! kernel ABI (`kernels-gpu/src/abi.rs`). Both files are compiled into this
+//! script as they are (`#[path]`): they depend on nothing else.
+
+use std::collections::HashSet;
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Architectures to build PTX for. The host picks the newest one not newer
-/// than the device (see `src/kernels.rs`); PTX for sm_70 runs on any GPU since Volta.
-const PTX_ARCHES: &[&str] = &["sm_70", "sm_90"];
-
-/// The segmented entry points' names start with this (see `kernels-gpu`'s `abi`).
-const SEGMENTED_ENTRY_PREFIX: &str = "segmented_";
-
-/// Registers per thread the segmented kernels may use, as CUDA C's
-/// `__launch_bounds__` would set (rustc has no attribute for it, so the build
-/// adds `.maxnreg` to their PTX). 64 lets two 512-thread blocks share an
-/// SM's 65,536 registers. Left to itself, ptxas gave them up to 80 on sm_90
-/// (every 8-byte type above 64), and above 64 an SM holds one block: half the
-/// loads in flight, and the segmented layouts up to 1.3x slower (H200,
-/// `BENCHMARKS.md`). At the cap ptxas spills a few bytes per thread instead.
-const SEGMENTED_MAX_REGISTERS: u32 = 64;
+#[path = "../kernels-gpu/src/abi.rs"]
+#[allow(dead_code)]
+mod abi;
+#[path = "src/tuning.rs"]
+#[allow(dead_code)]
+mod tuning;
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -38,7 +38,17 @@ fn main() {
     println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.lock").display());
 
-    for arch in PTX_ARCHES {
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir.join("src").join("tuning.rs").display()
+    );
+    let segmented: HashSet<&str> = abi::Kernel::all()
+        .filter(|(kernel, _)| matches!(kernel, abi::Kernel::Segmented { .. }))
+        .map(|(_, name)| name)
+        .collect();
+    for row in tuning::BY_ARCHITECTURE {
+        let arch = format!("sm_{}", row.min_cc);
+        let arch = arch.as_str();
         // One target dir per architecture: a nested build that finds its crate
         // fresh emits nothing, so each architecture keeps its own last PTX.
         let ptx = build_ptx(&kernel_crate, &out_dir.join(format!("kernels-target-{arch}")), arch);
@@ -50,27 +60,17 @@ fn main() {
                 line.trim()
             );
         }
-        let ptx = cap_registers(&ptx, SEGMENTED_ENTRY_PREFIX, SEGMENTED_MAX_REGISTERS);
+        let ptx = cap_registers(&ptx, &segmented, row.segmented_max_registers);
         fs::write(out_dir.join(format!("kernels_{arch}.ptx")), ptx).expect("write PTX to OUT_DIR");
     }
 
     // The host's table of embedded PTX, newest architecture first:
     // `&[(compute capability × 10, PTX text)]`.
-    let mut arches: Vec<(u32, &str)> = PTX_ARCHES
-        .iter()
-        .map(|arch| {
-            (
-                arch.trim_start_matches("sm_")
-                    .parse()
-                    .expect("PTX_ARCHES holds sm_NN names"),
-                *arch,
-            )
-        })
-        .collect();
-    arches.sort_by_key(|(cc, _)| std::cmp::Reverse(*cc));
+    let mut arches: Vec<u32> = tuning::BY_ARCHITECTURE.iter().map(|row| row.min_cc).collect();
+    arches.sort_by_key(|cc| std::cmp::Reverse(*cc));
     let rows: String = arches
         .iter()
-        .map(|(cc, arch)| format!("    ({cc}, include_str!(concat!(env!(\"OUT_DIR\"), \"/kernels_{arch}.ptx\"))),\n"))
+        .map(|cc| format!("    ({cc}, include_str!(concat!(env!(\"OUT_DIR\"), \"/kernels_sm_{cc}.ptx\"))),\n"))
         .collect();
     fs::write(out_dir.join("ptx_table.rs"), format!("&[\n{rows}]\n")).expect("write ptx_table.rs");
 }
@@ -121,18 +121,20 @@ fn ptx_files(deps: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `ptx` with a `.maxnreg registers` directive on every entry point whose
-/// name starts with `prefix` (after its parameter list, where PTX puts
-/// performance-tuning directives).
-fn cap_registers(ptx: &str, prefix: &str, registers: u32) -> String {
-    let entry = format!(".visible .entry {prefix}");
+/// `ptx` with a `.maxnreg registers` directive on every entry point named in
+/// `names` (after its parameter list, where PTX puts performance-tuning
+/// directives).
+fn cap_registers(ptx: &str, names: &HashSet<&str>, registers: u32) -> String {
     let mut capped = String::with_capacity(ptx.len());
     let mut in_parameters = false;
     let mut entries = 0;
     for line in ptx.lines() {
         capped.push_str(line);
         capped.push('\n');
-        if line.starts_with(&entry) {
+        let entry = line
+            .strip_prefix(".visible .entry ")
+            .and_then(|rest| rest.split('(').next());
+        if entry.is_some_and(|name| names.contains(name)) {
             in_parameters = true;
         } else if in_parameters && line.trim() == ")" {
             capped.push_str(&format!(".maxnreg {registers}\n"));
@@ -140,6 +142,10 @@ fn cap_registers(ptx: &str, prefix: &str, registers: u32) -> String {
             entries += 1;
         }
     }
-    assert!(entries > 0, "no entry point of the PTX starts with `{prefix}`");
+    assert_eq!(
+        entries,
+        names.len(),
+        "not every segmented entry point of the ABI is in the PTX"
+    );
     capped
 }

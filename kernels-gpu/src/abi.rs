@@ -1,19 +1,42 @@
-//! The contract between the kernels and the host crate.
+//! The contract between the kernels and the host crate, declared once.
 //!
-//! The host crate reads this module (its constants, and its lists through the
-//! exported macros) from the kernel crate compiled for the host, so the list
-//! of entry points, their parameter layout and the per-thread tiling constant
-//! exist exactly once.
+//! Everything both sides must agree on lives here, and nowhere else:
+//! - **which kernels exist**: the lists (`for_each_*` macros) of operators,
+//!   element types, widenings, argmax/argmin inputs, dot products and ladder
+//!   rungs, from which the PTX exports (`lib.rs`), the emulator's dispatch
+//!   ([`crate::dispatch`]), the host's kernel lookup and the build script are
+//!   all generated;
+//! - **their identity**: a [`Kernel`] (family, operator, element type,
+//!   schedule), whose [`Kernel::name`] is the PTX entry point, spelled by
+//!   [`kernel_name!`](crate::kernel_name) alone;
+//! - **their parameters**: one `#[repr(C)]` struct of `u64`s per family
+//!   ([`ReduceArgs`], [`SegmentedArgs`], [`ArgArgs`], [`DotArgs`],
+//!   [`LadderArgs`], [`SeedDotArgs`]); an entry point takes the struct's
+//!   fields as `.u64` parameters in declaration order, the emulator passes
+//!   the struct itself, and the host passes a pointer to each field;
+//! - the tiling constants the host's launch shapes are computed from.
 //!
-//! Every reduction entry point has the same parameters:
+//! This file uses nothing from the rest of the crate (only `core`), so the
+//! host crate's build script compiles it on its own (`#[path]`) to learn the
+//! names of the entry points it post-processes.
 //!
-//! | parameter  | PTX type | meaning                                                       |
-//! |------------|----------|---------------------------------------------------------------|
-//! | `input`    | `.u64`   | device address of the first element (any element-aligned address) |
-//! | `len`      | `.u64`   | number of elements                                            |
-//! | `partials` | `.u64`   | workspace: one [`PARTIAL_SLOT_BYTES`] slot per block of the grid |
-//! | `ticket`   | `.u64`   | workspace: one `u32`, zero before the launch, zero after it   |
-//! | `out`      | `.u64`   | where the result (one element) is written                     |
+//! The whole-input parameters ([`ReduceArgs`]):
+//!
+//! | parameter  | meaning                                                       |
+//! |------------|---------------------------------------------------------------|
+//! | `input`    | device address of the first element (any element-aligned address) |
+//! | `len`      | number of elements                                            |
+//! | `partials` | workspace: one [`PARTIAL_SLOT_BYTES`] slot per block of the grid |
+//! | `ticket`   | workspace: one `u32`, zero before the launch, zero after it   |
+//! | `out`      | where the result (one element) is written                     |
+
+// The kernel table, the names and the `Display` impls are for the host (the
+// PTX needs none of them, and would compile `core::fmt` calls it cannot
+// link): on nvptx the macros that build them go unused.
+#![cfg_attr(target_arch = "nvptx64", allow(unused_macros))]
+
+#[cfg(not(target_arch = "nvptx64"))]
+use core::fmt;
 
 /// Bytes moved by one vector load (`ld.global.nc.v4.u32`).
 pub const VECTOR_BYTES: u64 = 16;
@@ -34,7 +57,7 @@ pub const SEGMENTS_INVALID: u32 = 1;
 /// entry points, as its bookkeeping costs registers that the others' paths
 /// would pay for (a kernel's registers are those of its worst path); the
 /// entry function takes it as a const parameter (`as u8`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum SegmentSchedule {
     /// Teams take units in rounds, grid-stride: `segmented_<stem>_<type>`.
@@ -101,18 +124,421 @@ impl SegmentPlan {
     }
 }
 
-/// Calls `$callback! { (HostOp, stem, Map, Operator, [element types]), ... }`
-/// with every reduction the PTX module contains: the host's `Op` variant, the
-/// kernel-name stem (see below for the entry-point names), the map
-/// applied to each element as it is read, the combining operator, and the
-/// element types it exists for. The kernel crate turns each (row, type) into
-/// four entry points, `reduce_<stem>_<type>` and a segmented one per
-/// [`SegmentSchedule`] ([`SegmentPlan`] lists their parameters); the
-/// host crate into its kernel table and the emulator's dispatch.
+/// A reduction operator: what the host asks for, and the `<stem>` of the
+/// entry points that implement it.
+///
+/// | op             | identity (empty input)    | integers           | floats |
+/// |----------------|---------------------------|--------------------|--------|
+/// | `Sum`          | `0`                       | wraps in the type  | IEEE 754 (`inf + -inf` is NaN) |
+/// | `Product`      | `1`                       | wraps in the type  | IEEE 754 |
+/// | `Max`          | none: `Err(Error::Empty)` | exact              | NaN if any element is NaN; `-inf` is a value like any other |
+/// | `Min`          | none: `Err(Error::Empty)` | exact              | NaN if any element is NaN; `+inf` is a value like any other |
+/// | `NanSum`       | `0`                       | as `Sum`           | NaN elements count as 0 (a NaN from `inf + -inf` still is NaN), like `numpy.nansum` |
+/// | `NanMax`       | none: `Err(Error::Empty)` | as `Max`           | NaN elements are skipped; NaN only if every element is NaN, like `numpy.nanmax` / `torch.fmax` |
+/// | `NanMin`       | none: `Err(Error::Empty)` | as `Min`           | as `NanMax`, for the minimum |
+/// | `SumOfSquares` | `0`                       | `Σ x·x`, wraps     | `Σ x·x`, IEEE 754 (overflows to `inf` past the type's range; no scaling) |
+/// | `MaxAbs`       | none: `Err(Error::Empty)` | `Err(Error::UnsupportedOp)` | `max \|x\|`, NaN if any element is NaN (the ∞-norm) |
+///
+/// More operators will be added, so matches on `Op` need a wildcard arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Op {
+    /// The sum of the elements.
+    Sum,
+    /// The largest element.
+    Max,
+    /// The smallest element.
+    Min,
+    /// The product of the elements.
+    Product,
+    /// The sum of the elements that are not NaN.
+    NanSum,
+    /// The largest element that is not NaN.
+    NanMax,
+    /// The smallest element that is not NaN.
+    NanMin,
+    /// The sum of the squares of the elements (its square root is the L2 norm).
+    SumOfSquares,
+    /// The largest absolute value (floats only).
+    MaxAbs,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Op {
+    /// Every operator, in a fixed order.
+    pub const ALL: [Op; 9] = [
+        Op::Sum,
+        Op::Max,
+        Op::Min,
+        Op::Product,
+        Op::NanSum,
+        Op::NanMax,
+        Op::NanMin,
+        Op::SumOfSquares,
+        Op::MaxAbs,
+    ];
+
+    /// Whether the operator has a value for an empty input (its identity).
+    pub fn defined_on_empty(self) -> bool {
+        !matches!(self, Op::Max | Op::Min | Op::NanMax | Op::NanMin | Op::MaxAbs)
+    }
+
+    /// Whether the operator is defined for `element` (all are, except
+    /// `MaxAbs` of integers); the others are `Error::UnsupportedOp`.
+    pub fn is_defined_for(self, element: Scalar) -> bool {
+        Kernel::Reduce { op: self, element }.name().is_some()
+    }
+
+    /// The operator that combines two partial results of `self` (results of
+    /// `self` over two parts of an input) into the result over the whole: the
+    /// operator itself, without its element map (`NanSum`, `SumOfSquares` →
+    /// `Sum`; `MaxAbs` → `Max`). A NaN in a partial `NanSum` comes from
+    /// `inf + -inf` and must survive, so it is not combined with `NanSum`.
+    pub fn combiner(self) -> Op {
+        match self {
+            Op::NanSum | Op::SumOfSquares => Op::Sum,
+            Op::MaxAbs => Op::Max,
+            op => op,
+        }
+    }
+
+    /// Lower-case name, as in the kernel names (`"sum"`, `"nan_max"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Sum => "sum",
+            Op::Max => "max",
+            Op::Min => "min",
+            Op::Product => "product",
+            Op::NanSum => "nan_sum",
+            Op::NanMax => "nan_max",
+            Op::NanMin => "nan_min",
+            Op::SumOfSquares => "sum_of_squares",
+            Op::MaxAbs => "max_abs",
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The runtime name of a scalar type the kernels read or write: the six
+/// element types ([`Scalar::ELEMENTS`], which every operator reduces in), and
+/// the narrower inputs that the widening and argmax kernels read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scalar {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    Bf16,
+    F32,
+    F64,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Scalar {
+    /// The element types: those the reductions accumulate in.
+    pub const ELEMENTS: [Scalar; 6] = [
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
+    /// Lower-case name, as in the kernel names (`"i32"`, `"bf16"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    /// Bytes per value.
+    pub fn size(self) -> usize {
+        match self {
+            Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 2,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
+            Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
+        }
+    }
+}
+
+/// A rung of the ladder the seed tutorials climb: each is a kernel that shows
+/// one technique (`docs/LADDER.md` says what each costs on an H200).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rung {
+    /// 1. One element per thread into shared memory; at stride `s` the threads
+    ///    with `tid % 2s == 0` combine: divergent warps at every step.
+    InterleavedDivergent,
+    /// 2. Thread `t` combines at `2·s·t`: contiguous active threads, but
+    ///    2-, 4-, 8-…-way shared-memory bank conflicts.
+    InterleavedStrided,
+    /// 3. Strides halve from `B/2`, thread `t < s` combines `t` and `t + s`:
+    ///    no divergence in busy warps, no bank conflicts.
+    SequentialAddressing,
+    /// 4. Each thread adds two elements (`B` apart) while loading: half the blocks.
+    FirstAddDuringLoad,
+    /// 5. One 16-byte vector per thread stored into a shared array of `4·B`
+    ///    values, then summed from there: 4× fewer load instructions, 4× the
+    ///    shared memory.
+    VectorViaShared,
+    /// 6. One 16-byte vector per thread, summed in registers: shared memory
+    ///    back to `B` values.
+    CoarsenedVector,
+    /// 7. As 6, but the block combines with warp shuffles (`shfl.sync`) and
+    ///    one barrier instead of a shared-memory tree.
+    WarpShuffle,
+}
+
+/// Seed 004's two dot-product kernels (the ladder's dot products).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SeedDot {
+    /// Every thread atomically adds its product into the result: one atomic per element.
+    AtomicPerElement,
+    /// Products into shared memory, a block tree, one atomic per block.
+    BlockTree,
+}
+
+/// One entry point of the PTX module (and of the emulator's dispatch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `op` over a whole input of `element`s: [`ReduceArgs`].
+    Reduce { op: Op, element: Scalar },
+    /// `op` per segment or row of `element`s, handed out as `schedule` says: [`SegmentedArgs`].
+    Segmented {
+        op: Op,
+        element: Scalar,
+        schedule: SegmentSchedule,
+    },
+    /// `op` over `input`s, each converted to `accumulator` as it is read: [`ReduceArgs`].
+    Widened { op: Op, input: Scalar, accumulator: Scalar },
+    /// argmax (`op` = `Max`) or argmin (`Min`) of `input`s: [`ArgArgs`].
+    Arg { op: Op, input: Scalar },
+    /// The dot product of two inputs of `element`s: [`DotArgs`].
+    Dot { element: Scalar },
+    /// A ladder rung's `op` over `element`s (one pass): [`LadderArgs`].
+    Ladder { rung: Rung, op: Op, element: Scalar },
+    /// One of seed 004's dot products: [`SeedDotArgs`].
+    SeedDot { kind: SeedDot, element: Scalar },
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Kernel {
+    /// The entry point's name in the PTX module; `None` where the module has
+    /// no such kernel (`MaxAbs` of integers, an op a widening lacks, ...).
+    pub fn name(self) -> Option<&'static str> {
+        Kernel::all().find(|(kernel, _)| *kernel == self).map(|(_, name)| name)
+    }
+
+    /// Every kernel of the module with its name.
+    pub fn all() -> impl Iterator<Item = (Kernel, &'static str)> {
+        let ladder = LADDER_KERNELS.iter().copied().flatten().copied().flatten();
+        [
+            REDUCE_KERNELS,
+            WIDENED_KERNELS,
+            ARG_KERNELS,
+            DOT_KERNELS,
+            SEED_DOT_KERNELS,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(ladder)
+        .copied()
+    }
+}
+
+/// The parameters of a family of entry points, as the host passes them: a
+/// `#[repr(C)]` struct of `u64`s (addresses, lengths, plans), each field one
+/// `.u64` parameter of the PTX entry point, in order.
+pub trait KernelArgs: Copy + Send + Sync {
+    /// Whether `kernel` takes these parameters.
+    fn fits(kernel: Kernel) -> bool;
+    /// The fields, in parameter order.
+    fn as_words(&self) -> &[u64];
+}
+
+/// Calls `$callback! { $extra Args [field ...], ... }` with every argument
+/// struct and its fields (each a `u64`, in parameter order).
+#[macro_export]
+macro_rules! for_each_kernel_args {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)*
+            ReduceArgs [input len partials ticket out],
+            SegmentedArgs [input len offsets segments row_len plan partials tickets status out],
+            ArgArgs [input len partials ticket value_out index_out],
+            DotArgs [a b len partials ticket out],
+            LadderArgs [input len out],
+            SeedDotArgs [a b len out],
+        }
+    };
+}
+
+macro_rules! define_kernel_args {
+    ($($name:ident [$($field:ident)*]),* $(,)?) => {$(
+        /// The parameters of one family of entry points (see the module
+        /// docs and the family's [`Kernel`] variant): one `u64` each.
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct $name {
+            $(#[allow(missing_docs)] pub $field: u64,)*
+        }
+
+        impl $name {
+            const WORDS: usize = [$(stringify!($field)),*].len();
+        }
+
+        // `as_words` views the struct as `[u64; WORDS]`.
+        const _: () = assert!(core::mem::size_of::<$name>() == $name::WORDS * 8);
+    )*};
+}
+for_each_kernel_args!(define_kernel_args);
+
+macro_rules! kernel_args_words {
+    ($($name:ident: $($family:ident)|*),* $(,)?) => {$(
+        impl KernelArgs for $name {
+            fn fits(kernel: Kernel) -> bool {
+                matches!(kernel, $(Kernel::$family { .. })|*)
+            }
+            fn as_words(&self) -> &[u64] {
+                // SAFETY: `#[repr(C)]` struct of `WORDS` `u64` fields (asserted
+                // above): no padding, `u64` alignment.
+                unsafe { core::slice::from_raw_parts(self as *const Self as *const u64, Self::WORDS) }
+            }
+        }
+    )*};
+}
+#[cfg(not(target_arch = "nvptx64"))]
+kernel_args_words!(
+    ReduceArgs: Reduce | Widened,
+    SegmentedArgs: Segmented,
+    ArgArgs: Arg,
+    DotArgs: Dot,
+    LadderArgs: Ladder,
+    SeedDotArgs: SeedDot,
+);
+
+/// The PTX entry-point name of a kernel, as a string literal: the one place
+/// that spells kernel names. `kernel_name!(reduce, stem, type)`,
+/// `(segmented, Schedule, stem, type)`, `(widened, stem, input, accumulator)`,
+/// `(arg, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
+/// `(seed_dot, Kind, type)`.
+#[macro_export]
+macro_rules! kernel_name {
+    (reduce, $stem:ident, $t:ident) => {
+        concat!("reduce_", stringify!($stem), "_", stringify!($t))
+    };
+    (segmented, FixedOrder, $stem:ident, $t:ident) => {
+        concat!("segmented_", stringify!($stem), "_", stringify!($t))
+    };
+    (segmented, WarpsTake, $stem:ident, $t:ident) => {
+        concat!("segmented_balanced_", stringify!($stem), "_", stringify!($t))
+    };
+    (segmented, BlocksTake, $stem:ident, $t:ident) => {
+        concat!("segmented_block_balanced_", stringify!($stem), "_", stringify!($t))
+    };
+    (widened, $stem:ident, $input:ident, $acc:ident) => {
+        concat!(
+            "reduce_",
+            stringify!($stem),
+            "_",
+            stringify!($input),
+            "_as_",
+            stringify!($acc)
+        )
+    };
+    (arg, Max, $input:ident) => {
+        concat!("argmax_", stringify!($input))
+    };
+    (arg, Min, $input:ident) => {
+        concat!("argmin_", stringify!($input))
+    };
+    (dot, $t:ident) => {
+        concat!("reduce_dot_", stringify!($t))
+    };
+    (ladder, $rung:ident, $op:ident, $t:ident) => {
+        concat!("ladder_", stringify!($rung), "_", stringify!($op), "_", stringify!($t))
+    };
+    (seed_dot, AtomicPerElement, $t:ident) => {
+        concat!("ladder_dot_atomic_per_element_", stringify!($t))
+    };
+    (seed_dot, BlockTree, $t:ident) => {
+        concat!("ladder_dot_block_tree_", stringify!($t))
+    };
+}
+
+/// The [`Scalar`] named by a type name of the lists (`i32`, `f16`, ...).
+#[macro_export]
+macro_rules! scalar {
+    (i8) => {
+        $crate::abi::Scalar::I8
+    };
+    (i16) => {
+        $crate::abi::Scalar::I16
+    };
+    (i32) => {
+        $crate::abi::Scalar::I32
+    };
+    (i64) => {
+        $crate::abi::Scalar::I64
+    };
+    (u8) => {
+        $crate::abi::Scalar::U8
+    };
+    (u16) => {
+        $crate::abi::Scalar::U16
+    };
+    (u32) => {
+        $crate::abi::Scalar::U32
+    };
+    (u64) => {
+        $crate::abi::Scalar::U64
+    };
+    (f16) => {
+        $crate::abi::Scalar::F16
+    };
+    (bf16) => {
+        $crate::abi::Scalar::Bf16
+    };
+    (f32) => {
+        $crate::abi::Scalar::F32
+    };
+    (f64) => {
+        $crate::abi::Scalar::F64
+    };
+}
+
+/// Calls `$callback! { $extra (Op, stem, Map, Operator, [element types]), ... }`
+/// with every reduction the PTX module contains: the [`Op`], the kernel-name
+/// stem, the map applied to each element as it is read, the combining
+/// operator, and the element types it exists for. Each (row, type) is a
+/// [`Kernel::Reduce`] and a [`Kernel::Segmented`] per [`SegmentSchedule`].
 #[macro_export]
 macro_rules! for_each_reduce_kernel {
-    ($callback:ident) => {
-        $callback! {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)*
             (Sum, sum, Identity, Sum, [i32 u32 i64 u64 f32 f64]),
             (Max, max, Identity, Max, [i32 u32 i64 u64 f32 f64]),
             (Min, min, Identity, Min, [i32 u32 i64 u64 f32 f64]),
@@ -126,16 +552,14 @@ macro_rules! for_each_reduce_kernel {
     };
 }
 
-/// Calls `$callback! { (input type, input name, accumulator type, [(HostOp,
-/// stem, Operator) ...]), ... }` with every widening reduction: the input is
-/// read as elements of the input type, each converted to the accumulator
-/// type ([`crate::widen`]), and reduced in it. Entry points are named
-/// `reduce_<stem>_<input name>_as_<accumulator>`, with the same parameters as
-/// the others (`out` receives an accumulator).
+/// Calls `$callback! { $extra (input type, input name, accumulator type,
+/// [(Op, stem, Operator) ...]), ... }` with every widening reduction
+/// ([`Kernel::Widened`]): the input is read as elements of the input type,
+/// each converted to the accumulator type (`crate::widen`), and reduced in it.
 #[macro_export]
 macro_rules! for_each_widened_kernel {
-    ($callback:ident) => {
-        $callback! {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)*
             (i8, i8, i64, [(Sum, sum, Sum)]),
             (i16, i16, i64, [(Sum, sum, Sum)]),
             (i32, i32, i64, [(Sum, sum, Sum)]),
@@ -154,17 +578,14 @@ macro_rules! for_each_widened_kernel {
     };
 }
 
-/// Calls `$callback! { (input type, input name, accumulator type), ... }`
-/// with every input type of argmax and argmin: entry points
-/// `argmax_<input name>` and `argmin_<input name>`, parameters `(input, len,
-/// partials, ticket, value_out, index_out)`: those of a reduction with two
-/// outputs in place of `out`, the preferred value (converted to the
-/// accumulator type, exactly) and its lowest index (a `u64`). `len` is not
-/// zero.
+/// Calls `$callback! { $extra (input type, input name, accumulator type), ... }`
+/// with every input type of argmax and argmin ([`Kernel::Arg`]): the
+/// preferred value (converted to the accumulator type, exactly) and its
+/// lowest index. `len` is not zero.
 #[macro_export]
 macro_rules! for_each_arg_kernel {
-    ($callback:ident) => {
-        $callback! {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)*
             (i32, i32, i32),
             (u32, u32, u32),
             (i64, i64, i64),
@@ -177,41 +598,163 @@ macro_rules! for_each_arg_kernel {
     };
 }
 
-/// Calls `$callback! { (entry_point, element_type), ... }` with every
-/// production dot-product kernel: parameters `(a, b, len, partials, ticket,
-/// out)`, the same as the reduction kernels with two inputs in place of one.
+/// Calls `$callback! { $extra element_type, ... }` with every production
+/// dot-product kernel ([`Kernel::Dot`]).
 #[macro_export]
 macro_rules! for_each_dot_kernel {
-    ($callback:ident) => {
-        $callback! {
-            (reduce_dot_i32, i32),
-            (reduce_dot_u32, u32),
-            (reduce_dot_i64, i64),
-            (reduce_dot_u64, u64),
-            (reduce_dot_f32, f32),
-            (reduce_dot_f64, f64),
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)* i32, u32, i64, u64, f32, f64 }
+    };
+}
+
+/// Calls `$callback! { $extra ops [(Op, stem) ...] types [type ...];
+/// (rung number, Rung variant, kernel-name stem, load shape, tree shape), ... }`
+/// with the seeds' operators and element types and every rung of the
+/// ladder. Each rung has a [`Kernel::Ladder`] for every op and type, with
+/// dynamic shared memory sized by the host; each type has both of seed 004's
+/// dot products ([`Kernel::SeedDot`]).
+#[macro_export]
+macro_rules! for_each_ladder_rung {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)*
+            ops [(Sum, sum) (Max, max) (Min, min) (Product, product)] types [i32 f32];
+            (1, InterleavedDivergent, interleaved_divergent, Strided<1>, InterleavedDivergent),
+            (2, InterleavedStrided, interleaved_strided, Strided<1>, InterleavedStrided),
+            (3, SequentialAddressing, sequential_addressing, Strided<1>, Sequential),
+            (4, FirstAddDuringLoad, first_add_during_load, Strided<2>, Sequential),
+            (5, VectorViaShared, vector_via_shared, Vector<true>, Sequential),
+            (6, CoarsenedVector, coarsened_vector, Vector<false>, Sequential),
+            (7, WarpShuffle, warp_shuffle, Vector<false>, Shuffle),
         }
     };
 }
 
-/// Calls `$callback! { (rung number, kernel-name stem, load shape, tree shape), ... }`
-/// with every rung of the ladder. Its kernels are named
-/// `ladder_<stem>_<op>_<type>` for op in sum/max/min/product and type in
-/// i32/f32, with parameters `(input: .u64, len: .u64, out: .u64)` (one result
-/// per block in `out`) and dynamic shared memory sized by the host. The dot
-/// products are `ladder_dot_atomic_per_element_<type>` and
-/// `ladder_dot_block_tree_<type>`, parameters `(a, b, len, out)`.
-#[macro_export]
-macro_rules! for_each_ladder_rung {
-    ($callback:ident) => {
-        $callback! {
-            (1, interleaved_divergent, Strided<1>, InterleavedDivergent),
-            (2, interleaved_strided, Strided<1>, InterleavedStrided),
-            (3, sequential_addressing, Strided<1>, Sequential),
-            (4, first_add_during_load, Strided<2>, Sequential),
-            (5, vector_via_shared, Vector<true>, Sequential),
-            (6, coarsened_vector, Vector<false>, Sequential),
-            (7, warp_shuffle, Vector<false>, Shuffle),
+macro_rules! rung_table {
+    (
+        ops [$(($op:ident, $op_stem:ident))*] types $types:tt;
+        $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?
+    ) => {
+        impl Op {
+            /// The operators the ladder's rungs implement (the seeds' four).
+            pub const LADDER: [Op; [$(stringify!($op)),*].len()] = [$(Op::$op),*];
+        }
+
+        impl Rung {
+            /// Every rung, in ladder order.
+            pub const ALL: [Rung; 7] = [$(Rung::$rung),*];
+
+            /// The rung's number on the ladder, 1 to 7.
+            pub fn number(self) -> u32 {
+                match self { $(Rung::$rung => $number,)* }
+            }
+
+            /// The rung's kernel-name stem.
+            pub fn name(self) -> &'static str {
+                match self { $(Rung::$rung => stringify!($stem),)* }
+            }
         }
     };
 }
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_ladder_rung!(rung_table);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl fmt::Display for Rung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}. {}", self.number(), self.name())
+    }
+}
+
+macro_rules! reduce_kernel_table {
+    ($(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
+        const REDUCE_KERNELS: &[(Kernel, &str)] = &[$($(
+            (Kernel::Reduce { op: Op::$op, element: scalar!($t) }, kernel_name!(reduce, $stem, $t)),
+            segmented_row!($op, $stem, $t, FixedOrder),
+            segmented_row!($op, $stem, $t, WarpsTake),
+            segmented_row!($op, $stem, $t, BlocksTake),
+        )*)*];
+    };
+}
+macro_rules! segmented_row {
+    ($op:ident, $stem:ident, $t:ident, $schedule:ident) => {
+        (
+            Kernel::Segmented {
+                op: Op::$op,
+                element: scalar!($t),
+                schedule: SegmentSchedule::$schedule,
+            },
+            kernel_name!(segmented, $schedule, $stem, $t),
+        )
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_reduce_kernel!(reduce_kernel_table);
+
+macro_rules! widened_kernel_table {
+    ($(($input:ident, $name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {
+        const WIDENED_KERNELS: &[(Kernel, &str)] = &[$($(
+            (
+                Kernel::Widened { op: Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
+                kernel_name!(widened, $stem, $name, $acc),
+            ),
+        )*)*];
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_widened_kernel!(widened_kernel_table);
+
+macro_rules! arg_kernel_table {
+    ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
+        const ARG_KERNELS: &[(Kernel, &str)] = &[$(
+            (Kernel::Arg { op: Op::Max, input: scalar!($name) }, kernel_name!(arg, Max, $name)),
+            (Kernel::Arg { op: Op::Min, input: scalar!($name) }, kernel_name!(arg, Min, $name)),
+        )*];
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_arg_kernel!(arg_kernel_table);
+
+macro_rules! dot_kernel_table {
+    ($($t:ident),* $(,)?) => {
+        const DOT_KERNELS: &[(Kernel, &str)] = &[$((Kernel::Dot { element: scalar!($t) }, kernel_name!(dot, $t)),)*];
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_dot_kernel!(dot_kernel_table);
+
+/// The ladder's kernels: a slice per rung, of a slice per op, of a row per
+/// type (a `macro_rules` transcription repeats one list at a time).
+#[cfg(not(target_arch = "nvptx64"))]
+type LadderTable = &'static [&'static [&'static [(Kernel, &'static str)]]];
+
+macro_rules! ladder_kernel_table {
+    (ops $ops:tt types $types:tt; $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
+        const LADDER_KERNELS: LadderTable = &[$(ladder_rung_rows!($rung, $stem, $ops, $types)),*];
+    };
+}
+macro_rules! ladder_rung_rows {
+    ($rung:ident, $stem:ident, [$(($op:ident, $op_stem:ident))*], $types:tt) => {
+        &[$(ladder_op_rows!($rung, $stem, $op, $op_stem, $types)),*]
+    };
+}
+macro_rules! ladder_op_rows {
+    ($rung:ident, $stem:ident, $op:ident, $op_stem:ident, [$($t:ident)*]) => {
+        &[$((
+            Kernel::Ladder { rung: Rung::$rung, op: Op::$op, element: scalar!($t) },
+            kernel_name!(ladder, $stem, $op_stem, $t),
+        )),*]
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_ladder_rung!(ladder_kernel_table);
+
+macro_rules! seed_dot_kernel_table {
+    (ops $ops:tt types [$($t:ident)*]; $($rungs:tt)*) => {
+        const SEED_DOT_KERNELS: &[(Kernel, &str)] = &[$(
+            (Kernel::SeedDot { kind: SeedDot::AtomicPerElement, element: scalar!($t) }, kernel_name!(seed_dot, AtomicPerElement, $t)),
+            (Kernel::SeedDot { kind: SeedDot::BlockTree, element: scalar!($t) }, kernel_name!(seed_dot, BlockTree, $t)),
+        )*];
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_ladder_rung!(seed_dot_kernel_table);

@@ -1,9 +1,11 @@
-//! The bodies of the entry points, as generic functions. The PTX module
-//! exports one instance per operator × element type (and per rung) under the
-//! names [`crate::abi`] lists; the SIMT emulator calls the same functions, so
-//! both run exactly this code.
+//! The bodies of the entry points, as generic functions of their family's
+//! argument struct ([`crate::abi`]). The PTX module exports one instance per
+//! operator × element type (and per rung) under the names [`crate::abi`]
+//! gives, each taking the struct's fields as parameters; the SIMT emulator
+//! calls the same functions with the struct ([`crate::dispatch`]), so both
+//! run exactly this code.
 
-use crate::abi::{SegmentPlan, SegmentSchedule};
+use crate::abi::{ArgArgs, DotArgs, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs};
 use crate::device;
 use crate::element::Element;
 use crate::grid;
@@ -23,25 +25,20 @@ use crate::widen::Widen;
 /// # Safety
 /// The parameters are those [`crate::abi`] documents, as [`grid::reduce`] requires.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
-    input: *const T,
-    len: u64,
-    partials: *mut u64,
-    ticket: *mut u32,
-    out: *mut T,
-) {
-    let source = thread::Mapped::<M>::new(device::to_global(input as u64));
-    store(grid::reduce::<T, O, _>(source, len, partials, ticket), out)
+pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(args: ReduceArgs) {
+    let source = thread::Mapped::<M>::new(device::to_global(args.input));
+    let total = grid::reduce::<T, O, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
+    store(total, args.out)
 }
 
 /// Writes a whole-input reduction's result, where [`grid::reduce`] gave it.
 ///
 /// # Safety
-/// `out` is a writable `T`.
+/// `out` is the address of a writable `T`.
 #[inline(always)]
-unsafe fn store<T: Element>(total: Option<T>, out: *mut T) {
+unsafe fn store<T: Element>(total: Option<T>, out: u64) {
     if let Some(total) = total {
-        thread::store_element(device::to_global(out as u64), total);
+        thread::store_element(device::to_global(out), total);
     }
 }
 
@@ -58,36 +55,27 @@ unsafe fn store<T: Element>(total: Option<T>, out: *mut T) {
 /// [`segment::reduce`] or [`segment::reduce_balanced`] requires for
 /// `SCHEDULE`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, const SCHEDULE: u8>(
-    input: *const T,
-    len: u64,
-    offsets: *const u64,
-    segments: u64,
-    row_len: u64,
-    plan: u64,
-    partials: *mut u64,
-    tickets: *mut u32,
-    status: *mut u32,
-    out: *mut T,
+    args: SegmentedArgs,
 ) {
     // A null pointer means "none"; it must not go through `to_global`.
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
     let segments = segment::Segments {
-        offsets: global_or_zero(offsets as u64),
-        row_len,
-        count: segments,
-        len,
-        status: global_or_zero(status as u64),
+        offsets: global_or_zero(args.offsets),
+        row_len: args.row_len,
+        count: args.segments,
+        len: args.len,
+        status: global_or_zero(args.status),
     };
-    let (input, plan) = (device::to_global(input as u64), SegmentPlan::from_bits(plan));
-    let (tickets, out) = (device::to_global(tickets as u64), device::to_global(out as u64));
+    let (input, plan) = (device::to_global(args.input), SegmentPlan::from_bits(args.plan));
+    let (tickets, out) = (device::to_global(args.tickets), device::to_global(args.out));
+    let partials = args.partials;
     const WARPS_TAKE: u8 = SegmentSchedule::WarpsTake as u8;
     const BLOCKS_TAKE: u8 = SegmentSchedule::BlocksTake as u8;
     match SCHEDULE {
         WARPS_TAKE => segment::reduce_balanced::<T, M, O, false>(input, segments, plan, tickets, out),
         BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, segments, plan, tickets, out),
-        _ => segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials as u64), tickets, out),
+        _ => segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials), tickets, out),
     }
 }
 
@@ -97,15 +85,10 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 /// # Safety
 /// As [`reduce`], with `len` elements of `In` at `input` and an `A` at `out`.
 #[inline(always)]
-pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A> + AnyElement>(
-    input: *const In,
-    len: u64,
-    partials: *mut u64,
-    ticket: *mut u32,
-    out: *mut A,
-) {
-    let source = thread::Widened::<In>::new(device::to_global(input as u64));
-    store(grid::reduce::<A, O, _>(source, len, partials, ticket), out)
+pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A> + AnyElement>(args: ReduceArgs) {
+    let source = thread::Widened::<In>::new(device::to_global(args.input));
+    let total = grid::reduce::<A, O, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
+    store(total, args.out)
 }
 
 /// An argmax (`O` = [`Max`]) or argmin (`O` = [`Min`]) entry point: the
@@ -118,18 +101,12 @@ pub unsafe fn reduce_widened<In: Widen<A>, A: Element, O: Operator<A> + AnyEleme
 /// As [`reduce`], with `len` elements of `In` at `input`, and a writable
 /// `A` at `value_out` and `u64` at `index_out` in place of `out`.
 #[inline(always)]
-pub unsafe fn arg<In: Widen<A>, A: Element, O: Operator<Indexed<A>> + AnyElement>(
-    input: *const In,
-    len: u64,
-    partials: *mut u64,
-    ticket: *mut u32,
-    value_out: *mut A,
-    index_out: *mut u64,
-) {
-    let source = thread::Widened::<In>::new(device::to_global(input as u64));
-    if let Some(best) = grid::reduce::<Indexed<A>, O, _>(source, len, partials, ticket) {
-        thread::store_element(device::to_global(value_out as u64), best.value);
-        thread::store_element(device::to_global(index_out as u64), best.index);
+pub unsafe fn arg<In: Widen<A>, A: Element, O: Operator<Indexed<A>> + AnyElement>(args: ArgArgs) {
+    let source = thread::Widened::<In>::new(device::to_global(args.input));
+    let (partials, ticket) = (args.partials as *mut u64, args.ticket as *mut u32);
+    if let Some(best) = grid::reduce::<Indexed<A>, O, _>(source, args.len, partials, ticket) {
+        thread::store_element(device::to_global(args.value_out), best.value);
+        thread::store_element(device::to_global(args.index_out), best.index);
     }
 }
 
@@ -138,12 +115,13 @@ pub unsafe fn arg<In: Widen<A>, A: Element, O: Operator<Indexed<A>> + AnyElement
 /// # Safety
 /// As [`reduce`], with two inputs of `len` elements each.
 #[inline(always)]
-pub unsafe fn dot<T: Element>(a: *const T, b: *const T, len: u64, partials: *mut u64, ticket: *mut u32, out: *mut T) {
+pub unsafe fn dot<T: Element>(args: DotArgs) {
     let source = thread::Product {
-        a: device::to_global(a as u64),
-        b: device::to_global(b as u64),
+        a: device::to_global(args.a),
+        b: device::to_global(args.b),
     };
-    store(grid::reduce::<T, Sum, _>(source, len, partials, ticket), out)
+    let total = grid::reduce::<T, Sum, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
+    store(total, args.out)
 }
 
 /// A ladder rung's entry point; see [`ladder::rung`].
@@ -151,8 +129,8 @@ pub unsafe fn dot<T: Element>(a: *const T, b: *const T, len: u64, partials: *mut
 /// # Safety
 /// As [`ladder::rung`].
 #[inline(always)]
-pub unsafe fn ladder<T: Element, O: Operator<T>, L: LoadShape, R: TreeShape>(input: *const T, len: u64, out: *mut T) {
-    ladder::rung::<T, O, L, R>(input, len, out)
+pub unsafe fn ladder<T: Element, O: Operator<T>, L: LoadShape, R: TreeShape>(args: LadderArgs) {
+    ladder::rung::<T, O, L, R>(args.input as *const T, args.len, args.out as *mut T)
 }
 
 /// Seed 004's naive dot product; see [`ladder::dot::atomic_per_element`].
@@ -160,8 +138,8 @@ pub unsafe fn ladder<T: Element, O: Operator<T>, L: LoadShape, R: TreeShape>(inp
 /// # Safety
 /// As [`ladder::dot::atomic_per_element`].
 #[inline(always)]
-pub unsafe fn dot_atomic_per_element<T: AtomicAdd>(a: *const T, b: *const T, len: u64, out: *mut T) {
-    ladder::dot::atomic_per_element::<T>(a, b, len, out)
+pub unsafe fn dot_atomic_per_element<T: AtomicAdd>(args: SeedDotArgs) {
+    ladder::dot::atomic_per_element::<T>(args.a as *const T, args.b as *const T, args.len, args.out as *mut T)
 }
 
 /// Seed 004's block-tree dot product; see [`ladder::dot::block_tree`].
@@ -169,6 +147,6 @@ pub unsafe fn dot_atomic_per_element<T: AtomicAdd>(a: *const T, b: *const T, len
 /// # Safety
 /// As [`ladder::dot::block_tree`].
 #[inline(always)]
-pub unsafe fn dot_block_tree<T: AtomicAdd>(a: *const T, b: *const T, len: u64, out: *mut T) {
-    ladder::dot::block_tree::<T>(a, b, len, out)
+pub unsafe fn dot_block_tree<T: AtomicAdd>(args: SeedDotArgs) {
+    ladder::dot::block_tree::<T>(args.a as *const T, args.b as *const T, args.len, args.out as *mut T)
 }

@@ -24,8 +24,8 @@
 //!   warps or blocks per segment, in one launch;
 //! - [`ladder`]: the seed tutorials' kernels, built from the same layers;
 //! - [`entry`]: the entry points' bodies; the PTX exports one instance per
-//!   operator × element type (and per dot product and ladder rung), generated
-//!   from [`abi`]'s lists, which the host crate reads too.
+//!   kernel of [`abi`] (operator × element type, per dot product and ladder
+//!   rung), and [`dispatch`] gives the emulator the same instances.
 // These docs are for the library's maintainers, and link private items:
 // `cargo doc -p kernels-gpu --document-private-items` (scripts/lint.sh).
 #![allow(rustdoc::private_intra_doc_links)]
@@ -51,187 +51,228 @@ pub mod thread;
 pub mod warp;
 pub mod widen;
 
+/// Calls `$callback! { $extra Args [fields]; (Kernel, name, entry function), ... }`
+/// for every kernel of the module, family by family: the identity and name
+/// from [`abi`], and the instance of the [`entry`] function that implements
+/// it. The PTX exports and the emulator's [`dispatch`] are both made from it.
+macro_rules! for_each_instance {
+    ($callback:ident $($extra:tt)*) => {
+        for_each_kernel_args!(instances_of_args $callback [$($extra)*]);
+    };
+}
+
+/// The families whose entry points take each argument struct.
+macro_rules! instances_of_args {
+    ($callback:ident $extra:tt $($args:ident $fields:tt),* $(,)?) => {
+        $(instances_of_args!(@ $args $fields, $callback $extra);)*
+    };
+    (@ ReduceArgs $fields:tt, $($pass:tt)*) => {
+        for_each_reduce_kernel!(reduce_instances $($pass)* ReduceArgs $fields;);
+        for_each_widened_kernel!(widened_instances $($pass)* ReduceArgs $fields;);
+    };
+    (@ SegmentedArgs $fields:tt, $($pass:tt)*) => {
+        for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; FixedOrder);
+        for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; WarpsTake);
+        for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; BlocksTake);
+    };
+    (@ ArgArgs $fields:tt, $($pass:tt)*) => {
+        for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Max);
+        for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Min);
+    };
+    (@ DotArgs $fields:tt, $($pass:tt)*) => {
+        for_each_dot_kernel!(dot_instances $($pass)* DotArgs $fields;);
+    };
+    (@ LadderArgs $fields:tt, $($pass:tt)*) => {
+        for_each_ladder_rung!(ladder_instances $($pass)* LadderArgs $fields;);
+    };
+    (@ SeedDotArgs $fields:tt, $($pass:tt)*) => {
+        for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; AtomicPerElement dot_atomic_per_element);
+        for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; BlockTree dot_block_tree);
+    };
+}
+
+macro_rules! reduce_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt;
+     $(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
+        $callback! { $extra $args $fields; $($((
+            abi::Kernel::Reduce { op: abi::Op::$op, element: scalar!($t) },
+            kernel_name!(reduce, $stem, $t),
+            entry::reduce::<$t, map::$map, op::$operator>
+        ),)*)* }
+    };
+}
+
+macro_rules! segmented_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $schedule:ident
+     $(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
+        $callback! { $extra $args $fields; $($((
+            abi::Kernel::Segmented { op: abi::Op::$op, element: scalar!($t), schedule: abi::SegmentSchedule::$schedule },
+            kernel_name!(segmented, $schedule, $stem, $t),
+            entry::segmented::<$t, map::$map, op::$operator, { abi::SegmentSchedule::$schedule as u8 }>
+        ),)*)* }
+    };
+}
+
+macro_rules! widened_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt;
+     $(($input:ident, $name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {
+        $callback! { $extra $args $fields; $($((
+            abi::Kernel::Widened { op: abi::Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
+            kernel_name!(widened, $stem, $name, $acc),
+            entry::reduce_widened::<$input, $acc, op::$operator>
+        ),)*)* }
+    };
+}
+
+macro_rules! arg_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $op:ident $(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::Arg { op: abi::Op::$op, input: scalar!($name) },
+            kernel_name!(arg, $op, $name),
+            entry::arg::<$input, $acc, op::$op>
+        ),)* }
+    };
+}
+
+macro_rules! dot_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::Dot { element: scalar!($t) },
+            kernel_name!(dot, $t),
+            entry::dot::<$t>
+        ),)* }
+    };
+}
+
+macro_rules! ladder_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; ops $ops:tt types $types:tt;
+     $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
+        $(ladder_instances!(@rung $callback $extra $args $fields; $rung $stem $load, $tree; $ops $types);)*
+    };
+    (@rung $callback:ident $extra:tt $args:ident $fields:tt; $rung:ident $stem:ident $load:ty, $tree:ty;
+     [$($op:tt)*] $types:tt) => {
+        $(ladder_instances!(@ $callback $extra $args $fields; $rung $stem $load, $tree; $op $types);)*
+    };
+    (@ $callback:ident $extra:tt $args:ident $fields:tt; $rung:ident $stem:ident $load:ty, $tree:ty;
+     ($op:ident, $op_stem:ident) [$($t:ident)*]) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::Ladder { rung: abi::Rung::$rung, op: abi::Op::$op, element: scalar!($t) },
+            kernel_name!(ladder, $stem, $op_stem, $t),
+            entry::ladder::<$t, op::$op, $load, $tree>
+        ),)* }
+    };
+}
+
+macro_rules! seed_dot_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $kind:ident $entry:ident ops $ops:tt types [$($t:ident)*];
+     $($rungs:tt)*) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::SeedDot { kind: abi::SeedDot::$kind, element: scalar!($t) },
+            kernel_name!(seed_dot, $kind, $t),
+            entry::$entry::<$t>
+        ),)* }
+    };
+}
+
 /// The PTX module's exported kernels: one `extern "ptx-kernel"` function per
-/// row of [`abi`]'s lists, each an instance of an [`entry`] function.
+/// kernel of [`abi`], taking its argument struct's fields as `.u64`
+/// parameters and calling its [`entry`] function with the struct.
 #[cfg(target_arch = "nvptx64")]
 mod ptx_exports {
-    use crate::entry;
-    use crate::op::{Max, Min, NanMax, NanMin, Product, Sum};
+    use crate::ladder::{load::*, tree::*};
     use crate::widen::{Bf16, F16};
+    use crate::{abi, entry, map, op};
 
-    macro_rules! reduce_exports {
-        ($(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
+    macro_rules! ptx_exports {
+        ([] $args:ident $fields:tt; $(($kernel:expr, $name:expr, $entry:expr),)*) => {
+            $(ptx_exports!(@ $args $fields, $name, $entry);)*
+        };
+        (@ $args:ident [$($field:ident)*], $name:expr, $entry:expr) => {
             const _: () = {
-                use crate::map::*;
-                /// Entry point; see [`entry::reduce`].
-                #[export_name = concat!("reduce_", stringify!($stem), "_", stringify!($t))]
-                pub unsafe extern "ptx-kernel" fn export(
-                    input: *const $t,
-                    len: u64,
-                    partials: *mut u64,
-                    ticket: *mut u32,
-                    out: *mut $t,
-                ) {
+                /// Entry point; see [`entry`].
+                #[export_name = $name]
+                pub unsafe extern "ptx-kernel" fn export($($field: u64),*) {
                     // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe { entry::reduce::<$t, $map, $op>(input, len, partials, ticket, out) }
-                }
-            };
-        )*)*};
-    }
-    for_each_reduce_kernel!(reduce_exports);
-
-    macro_rules! segmented_exports {
-        ($prefix:literal, $schedule:ident; $(($host_op:ident, $stem:ident, $map:ident, $op:ident, [$($t:ident)*])),* $(,)?) => {$($(
-            const _: () = {
-                use crate::map::*;
-                /// Segmented entry point; see [`entry::segmented`].
-                #[export_name = concat!($prefix, stringify!($stem), "_", stringify!($t))]
-                pub unsafe extern "ptx-kernel" fn export(
-                    input: *const $t,
-                    len: u64,
-                    offsets: *const u64,
-                    segments: u64,
-                    row_len: u64,
-                    plan: u64,
-                    partials: *mut u64,
-                    tickets: *mut u32,
-                    status: *mut u32,
-                    out: *mut $t,
-                ) {
-                    // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe {
-                        entry::segmented::<$t, $map, $op, { crate::abi::SegmentSchedule::$schedule as u8 }>(
-                            input, len, offsets, segments, row_len, plan, partials, tickets, status, out,
-                        )
-                    }
-                }
-            };
-        )*)*};
-    }
-    // Each reduction has a segmented entry point per schedule (the host's
-    // kernel table names them the same way).
-    macro_rules! fixed_order_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_", FixedOrder; $($list)*); };
-    }
-    macro_rules! warps_take_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_balanced_", WarpsTake; $($list)*); };
-    }
-    macro_rules! blocks_take_segmented_exports {
-        ($($list:tt)*) => { segmented_exports!("segmented_block_balanced_", BlocksTake; $($list)*); };
-    }
-    for_each_reduce_kernel!(fixed_order_segmented_exports);
-    for_each_reduce_kernel!(warps_take_segmented_exports);
-    for_each_reduce_kernel!(blocks_take_segmented_exports);
-
-    macro_rules! widened_exports {
-        ($(($input:ident, $input_name:ident, $acc:ident, [$(($host_op:ident, $stem:ident, $op:ident))*])),* $(,)?) => {$($(
-            const _: () = {
-                /// Widening entry point; see [`entry::reduce_widened`].
-                #[export_name = concat!("reduce_", stringify!($stem), "_", stringify!($input_name), "_as_", stringify!($acc))]
-                pub unsafe extern "ptx-kernel" fn export(
-                    input: *const $input,
-                    len: u64,
-                    partials: *mut u64,
-                    ticket: *mut u32,
-                    out: *mut $acc,
-                ) {
-                    // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe { entry::reduce_widened::<$input, $acc, $op>(input, len, partials, ticket, out) }
-                }
-            };
-        )*)*};
-    }
-    for_each_widened_kernel!(widened_exports);
-
-    macro_rules! dot_exports {
-        ($(($name:ident, $t:ty)),* $(,)?) => {$(
-            /// Dot product entry point; see [`entry::dot`].
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn $name(
-                a: *const $t,
-                b: *const $t,
-                len: u64,
-                partials: *mut u64,
-                ticket: *mut u32,
-                out: *mut $t,
-            ) {
-                // SAFETY: the host launches this with the parameters `abi` documents.
-                unsafe { entry::dot::<$t>(a, b, len, partials, ticket, out) }
-            }
-        )*};
-    }
-    for_each_dot_kernel!(dot_exports);
-
-    macro_rules! arg_exports {
-        ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {$(
-            arg_export!(argmax, $input, $name, $acc, Max);
-            arg_export!(argmin, $input, $name, $acc, Min);
-        )*};
-    }
-    macro_rules! arg_export {
-        ($stem:ident, $input:ident, $name:ident, $acc:ident, $op:ident) => {
-            const _: () = {
-                /// argmax/argmin entry point; see [`entry::arg`].
-                #[export_name = concat!(stringify!($stem), "_", stringify!($name))]
-                pub unsafe extern "ptx-kernel" fn export(
-                    input: *const $input,
-                    len: u64,
-                    partials: *mut u64,
-                    ticket: *mut u32,
-                    value_out: *mut $acc,
-                    index_out: *mut u64,
-                ) {
-                    // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe { entry::arg::<$input, $acc, $op>(input, len, partials, ticket, value_out, index_out) }
+                    unsafe { $entry(abi::$args { $($field),* }) }
                 }
             };
         };
     }
-    for_each_arg_kernel!(arg_exports);
+    for_each_instance!(ptx_exports);
+}
 
-    macro_rules! ladder_exports {
-        ($(($number:literal, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {$(
-            ladder_exports!(@rung $stem, $load, $tree; Sum sum, Max max, Min min, Product product);
-        )*};
-        (@rung $stem:ident, $load:ty, $tree:ty; $($op:ident $op_name:ident),*) => {$(
-            ladder_exports!(@op $stem, $load, $tree, $op, $op_name; i32 f32);
-        )*};
-        (@op $stem:ident, $load:ty, $tree:ty, $op:ident, $op_name:ident; $($t:ident)*) => {$(
-            const _: () = {
-                use crate::ladder::load::*;
-                use crate::ladder::tree::*;
-                /// Ladder entry point; see [`entry::ladder`].
-                #[export_name = concat!("ladder_", stringify!($stem), "_", stringify!($op_name), "_", stringify!($t))]
-                pub unsafe extern "ptx-kernel" fn export(input: *const $t, len: u64, out: *mut $t) {
-                    // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe { entry::ladder::<$t, $op, $load, $tree>(input, len, out) }
+/// The emulator's table of entry points: every kernel of [`abi`] with the
+/// instance of its [`entry`] function, as the PTX module exports it.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod dispatch {
+    use crate::abi::{self, Kernel};
+    use crate::ladder::{load::*, tree::*};
+    use crate::widen::{Bf16, F16};
+    use crate::{entry, map, op};
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+
+    /// An entry function, by the argument struct it takes.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Entry {
+        Reduce(unsafe fn(abi::ReduceArgs)),
+        Segmented(unsafe fn(abi::SegmentedArgs)),
+        Arg(unsafe fn(abi::ArgArgs)),
+        Dot(unsafe fn(abi::DotArgs)),
+        Ladder(unsafe fn(abi::LadderArgs)),
+        SeedDot(unsafe fn(abi::SeedDotArgs)),
+    }
+
+    /// Argument structs with their [`Entry`] variant.
+    pub trait EntryArgs: abi::KernelArgs {
+        /// The entry function if `entry` takes `Self`.
+        fn entry(entry: Entry) -> Option<unsafe fn(Self)>;
+        /// `function` as an [`Entry`].
+        fn wrap(function: unsafe fn(Self)) -> Entry;
+    }
+
+    macro_rules! entry_args {
+        ($($args:ident => $variant:ident),* $(,)?) => {$(
+            impl EntryArgs for abi::$args {
+                fn entry(entry: Entry) -> Option<unsafe fn(Self)> {
+                    match entry {
+                        Entry::$variant(function) => Some(function),
+                        _ => None,
+                    }
                 }
-            };
+                fn wrap(function: unsafe fn(Self)) -> Entry {
+                    Entry::$variant(function)
+                }
+            }
         )*};
     }
-    for_each_ladder_rung!(ladder_exports);
+    entry_args!(
+        ReduceArgs => Reduce,
+        SegmentedArgs => Segmented,
+        ArgArgs => Arg,
+        DotArgs => Dot,
+        LadderArgs => Ladder,
+        SeedDotArgs => SeedDot,
+    );
 
-    macro_rules! seed_dot_exports {
-        ($($t:ident)*) => {$(
-            const _: () = {
-                /// Seed 004's naive dot product; see [`entry::dot_atomic_per_element`].
-                #[export_name = concat!("ladder_dot_atomic_per_element_", stringify!($t))]
-                pub unsafe extern "ptx-kernel" fn export(a: *const $t, b: *const $t, len: u64, out: *mut $t) {
-                    // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe { entry::dot_atomic_per_element::<$t>(a, b, len, out) }
-                }
-            };
-            const _: () = {
-                /// Seed 004's block-tree dot product; see [`entry::dot_block_tree`].
-                #[export_name = concat!("ladder_dot_block_tree_", stringify!($t))]
-                pub unsafe extern "ptx-kernel" fn export(a: *const $t, b: *const $t, len: u64, out: *mut $t) {
-                    // SAFETY: the host launches this with the parameters `abi` documents.
-                    unsafe { entry::dot_block_tree::<$t>(a, b, len, out) }
-                }
-            };
-        )*};
+    macro_rules! dispatch_rows {
+        ([$map:ident] $args:ident $fields:tt; $(($kernel:expr, $name:expr, $entry:expr),)*) => {
+            $($map.insert($kernel, ($name, <abi::$args as EntryArgs>::wrap($entry)));)*
+        };
     }
-    seed_dot_exports!(i32 f32);
+
+    /// The name and entry function of `kernel`; `None` if the module has no such kernel.
+    pub fn entry(kernel: Kernel) -> Option<(&'static str, Entry)> {
+        static TABLE: OnceLock<HashMap<Kernel, (&'static str, Entry)>> = OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                let mut table = HashMap::new();
+                for_each_instance!(dispatch_rows table);
+                table
+            })
+            .get(&kernel)
+            .copied()
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]

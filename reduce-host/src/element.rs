@@ -4,81 +4,12 @@ use cust::memory::DeviceCopy;
 use kernels_gpu::widen::{Bf16, F16};
 use std::fmt::Debug;
 
-/// The runtime name of an [`Element`] type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ElementType {
-    I32,
-    U32,
-    I64,
-    U64,
-    F32,
-    F64,
-}
-
-impl ElementType {
-    /// Every element type.
-    pub const ALL: [ElementType; 6] = [
-        ElementType::I32,
-        ElementType::U32,
-        ElementType::I64,
-        ElementType::U64,
-        ElementType::F32,
-        ElementType::F64,
-    ];
-
-    /// Lower-case name, as in the kernel names (`"i32"`, `"f32"`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            ElementType::I32 => "i32",
-            ElementType::U32 => "u32",
-            ElementType::I64 => "i64",
-            ElementType::U64 => "u64",
-            ElementType::F32 => "f32",
-            ElementType::F64 => "f64",
-        }
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            ElementType::I32 | ElementType::U32 | ElementType::F32 => 4,
-            ElementType::I64 | ElementType::U64 | ElementType::F64 => 8,
-        }
-    }
-}
+/// The runtime name of an element or input type (the kernels' [`kernels_gpu::abi::Scalar`]).
+pub use kernels_gpu::abi::Scalar as ElementType;
 
 pub(crate) mod sealed {
-    use crate::op::Op;
-
-    pub trait Sealed {
-        /// The same type as the kernel crate sees it (the emulator's kernels
-        /// are instantiated with it). An associated type rather than a
-        /// supertrait, so the kernel trait's methods stay out of users' scope.
-        type Kernel: kernels_gpu::element::Element;
-    }
-
-    /// A widening entry point over kernel-side types, as [`kernels_gpu::entry`] defines it.
-    pub type WidenedKernel<In, A> = unsafe fn(*const In, u64, *mut u64, *mut u32, *mut A);
-
-    pub trait SealedArg {
-        /// Runs the emulated argmax (`Op::Max`) or argmin (`Op::Min`) entry
-        /// point for this input type on the current emulator thread.
-        ///
-        /// # Safety
-        /// The parameters of an argmax/argmin entry point
-        /// (`kernels-gpu/src/abi.rs`), as addresses of buffers registered
-        /// with the emulated launch.
-        unsafe fn emulated_arg(op: Op, input: u64, len: u64, partials: u64, ticket: u64, value: u64, index: u64);
-    }
-
-    pub trait SealedInput<A: super::Element> {
-        /// The input type as the kernel crate sees it.
-        type KernelInput: kernels_gpu::widen::Widen<A::Kernel>;
-        /// The widening entry point for `op`, for the emulator (none where the
-        /// PTX has none).
-        fn emulated_kernel(op: Op) -> Option<WidenedKernel<Self::KernelInput, A::Kernel>>;
-    }
+    /// Implemented only for the types the kernels are compiled for.
+    pub trait Sealed {}
 }
 
 /// A type the GPU kernels can reduce: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
@@ -91,15 +22,21 @@ pub trait Element: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static
 
 macro_rules! element {
     ($($t:ty => $name:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $t {
-            type Kernel = $t;
-        }
+        impl sealed::Sealed for $t {}
         impl Element for $t {
             const TYPE: ElementType = ElementType::$name;
         }
     )*};
 }
 element!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
+
+// The narrower inputs of the widening and argmax kernels.
+impl sealed::Sealed for i8 {}
+impl sealed::Sealed for i16 {}
+impl sealed::Sealed for u8 {}
+impl sealed::Sealed for u16 {}
+impl sealed::Sealed for half::f16 {}
+impl sealed::Sealed for half::bf16 {}
 
 /// The float element types, `f32` and `f64`: what [`crate::norm_l2`] takes.
 pub trait FloatElement: Element {
@@ -139,9 +76,9 @@ float_element!(f32, f64);
 /// 2^32 elements); integers convert to `f64` exactly up to 2^53 in magnitude
 /// and round to nearest above; half-precision values convert to `f32`
 /// exactly. Sealed: the kernels are compiled ahead of time for these pairs.
-pub trait WidensTo<A: Element>: DeviceCopy + Copy + Debug + Send + Sync + 'static + sealed::SealedInput<A> {
-    /// The input type's name, as in the kernel names (`"i8"`, `"f16"`, ...).
-    const NAME: &'static str;
+pub trait WidensTo<A: Element>: DeviceCopy + Copy + Debug + Send + Sync + 'static + sealed::Sealed {
+    /// The input type.
+    const INPUT: ElementType;
 }
 
 /// The host type of a widening kernel's input (the kernel crate's `f16` and
@@ -160,18 +97,8 @@ macro_rules! host_input {
 
 macro_rules! widens_to {
     ($(($input:ident, $input_name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {$(
-        impl sealed::SealedInput<$acc> for host_input!($input_name) {
-            type KernelInput = $input;
-            fn emulated_kernel(op: crate::Op) -> Option<sealed::WidenedKernel<$input, $acc>> {
-                use kernels_gpu::op::*;
-                match op {
-                    $(crate::Op::$op => Some(kernels_gpu::entry::reduce_widened::<$input, $acc, $operator>),)*
-                    _ => None,
-                }
-            }
-        }
         impl WidensTo<$acc> for host_input!($input_name) {
-            const NAME: &'static str = stringify!($input_name);
+            const INPUT: ElementType = kernels_gpu::scalar!($input_name);
         }
     )*};
 }
@@ -201,12 +128,12 @@ mean_input!(i32 => f64, u32 => f64, i64 => f64, u64 => f64, f32 => f64, f64 => f
 /// An input type of [`crate::argmax`] and [`crate::argmin`]: every
 /// [`Element`], and [`half::f16`] and [`half::bf16`], which are compared as
 /// the `f32` they convert to (exactly).
-pub trait ArgInput: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::SealedArg {
+pub trait ArgInput: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
     /// The type the kernel writes the value in: the type itself, `f32` for
     /// the half types ([`crate::Reducer::argmax_into`] takes a `DeviceBox` of it).
     type Value: Element;
-    /// The type's name, as in the kernel names (`"f32"`, `"bf16"`, ...).
-    const NAME: &'static str;
+    /// The input type.
+    const INPUT: ElementType;
     /// The input value that converts to `value` (exact for every value the
     /// kernel writes).
     fn from_value(value: Self::Value) -> Self;
@@ -227,30 +154,9 @@ macro_rules! arg_from_value {
 
 macro_rules! arg_input {
     ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {$(
-        impl sealed::SealedArg for host_input!($name) {
-            unsafe fn emulated_arg(op: crate::Op, input: u64, len: u64, partials: u64, ticket: u64, value: u64, index: u64) {
-                use kernels_gpu::entry::arg;
-                use kernels_gpu::op::{Max, Min};
-                let kernel = match op {
-                    crate::Op::Max => arg::<$input, $acc, Max>,
-                    _ => arg::<$input, $acc, Min>,
-                };
-                // SAFETY: as the caller promises.
-                unsafe {
-                    kernel(
-                        input as *const $input,
-                        len,
-                        partials as *mut u64,
-                        ticket as *mut u32,
-                        value as *mut $acc,
-                        index as *mut u64,
-                    )
-                }
-            }
-        }
         impl ArgInput for host_input!($name) {
             type Value = $acc;
-            const NAME: &'static str = stringify!($name);
+            const INPUT: ElementType = kernels_gpu::scalar!($name);
             fn from_value(value: $acc) -> Self {
                 arg_from_value!($name, value)
             }

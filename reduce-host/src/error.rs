@@ -1,7 +1,7 @@
 //! The error type of every fallible call.
 
-use crate::op::Op;
 use cust::error::CudaError;
+use kernels_gpu::abi::Op;
 
 /// Everything that can go wrong in a reduction.
 #[derive(Debug, thiserror::Error)]
@@ -42,18 +42,18 @@ pub enum Error {
         /// Length of the second input.
         right: usize,
     },
-    /// A ladder kernel (a [`Strategy::Ladder`](crate::Strategy::Ladder) rung
+    /// A ladder kernel (a [`ladder`](crate::ladder) rung
     /// or a seed 004 dot kernel) was asked for an element type other than
     /// `i32` or `f32`, or a rung for an operator other than sum, max, min
     /// and product.
     #[error(
-        "there is no {kernel} for {element:?}: the ladder's kernels implement sum, max, min and product of i32 and f32 only; use Strategy::Production (or reduce::dot)"
+        "there is no {kernel} for {element:?}: the ladder's kernels implement sum, max, min and product of i32 and f32 only; use the production kernels (reduce::reduce, reduce::dot)"
     )]
     UnsupportedStrategy {
         /// The kernel that was asked for.
         kernel: String,
         /// The element type that was asked for.
-        element: crate::ElementType,
+        element: crate::element::ElementType,
     },
     /// An operator that is not defined for the element type (`MaxAbs` of
     /// integers, whose minimum has no absolute value in the type).
@@ -62,7 +62,7 @@ pub enum Error {
         /// The operator that was asked for.
         op: Op,
         /// The element type it was asked for.
-        element: crate::ElementType,
+        element: crate::element::ElementType,
     },
     /// A reduction into a wider accumulator ([`crate::reduce_as`]) for an
     /// operator that the input type does not have there (the half-precision
@@ -74,12 +74,17 @@ pub enum Error {
         /// The input type's name.
         input: &'static str,
         /// The accumulator type.
-        accumulator: crate::ElementType,
+        accumulator: crate::element::ElementType,
     },
     /// Segment offsets, a matrix shape or an output that do not fit a
     /// segmented or row-wise reduction ([`crate::segmented`]).
     #[error("invalid segmented reduction: {0}")]
     InvalidSegments(String),
+    /// The kernel module has no kernel for this identity: a bug in the
+    /// library (its kernel table and its operations disagree), never the
+    /// input's fault.
+    #[error("the kernel module has no entry point for {0:?}; please report this")]
+    MissingKernel(kernels_gpu::abi::Kernel),
     /// A [`Policy`](crate::Policy) that cannot be launched.
     #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),

@@ -10,8 +10,8 @@
 //! accumulate in a wider type (`i8`…`i32` in `i64`, `f16`/`bf16` in `f32`,
 //! anything in `f64`), converting each element as it is read.
 //! [`segmented_reduce`] and [`reduce_rows`] give one result per segment of an
-//! input or per row of a matrix ([`segmented`]). [`Strategy`] switches a [`Reducer`] to the
-//! rungs of the classic reduction ladder (`docs/LADDER.md`). The kernels live in the
+//! input or per row of a matrix ([`segmented`]). The tutorial kernels, the
+//! rungs of the classic reduction ladder, are in [`ladder`]. The kernels live in the
 //! `kernels-gpu` crate, are compiled to PTX by rustc's NVPTX backend when this
 //! crate is built, and are JIT-compiled by the driver for your GPU (compute
 //! capability 7.0 or newer) the first time a [`Reducer`] is created: about
@@ -42,7 +42,17 @@
 //!
 //! Without a GPU, [`emulated`] runs the same kernels on the CPU under a SIMT
 //! emulator that checks barriers, shuffles and every memory access: it is how
-//! the kernels are tested in CI, and a way to try the library anywhere.
+//! the kernels are tested in CI, and a way to try the library anywhere. An
+//! [`Emulator`](emulated::Emulator) is a [`Reducer`] over the emulator
+//! [`backend`]: every operation is written once, over either backend.
+//!
+//! # Layers
+//! `ARCHITECTURE.md` has the map. From the top: the free functions (this
+//! page) → [`Reducer`] (the operations: checks, kernel choice, launch shape;
+//! `reducer.rs`, `segmented.rs`, `ladder.rs`) → [`shape`] and [`tuning`] (the
+//! launch shapes and the numbers they come from) → [`backend`] (`Cuda` or
+//! `Emulated`: workspace, launch by kernel identity, read-back) → the kernel
+//! ABI ([`abi`], from the kernel crate: identities, names, argument structs).
 //!
 //! # Semantics
 //! - **Empty input**: `sum` is 0, `product` is 1, `max`/`min` return
@@ -101,36 +111,42 @@
     )
 )]
 
-use kernels_gpu::abi;
+/// The kernel ABI: kernel identities and names, argument structs, tiling
+/// constants (the kernel crate's `abi` module).
+pub use kernels_gpu::abi;
+pub mod backend;
 pub mod element;
 pub mod emulated;
 pub mod error;
-mod kernels;
-mod launch;
+pub mod ladder;
 pub mod multi;
-pub mod op;
 pub mod policy;
 pub mod reducer;
 pub mod segmented;
-#[macro_use]
-pub mod strategy;
+pub mod shape;
+pub mod tuning;
 
+/// The reduction operators (the kernel ABI's [`abi::Op`]).
+pub mod op {
+    pub use crate::abi::Op;
+}
+
+pub use backend::{Backend, Cuda, Emulated};
 pub use element::{ArgInput, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 /// The `half` crate, in the version whose `f16`/`bf16` `cust` can copy to the GPU.
 pub use half;
-pub use kernels::{LaunchShape, SegmentedShape};
 pub use op::Op;
 pub use policy::Policy;
 pub use reducer::Reducer;
-pub use strategy::{DotKernel, Rung, Strategy};
+pub use shape::{LaunchShape, SegmentedShape};
 
 use cust::memory::{DeviceBuffer, DeviceSlice};
 use std::cell::RefCell;
 
 /// The common imports: `use reduce::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Element, Error, Op, Reducer, Strategy};
+    pub use crate::{Element, Error, Op, Reducer};
 }
 
 thread_local! {
@@ -140,7 +156,7 @@ thread_local! {
 
 /// Runs `f` with this thread's reducer for the current context.
 fn with_thread_reducer<R>(f: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
-    let context = reducer::current_context()?;
+    let context = backend::current_context()?;
     THREAD_REDUCER.with(|cell| {
         let mut slot = cell.borrow_mut();
         match &mut *slot {

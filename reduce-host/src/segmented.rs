@@ -68,27 +68,21 @@
 //! whole-input reduction reads; rows of one element are then a copy (through
 //! the op), bound by the GPU's read-and-write bandwidth.
 
-use crate::abi::SEGMENTS_INVALID;
+use crate::backend::launcher::{Access, Launch};
+use crate::backend::{Backend, Cuda};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::kernels::SegmentedShape;
-use crate::launch;
-use crate::op::Op;
-use crate::reducer::{checked_address, Reducer, StreamChoice};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use crate::reducer::{checked_parts, Reducer};
+use crate::shape::{self, SegmentedShape};
+use cust::memory::DeviceSlice;
 use cust::stream::Stream;
-
-/// What the kernel found of the offsets.
-enum OffsetCheck {
-    Valid,
-    /// Some offset was out of order or past the end of the values.
-    Invalid,
-}
+use kernels_gpu::abi::Op;
+use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs, SEGMENTS_INVALID};
 
 /// Where the segments of a call are.
 #[derive(Clone, Copy)]
 enum Layout {
-    /// `segments + 1` offsets at this device address.
+    /// `segments + 1` offsets at this address.
     Offsets { address: u64, segments: usize },
     /// `rows` rows of `row_len` elements.
     Rows { rows: usize, row_len: usize },
@@ -102,19 +96,12 @@ impl Layout {
         }
     }
 
-    /// The kernel's `offsets` and `row_len` parameters.
-    fn parameters(self) -> [u64; 2] {
-        match self {
-            Layout::Offsets { address, .. } => [address, 0],
-            Layout::Rows { row_len, .. } => [0, row_len as u64],
-        }
-    }
-
     /// The layout of `offsets`, or [`Error::InvalidSegments`] if it has no element.
-    fn of_offsets(offsets: &DeviceSlice<u64>) -> Result<Self> {
+    fn of_offsets<B: Backend>(offsets: &B::Slice<u64>) -> Result<Self> {
+        let (address, len) = checked_parts::<B, u64>(offsets)?;
         Ok(Layout::Offsets {
-            segments: segment_count(offsets.len())?,
-            address: checked_address(offsets)?,
+            segments: segment_count(len)?,
+            address,
         })
     }
 
@@ -153,7 +140,7 @@ pub(crate) fn check_output(out_len: usize, segments: usize) -> Result<()> {
     Ok(())
 }
 
-impl Reducer {
+impl<B: Backend> Reducer<B> {
     /// Reduces each segment of `values` with `op` and returns the results
     /// in a new buffer, one per segment: segment `s` is
     /// `values[offsets[s]..offsets[s + 1]]` (see the [`segmented`](crate::segmented)
@@ -165,38 +152,19 @@ impl Reducer {
     /// errors.
     pub fn segmented_reduce<T: Element>(
         &mut self,
-        values: &DeviceSlice<T>,
-        offsets: &DeviceSlice<u64>,
+        values: &B::Slice<T>,
+        offsets: &B::Slice<u64>,
         op: Op,
-    ) -> Result<DeviceBuffer<T>> {
-        let layout = Layout::of_offsets(offsets)?;
-        match self.blocking_segmented(values, layout, op)? {
-            (out, OffsetCheck::Valid) => Ok(out),
-            (_, OffsetCheck::Invalid) => Err(first_invalid_segment(offsets, values.len())),
+    ) -> Result<B::Buffer<T>> {
+        let layout = Layout::of_offsets::<B>(offsets)?;
+        let out = self.blocking_segmented(values, layout, op)?;
+        match out {
+            Ok(out) => Ok(out),
+            Err(()) => {
+                let offsets = self.backend.to_host(offsets)?;
+                Err(invalid_offsets(&offsets, B::parts(values).1))
+            }
         }
-    }
-
-    /// [`Reducer::segmented_reduce`] into `out` (one element per segment),
-    /// enqueued on `stream`; returns without waiting for the GPU.
-    ///
-    /// Like [`Reducer::reduce_into`] it synchronizes nothing, sets no memory
-    /// and allocates nothing once `stream` has a workspace, so it can be
-    /// captured in a CUDA graph. Offsets are not validated (that would need
-    /// the host to wait): invalid ones are clamped into `[0, values.len()]`
-    /// so nothing outside `values` is read (see the [`segmented`](crate::segmented) module).
-    ///
-    /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
-    /// length is not the number of segments, [`Error::UnsupportedOp`], CUDA errors.
-    pub fn segmented_reduce_into<T: Element>(
-        &mut self,
-        values: &DeviceSlice<T>,
-        offsets: &DeviceSlice<u64>,
-        op: Op,
-        out: &mut DeviceSlice<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        let layout = Layout::of_offsets(offsets)?;
-        self.enqueue_segmented(values, layout, op, out, None, StreamChoice::Given(stream))
     }
 
     /// Reduces each row of the row-major `rows × row_len` matrix `matrix`
@@ -217,15 +185,162 @@ impl Reducer {
     /// `matrix.len()`, [`Error::UnsupportedOp`], CUDA errors.
     pub fn reduce_rows<T: Element>(
         &mut self,
-        matrix: &DeviceSlice<T>,
+        matrix: &B::Slice<T>,
         rows: usize,
         row_len: usize,
         op: Op,
-    ) -> Result<DeviceBuffer<T>> {
-        let layout = Layout::of_rows(matrix.len(), rows, row_len)?;
+    ) -> Result<B::Buffer<T>> {
+        let layout = Layout::of_rows(B::parts(matrix).1, rows, row_len)?;
         // Rows have no offsets to check (their shape was checked above).
-        let (out, _) = self.blocking_segmented(matrix, layout, op)?;
-        Ok(out)
+        let out = self.blocking_segmented(matrix, layout, op)?;
+        out.map_err(|()| Error::InvalidSegments("the kernel reported invalid rows".to_string()))
+    }
+
+    /// The launch a segmented reduction of `len` elements of `T` in
+    /// `segments` segments (or rows) with `op` uses: threads per segment,
+    /// blocks per segment and the grid (see the [`segmented`](crate::segmented)
+    /// module). Like [`Reducer::launch_shape`], it depends only on its
+    /// arguments and the device.
+    pub fn segmented_launch_shape<T: Element>(
+        &mut self,
+        op: Op,
+        segments: usize,
+        len: usize,
+    ) -> Result<SegmentedShape> {
+        Ok(self.segmented_plan::<T>(op, segments, len, false)?.1)
+    }
+
+    /// The segmented kernel and launch shape for `len` elements of `T` in
+    /// `segments` segments (given by offsets if `offsets`, else rows).
+    fn segmented_plan<T: Element>(
+        &mut self,
+        op: Op,
+        segments: usize,
+        len: usize,
+        offsets: bool,
+    ) -> Result<(Kernel, SegmentedShape)> {
+        if !op.is_defined_for(T::TYPE) {
+            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        }
+        let kernel = |schedule| Kernel::Segmented {
+            op,
+            element: T::TYPE,
+            schedule,
+        };
+        // The fixed-order kernel's limit sizes the grid for all three: the
+        // schedule depends on the shape.
+        let grid_cap = self.backend.grid_cap(kernel(SegmentSchedule::FixedOrder))?;
+        let tuning = self.backend.tuning();
+        let shape = shape::segmented_shape(tuning, segments, len, T::TYPE.size(), grid_cap);
+        Ok((kernel(shape::segment_schedule(tuning, shape, segments, offsets)), shape))
+    }
+
+    /// Runs a segmented reduction on the backend's own stream into a new
+    /// buffer and waits for it, with the offsets checked by the kernel
+    /// (`Err(())` if it found them invalid).
+    fn blocking_segmented<T: Element>(
+        &mut self,
+        values: &B::Slice<T>,
+        layout: Layout,
+        op: Op,
+    ) -> Result<std::result::Result<B::Buffer<T>, ()>> {
+        let mut out = self.backend.alloc::<T>(layout.segments())?;
+        // The status word is the first word of the result slot, zeroed first.
+        let status = self.backend.result_slot();
+        // SAFETY: the result slot is 16 writable, aligned bytes.
+        unsafe { self.backend.zero_words(status, 1, None)? };
+        self.enqueue_segmented(values, layout, op, B::as_slice_mut(&mut out), Some(status), None)?;
+        let [status_word, _] = self.backend.read_result_slot()?;
+        Ok(if status_word as u32 == SEGMENTS_INVALID {
+            Err(())
+        } else {
+            Ok(out)
+        })
+    }
+
+    /// Enqueues the segmented kernel for `op` over `values` on `stream`,
+    /// writing one result per segment to `out`, and the kernel's offset check
+    /// to the `u32` at `status` if given.
+    fn enqueue_segmented<T: Element>(
+        &mut self,
+        values: &B::Slice<T>,
+        layout: Layout,
+        op: Op,
+        out: &mut B::Slice<T>,
+        status: Option<u64>,
+        stream: Option<&Stream>,
+    ) -> Result<()> {
+        let segments = layout.segments();
+        let (out, out_len) = B::parts(out);
+        check_output(out_len, segments)?;
+        let (input, len) = checked_parts::<B, T>(values)?;
+        let offsets = matches!(layout, Layout::Offsets { .. });
+        let (kernel, shape) = self.segmented_plan::<T>(op, segments, len, offsets)?;
+        if segments == 0 {
+            return Ok(());
+        }
+        let workspace = self.backend.workspace(stream)?;
+        let (offsets, row_len) = match layout {
+            Layout::Offsets { address, .. } => (address, 0),
+            Layout::Rows { row_len, .. } => (0, row_len as u64),
+        };
+        let mut accesses = vec![
+            Access::read::<T>("input", input, len),
+            Access::write::<T>("out", out, segments),
+        ];
+        if offsets != 0 {
+            accesses.push(Access::read::<u64>("offsets", offsets, segments + 1));
+        }
+        accesses.extend(status.map(|status| Access::write::<u32>("status", status, 1)));
+        let launch = Launch {
+            kernel,
+            shape: shape.launch,
+            shared_bytes: 0,
+            args: SegmentedArgs {
+                input,
+                len: len as u64,
+                offsets,
+                segments: segments as u64,
+                row_len,
+                plan: shape.plan().to_bits(),
+                partials: workspace.partials,
+                tickets: workspace.segment_tickets,
+                status: status.unwrap_or(0),
+                out,
+            },
+            accesses: &accesses,
+        };
+        // SAFETY: the parameters of a segmented entry point (kernels-gpu/src/abi.rs,
+        // `SegmentPlan`): `out` has one element per segment; the workspace has a
+        // partial slot per part and a zeroed ticket per segment, since a split
+        // plan's grid is at most the largest grid; the rows layout was checked
+        // to cover `values` exactly.
+        unsafe { self.backend.launch(&launch, stream) }
+    }
+}
+
+impl Reducer<Cuda> {
+    /// [`Reducer::segmented_reduce`] into `out` (one element per segment),
+    /// enqueued on `stream`; returns without waiting for the GPU.
+    ///
+    /// Like [`Reducer::reduce_into`] it synchronizes nothing, sets no memory
+    /// and allocates nothing once `stream` has a workspace, so it can be
+    /// captured in a CUDA graph. Offsets are not validated (that would need
+    /// the host to wait): invalid ones are clamped into `[0, values.len()]`
+    /// so nothing outside `values` is read (see the [`segmented`](crate::segmented) module).
+    ///
+    /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
+    /// length is not the number of segments, [`Error::UnsupportedOp`], CUDA errors.
+    pub fn segmented_reduce_into<T: Element>(
+        &mut self,
+        values: &DeviceSlice<T>,
+        offsets: &DeviceSlice<u64>,
+        op: Op,
+        out: &mut DeviceSlice<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let layout = Layout::of_offsets::<Cuda>(offsets)?;
+        self.enqueue_segmented(values, layout, op, out, None, Some(stream))
     }
 
     /// [`Reducer::reduce_rows`] into `out` (one element per row), enqueued
@@ -244,101 +359,7 @@ impl Reducer {
         stream: &Stream,
     ) -> Result<()> {
         let layout = Layout::of_rows(matrix.len(), rows, row_len)?;
-        self.enqueue_segmented(matrix, layout, op, out, None, StreamChoice::Given(stream))
-    }
-
-    /// The launch a segmented reduction of `len` elements of `T` in
-    /// `segments` segments (or rows) with `op` uses: threads per segment,
-    /// blocks per segment and the grid (see the [`segmented`](crate::segmented)
-    /// module). Like [`Reducer::launch_shape`], it depends only on its
-    /// arguments and the device.
-    pub fn segmented_launch_shape<T: Element>(&self, op: Op, segments: usize, len: usize) -> Result<SegmentedShape> {
-        Ok(self.kernels.segmented_launch_for::<T>(op, segments, len, false)?.1)
-    }
-
-    /// Runs a segmented reduction on the reducer's own stream into a new
-    /// buffer and waits for it, with the offsets checked by the kernel.
-    fn blocking_segmented<T: Element>(
-        &mut self,
-        values: &DeviceSlice<T>,
-        layout: Layout,
-        op: Op,
-    ) -> Result<(DeviceBuffer<T>, OffsetCheck)> {
-        // SAFETY: every element is written by the kernel before it is read
-        // (each segment's team writes its result), or the buffer is dropped.
-        let mut out = unsafe { DeviceBuffer::<T>::uninitialized(layout.segments())? };
-        // The status word is the reducer's first result slot, zeroed on its stream.
-        let status = self.result_slot();
-        // SAFETY: the result slot is 8 writable, aligned bytes.
-        unsafe { launch::zero_words_async(status, 1, &self.stream)? };
-        self.enqueue_segmented(values, layout, op, &mut out, Some(status), StreamChoice::Own)?;
-        let [status_word, _] = self.result_slots_to_host()?;
-        let check = if status_word as u32 == SEGMENTS_INVALID {
-            OffsetCheck::Invalid
-        } else {
-            OffsetCheck::Valid
-        };
-        Ok((out, check))
-    }
-
-    /// Enqueues the segmented kernel for `op` over `values` on `stream`,
-    /// writing one result per segment to `out`, and the kernel's offset check
-    /// to the `u32` at `status` if given.
-    fn enqueue_segmented<T: Element>(
-        &mut self,
-        values: &DeviceSlice<T>,
-        layout: Layout,
-        op: Op,
-        out: &mut DeviceSlice<T>,
-        status: Option<u64>,
-        stream: StreamChoice<'_>,
-    ) -> Result<()> {
-        let segments = layout.segments();
-        check_output(out.len(), segments)?;
-        let offsets = matches!(layout, Layout::Offsets { .. });
-        let (kernel, shape) = self
-            .kernels
-            .segmented_launch_for::<T>(op, segments, values.len(), offsets)?;
-        let address = checked_address(values)?;
-        if segments == 0 {
-            return Ok(());
-        }
-        let [partials, tickets] = self
-            .workspace(stream.resolve(&self.stream).as_inner())?
-            .segment_addresses();
-        let stream = stream.resolve(&self.stream);
-        let [offsets, row_len] = layout.parameters();
-        let mut params = [
-            address,
-            values.len() as u64,
-            offsets,
-            segments as u64,
-            row_len,
-            shape.plan().to_bits(),
-            partials,
-            tickets,
-            status.unwrap_or(0),
-            out.as_device_ptr().as_raw(),
-        ];
-        let launch = shape.launch;
-        // SAFETY: the parameters of a segmented entry point (kernels-gpu/src/abi.rs,
-        // `SegmentPlan`): `out` has one element per segment; the workspace has a
-        // partial slot per part and a zeroed ticket per segment, since a split
-        // plan's grid is at most the largest grid; the rows layout was checked
-        // to cover `values` exactly.
-        unsafe { launch::launch(kernel, launch.blocks, launch.threads_per_block, 0, stream, &mut params)? };
-        Ok(())
-    }
-}
-
-/// The error for offsets the kernel found invalid, naming the first bad
-/// segment (the offsets are copied to the host to find it: this is the error
-/// path only).
-fn first_invalid_segment(offsets: &DeviceSlice<u64>, len: usize) -> Error {
-    let mut host = vec![0u64; offsets.len()];
-    match offsets.copy_to(&mut host[..]) {
-        Ok(()) => invalid_offsets(&host, len),
-        Err(e) => Error::Cuda(e),
+        self.enqueue_segmented(matrix, layout, op, out, None, Some(stream))
     }
 }
 

@@ -3,6 +3,7 @@
 //! returned); on the emulator and the GPU, against a CPU reference. Also of
 //! `f16` and `bf16` inputs, compared as `f32`.
 
+#[macro_use]
 mod common;
 use common::*;
 use rand::rngs::StdRng;
@@ -29,8 +30,8 @@ fn expected_index<T: TestElement + PartialOrd>(data: &[T], op: Op) -> usize {
     best
 }
 
-fn check<T: TestElement + ArgInput<Value = T> + PartialOrd>(
-    backend: &mut Backend,
+fn check<B: TestBackend, T: TestElement + ArgInput<Value = T> + PartialOrd>(
+    backend: &mut Tester<B>,
     data: &[T],
     offset: usize,
     op: Op,
@@ -52,7 +53,7 @@ fn check<T: TestElement + ArgInput<Value = T> + PartialOrd>(
 /// lengths and offsets; for floats also NaN, infinities and signed zeros.
 fn random_ties<T: TestElement + ArgInput<Value = T> + PartialOrd>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         let mut failures = Vec::new();
         for &n in &[1usize, 2, 3, 5, 16, 17, 33, 1000, 4097, 50_001, 2_000_003] {
             let n = backend.size(n, 60_000);
@@ -80,7 +81,7 @@ fn random_ties<T: TestElement + ArgInput<Value = T> + PartialOrd>(test: &str) {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
+    });
 }
 
 macro_rules! random_ties_tests {
@@ -105,7 +106,7 @@ random_ties_tests! {
 /// signed zeros give the first index, infinities are values; empty is an error.
 #[test]
 fn argmax_f32_known_answers() {
-    for mut backend in backends("argmax_f32_known_answers") {
+    for_each_backend!("argmax_f32_known_answers", |backend| {
         let name = backend.name();
         let mut data = vec![1.0f32; 5000];
         data[4000] = f32::NAN;
@@ -145,9 +146,9 @@ fn argmax_f32_known_answers() {
         let empty: [f32; 0] = [];
         let error = backend.arg(&empty, 0, Op::Max).unwrap_err();
         assert!(error.contains("empty"), "{name}: {error}");
-    }
+    });
     assert!(matches!(
-        reduce::emulated::Emulator::new().argmin::<i64>(&[]),
+        reduce::emulated::Emulator::default().argmin::<i64>(&[]),
         Err(Error::Empty { op: Op::Min })
     ));
 }
@@ -155,7 +156,7 @@ fn argmax_f32_known_answers() {
 /// Integer bounds and all-equal input.
 #[test]
 fn argmax_i64_bounds_and_equal() {
-    for mut backend in backends("argmax_i64_bounds_and_equal") {
+    for_each_backend!("argmax_i64_bounds_and_equal", |backend| {
         let name = backend.name();
         let mut data = vec![0i64; 3000];
         data[2999] = i64::MAX;
@@ -166,7 +167,7 @@ fn argmax_i64_bounds_and_equal() {
         let equal = vec![42i64; 777];
         assert_eq!(backend.arg(&equal, 1, Op::Max).unwrap(), (0, 42), "{name}");
         assert_eq!(backend.arg(&equal, 1, Op::Min).unwrap(), (0, 42), "{name}");
-    }
+    });
 }
 
 /// A half float that argmax compares as the `f32` it converts to.
@@ -204,7 +205,7 @@ fn random_half<H: HalfInput>(rng: &mut StdRng, range: i32, specials: bool) -> H 
 /// their `f32` values: the index, and the value bit for bit (any NaN for a NaN).
 fn random_halves<H: HalfInput + std::fmt::Debug>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         let mut failures = Vec::new();
         for &n in &[1usize, 2, 7, 8, 9, 1000, 4097, 70_001, 3_000_017] {
             let n = backend.size(n, 70_001);
@@ -229,7 +230,7 @@ fn random_halves<H: HalfInput + std::fmt::Debug>(test: &str) {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
+    });
 }
 
 #[test]
@@ -246,7 +247,7 @@ fn argmax_bf16_ties_sizes_offsets() {
 /// twice and the minimum at the very end; signed zeros keep their sign.
 #[test]
 fn argmax_f16_known_answers() {
-    for mut backend in backends("argmax_f16_known_answers") {
+    for_each_backend!("argmax_f16_known_answers", |backend| {
         let name = backend.name();
         let mut data = vec![f16::ONE; 70_000];
         data[65_537] = f16::from_f32(2.0);
@@ -268,5 +269,5 @@ fn argmax_f16_known_answers() {
             .arg_with_poison(&zeros, 1, bf16::from_bits(0xA5A5), Op::Max)
             .unwrap();
         assert_eq!((index, value.to_bits()), (1, bf16::NEG_ZERO.to_bits()), "{name}");
-    }
+    });
 }

@@ -3,6 +3,7 @@
 //! sizes, the two inputs at equal and at different offsets within 16 bytes
 //! (vector and element-by-element paths), against an exact CPU reference.
 
+#[macro_use]
 mod common;
 use common::*;
 use rand::Rng;
@@ -13,7 +14,7 @@ const SIZES: &[usize] = &[0, 1, 2, 3, 31, 33, 257, 4097, 65537, 1_000_003];
 fn sizes_and_offsets<T: DotElement + Element>(test: &str) {
     let mut rng = rng(test);
     let mut failures = Vec::new();
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         // Below 1.86M terms, Σ|a·b| ≤ 9·n stays under 2^24: small-integer f32 dots are exact.
         let random_n = backend.size(rng.gen_range(1..1_800_000), 200_000);
         for &n in SIZES.iter().chain([random_n].iter()) {
@@ -30,7 +31,7 @@ fn sizes_and_offsets<T: DotElement + Element>(test: &str) {
                 }
             }
         }
-    }
+    });
     assert!(failures.is_empty(), "{test}:\n{}", failures.join("\n"));
 }
 
@@ -68,7 +69,7 @@ fn dot_f64_sizes_offsets() {
 fn dot_f64_random_reals_within_bound() {
     let test = "dot_f64_random_reals_within_bound";
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         let n = backend.size(777_777, 77_777);
         let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let b: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
@@ -81,12 +82,12 @@ fn dot_f64_random_reals_within_bound() {
             "{}: got {got}, reference {reference} ± {bound}",
             backend.name()
         );
-    }
+    });
 }
 
 #[test]
 fn dot_f32_mismatched_lengths_is_an_error() {
-    for mut backend in backends("dot_f32_mismatched_lengths_is_an_error") {
+    for_each_backend!("dot_f32_mismatched_lengths_is_an_error", |backend| {
         let (a, b) = ([1.0f32; 5], [1.0f32; 4]);
         match backend.dot((&a, 0), (&b, 0)) {
             Err(message) if message.contains("differ in length (5 and 4") => {}
@@ -94,5 +95,5 @@ fn dot_f32_mismatched_lengths_is_an_error() {
         }
         assert_eq!(backend.dot((&a[..4], 0), (&b, 0)).unwrap(), 4.0);
         assert_eq!(backend.dot((&a[..0], 0), (&b[..0], 0)).unwrap(), 0.0);
-    }
+    });
 }

@@ -1,5 +1,6 @@
 //! Bad input gets a typed error with a helpful message, not a panic.
 
+#[macro_use]
 mod common;
 use common::*;
 use cust::memory::DeviceBuffer;
@@ -26,7 +27,7 @@ fn max_min_f32_empty_is_an_error() {
 
 #[test]
 fn max_min_i64_empty_is_an_error_on_every_backend() {
-    for mut backend in backends("max_min_i64_empty_is_an_error_on_every_backend") {
+    for_each_backend!("max_min_i64_empty_is_an_error_on_every_backend", |backend| {
         for op in [Op::Max, Op::Min] {
             match backend.reduce::<i64>(&[], 0, op) {
                 Err(Error::Empty { op: reported }) => assert_eq!(reported, op),
@@ -36,29 +37,31 @@ fn max_min_i64_empty_is_an_error_on_every_backend() {
         assert_eq!(backend.reduce::<i64>(&[], 0, Op::Sum).unwrap(), 0);
         assert_eq!(backend.reduce::<i64>(&[], 0, Op::Product).unwrap(), 1);
         assert_eq!(backend.reduce(&[4i64, -9], 0, Op::Min).unwrap(), -9);
-    }
+    });
 }
 
 #[test]
 fn max_abs_i32_is_unsupported_on_every_backend() {
-    for mut backend in backends("max_abs_i32_is_unsupported_on_every_backend") {
+    for_each_backend!("max_abs_i32_is_unsupported_on_every_backend", |backend| {
         match backend.reduce(&[1i32, -2], 0, Op::MaxAbs) {
             Err(Error::UnsupportedOp { op: Op::MaxAbs, .. }) => {}
             other => panic!("{}: max_abs of i32 gave {other:?}", backend.name()),
         }
         assert_eq!(backend.reduce(&[1.0f32, -2.0], 0, Op::MaxAbs).unwrap(), 2.0);
-    }
+    });
 }
 
 #[test]
 fn nan_max_f32_ladder_is_unsupported_on_every_backend() {
-    for mut backend in backends("nan_max_f32_ladder_is_unsupported_on_every_backend") {
-        backend.set_strategy(reduce::Strategy::ladder(reduce::Rung::WarpShuffle, 64).unwrap());
+    for_each_backend!("nan_max_f32_ladder_is_unsupported_on_every_backend", |backend| {
+        backend.set_ladder(Some(
+            reduce::ladder::Ladder::new(reduce::ladder::Rung::WarpShuffle, 64).unwrap(),
+        ));
         match backend.reduce(&[1.0f32, f32::NAN], 0, Op::NanMax) {
             Err(Error::UnsupportedStrategy { kernel, .. }) => assert!(kernel.contains("nan_max"), "{kernel}"),
             other => panic!("{}: a ladder rung for nan_max gave {other:?}", backend.name()),
         }
-    }
+    });
 }
 
 #[test]

@@ -7,10 +7,12 @@
 //! racecheck, synccheck and initcheck); the emulator runs the same kernels in
 //! the other test files.
 
+#[macro_use]
 mod common;
 use common::*;
 use rand::Rng;
-use reduce::{DotKernel, ElementType, Op, Rung, Strategy};
+use reduce::ladder::{Ladder, Rung, SeedDot};
+use reduce::{ElementType, Op};
 
 /// One element up to a multi-block grid at an H200's shape (9 blocks of 512
 /// threads for 4-byte types), with odd lengths for the tails.
@@ -34,23 +36,23 @@ fn sweep<T: DotElement>(test: &str) {
     // The ladder's kernels (rungs and seed 004's dots) exist for i32 and f32.
     let ladder = matches!(T::TYPE, ElementType::I32 | ElementType::F32);
     let mut rng = rng(test);
-    let Some(mut gpu) = backends(test).into_iter().find(|b| b.name() == "GPU") else {
+    let Some(mut gpu) = Tester::<reduce::Cuda>::new(test) else {
         return;
     };
-    let mut strategies = vec![Strategy::Production];
+    let mut strategies = vec![None];
     if ladder {
         for rung in Rung::ALL {
             let smallest = if rung == Rung::WarpShuffle { 32 } else { 8 };
-            strategies.extend([smallest, 256].map(|threads| Strategy::ladder(rung, threads).unwrap()));
+            strategies.extend([smallest, 256].map(|threads| Some(Ladder::new(rung, threads).unwrap())));
         }
     }
     let mut failures = Vec::new();
     let mut checks = 0;
     for strategy in strategies {
-        gpu.set_strategy(strategy);
+        gpu.set_ladder(strategy);
         let ops = match strategy {
-            Strategy::Production => ops_for::<T>(),
-            _ => Op::LADDER.to_vec(),
+            None => ops_for::<T>(),
+            Some(_) => Op::LADDER.to_vec(),
         };
         for op in ops {
             for &n in SIZES {
@@ -62,14 +64,14 @@ fn sweep<T: DotElement>(test: &str) {
             }
         }
     }
-    gpu.set_strategy(Strategy::Production);
+    gpu.set_ladder(None);
     for &n in SIZES {
         let a: Vec<T> = (0..n).map(|_| T::random_for_dot(&mut rng)).collect();
         let b: Vec<T> = (0..n).map(|_| T::random_for_dot(&mut rng)).collect();
         let expected = T::exact_dot(&a, &b);
         let mut dots = vec![("dot", gpu.dot((&a, 1), (&b, 3)))];
         if ladder {
-            for kernel in [DotKernel::AtomicPerElement, DotKernel::BlockTree] {
+            for kernel in [SeedDot::AtomicPerElement, SeedDot::BlockTree] {
                 dots.push(("seed dot", gpu.dot_with(&a, &b, kernel).map_err(|e| e.to_string())));
             }
         }

@@ -3,11 +3,13 @@
 //! block size and at the small blocks of the seeds' coalescing experiment,
 //! on the emulator and (when there is one) the GPU.
 
+#[macro_use]
 mod common;
 use common::*;
 use num_traits::Float;
 use rand::Rng;
-use reduce::{DotKernel, Error, Op, Rung, Strategy};
+use reduce::ladder::{Ladder, Rung, SeedDot};
+use reduce::{Error, Op};
 
 const SIZES: &[usize] = &[1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 4097, 65537, 1_000_003];
 
@@ -17,22 +19,22 @@ const EMULATOR_MAX: usize = 6_000;
 
 /// The seeds' 256 threads per block, or 64 on the emulator (each emulated
 /// barrier wakes every thread of the block).
-fn default_block(backend: &Backend) -> u32 {
+fn default_block<B: TestBackend>(backend: &Tester<B>) -> u32 {
     backend.size(256, 64) as u32
 }
 
 /// Block sizes each rung is tested at: the default, and the smallest it allows.
-fn block_sizes(rung: Rung, backend: &Backend) -> [u32; 2] {
+fn block_sizes<B: TestBackend>(rung: Rung, backend: &Tester<B>) -> [u32; 2] {
     [default_block(backend), if rung == Rung::WarpShuffle { 32 } else { 8 }]
 }
 
 fn every_rung<T: TestElement>(test: &str, op: Op) {
     let mut rng = rng(test);
     let mut failures = Vec::new();
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for rung in Rung::ALL {
             for block_threads in block_sizes(rung, &backend) {
-                backend.set_strategy(Strategy::ladder(rung, block_threads).unwrap());
+                backend.set_ladder(Some(Ladder::new(rung, block_threads).unwrap()));
                 let empty_ok = op.defined_on_empty();
                 let sizes: Vec<usize> = SIZES
                     .iter()
@@ -54,7 +56,7 @@ fn every_rung<T: TestElement>(test: &str, op: Op) {
                 }
             }
         }
-    }
+    });
     assert!(failures.is_empty(), "{test}:\n{}", failures.join("\n"));
 }
 
@@ -82,9 +84,9 @@ rung_tests! {
 fn all_ops_f32_every_rung_nan_anywhere() {
     let test = "all_ops_f32_every_rung_nan_anywhere";
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for rung in Rung::ALL {
-            backend.set_strategy(Strategy::ladder(rung, default_block(&backend)).unwrap());
+            backend.set_ladder(Some(Ladder::new(rung, default_block(&backend)).unwrap()));
             for op in Op::LADDER {
                 for n in [1usize, 1000, backend.size(70_001, EMULATOR_MAX)] {
                     for position in [0, n / 2, n - 1] {
@@ -97,42 +99,39 @@ fn all_ops_f32_every_rung_nan_anywhere() {
                 }
             }
         }
-    }
+    });
 }
 
 #[test]
 fn sum_f64_every_rung_is_unsupported() {
-    for mut backend in backends("sum_f64_every_rung_is_unsupported") {
+    for_each_backend!("sum_f64_every_rung_is_unsupported", |backend| {
         for rung in Rung::ALL {
-            backend.set_strategy(Strategy::ladder(rung, 256).unwrap());
+            backend.set_ladder(Some(Ladder::new(rung, 256).unwrap()));
             match backend.reduce(&[1.0f64, 2.0], 0, Op::Sum) {
                 Err(Error::UnsupportedStrategy { .. }) => {}
                 other => panic!("{}: {rung} on f64 gave {other:?}", backend.name()),
             }
         }
-        backend.set_strategy(Strategy::Production);
+        backend.set_ladder(None);
         assert_eq!(backend.reduce(&[1.0f64, 2.0], 0, Op::Sum).unwrap(), 3.0);
-    }
+    });
 }
 
 #[test]
 fn strategy_rejects_bad_block_sizes() {
     for bad in [0, 4, 48, 100, 2048] {
-        assert!(
-            Strategy::ladder(Rung::SequentialAddressing, bad).is_err(),
-            "{bad} accepted"
-        );
+        assert!(Ladder::new(Rung::SequentialAddressing, bad).is_err(), "{bad} accepted");
     }
-    assert!(Strategy::ladder(Rung::WarpShuffle, 8).is_err());
-    assert!(Strategy::ladder(Rung::InterleavedDivergent, 8).is_ok());
+    assert!(Ladder::new(Rung::WarpShuffle, 8).is_err());
+    assert!(Ladder::new(Rung::InterleavedDivergent, 8).is_ok());
     assert_eq!(Rung::ALL.map(|r| r.number()), [1, 2, 3, 4, 5, 6, 7]);
 }
 
 /// Small integers (as `T`): every product and every partial sum is exact, so
 /// the atomics' order cannot change the result and it is checked exactly.
-fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: DotKernel) {
+fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: SeedDot) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for n in [1usize, 255, 256, 257, backend.size(100_003, 5_003)] {
             let a: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
             let b: Vec<T> = (0..n).map(|_| T::from(rng.gen_range(-3i8..=3))).collect();
@@ -144,27 +143,27 @@ fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: DotKerne
             Err(Error::LengthMismatch { left: 3, right: 2 }) => {}
             other => panic!("{}: mismatched lengths gave {other:?}", backend.name()),
         }
-    }
+    });
 }
 
 #[test]
 fn dot_f32_atomic_per_element() {
-    dot_exact::<f32>("dot_f32_atomic_per_element", DotKernel::AtomicPerElement);
+    dot_exact::<f32>("dot_f32_atomic_per_element", SeedDot::AtomicPerElement);
 }
 
 #[test]
 fn dot_f32_block_tree() {
-    dot_exact::<f32>("dot_f32_block_tree", DotKernel::BlockTree);
+    dot_exact::<f32>("dot_f32_block_tree", SeedDot::BlockTree);
 }
 
 #[test]
 fn dot_i32_atomic_per_element() {
-    dot_exact::<i32>("dot_i32_atomic_per_element", DotKernel::AtomicPerElement);
+    dot_exact::<i32>("dot_i32_atomic_per_element", SeedDot::AtomicPerElement);
 }
 
 #[test]
 fn dot_i32_block_tree() {
-    dot_exact::<i32>("dot_i32_block_tree", DotKernel::BlockTree);
+    dot_exact::<i32>("dot_i32_block_tree", SeedDot::BlockTree);
 }
 
 /// The special values of the production suite, through every rung: all ±inf,
@@ -173,9 +172,9 @@ fn dot_i32_block_tree() {
 fn all_ops_i32_f32_every_rung_infinities_and_bounds() {
     let test = "all_ops_i32_f32_every_rung_infinities_and_bounds";
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for rung in Rung::ALL {
-            backend.set_strategy(Strategy::ladder(rung, default_block(&backend)).unwrap());
+            backend.set_ladder(Some(Ladder::new(rung, default_block(&backend)).unwrap()));
             for n in [1usize, 33, backend.size(65537, EMULATOR_MAX)] {
                 for op in Op::LADDER {
                     for value in [f32::INFINITY, f32::NEG_INFINITY] {
@@ -199,5 +198,5 @@ fn all_ops_i32_f32_every_rung_infinities_and_bounds() {
                 }
             }
         }
-    }
+    });
 }

@@ -3,6 +3,7 @@
 //! (the error for a missing NCCL, the unique id's text form); set
 //! `REDUCE_TEST_REQUIRE_NCCL=1` to make a missing NCCL fail instead of skip.
 
+#[macro_use]
 mod common;
 use common::*;
 use cust::device::Device;

@@ -1,5 +1,6 @@
 //! Many host threads, and many streams of one `Reducer`, at once.
 
+#[macro_use]
 mod common;
 use common::*;
 use cust::context::CurrentContext;
@@ -7,7 +8,7 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use reduce::{Op, Reducer, Rung, Strategy};
+use reduce::{Op, Reducer};
 use std::sync::Mutex;
 
 /// One call with random data: through the free function or through the
@@ -80,13 +81,12 @@ fn all_ops_i32_u64_f32_f64_8_threads_500_calls_each() {
 /// Calls of one `Reducer` queued on 4 streams with no host synchronisation
 /// between them (so they overlap on the GPU) each land in their own output:
 /// each stream has its own workspace.
-fn streams_without_sync(test: &str, strategy: Strategy) {
+fn streams_without_sync(test: &str) {
     if gpu(test).is_none() {
         return;
     }
     let mut rng = rng(test);
     let mut reducer = Reducer::new().unwrap();
-    reducer.set_strategy(strategy);
     const STREAMS: usize = 4;
     const CALLS: usize = 50;
     let streams: Vec<Stream> = (0..STREAMS)
@@ -127,13 +127,5 @@ fn streams_without_sync(test: &str, strategy: Strategy) {
 
 #[test]
 fn sum_f32_reduce_into_on_4_streams_without_sync() {
-    streams_without_sync("sum_f32_reduce_into_on_4_streams_without_sync", Strategy::Production);
-}
-
-#[test]
-fn sum_f32_ladder_reduce_into_on_4_streams_without_sync() {
-    streams_without_sync(
-        "sum_f32_ladder_reduce_into_on_4_streams_without_sync",
-        Strategy::ladder(Rung::WarpShuffle, 256).unwrap(),
-    );
+    streams_without_sync("sum_f32_reduce_into_on_4_streams_without_sync");
 }

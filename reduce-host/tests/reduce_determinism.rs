@@ -1,6 +1,7 @@
 //! The same input gives the bitwise same result on every call (and, on the
 //! emulator, in every block order).
 
+#[macro_use]
 mod common;
 use common::*;
 use reduce::Op;
@@ -9,7 +10,7 @@ use reduce::Op;
 /// blocks in another order.
 fn repeated_calls<T: TestElement>(test: &str, op: Op) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         // Large enough for a multi-block grid, so the last-block combine is exercised.
         let data = random_vec::<T>(&mut rng, op, backend.size(3_000_017, 100_003));
         let calls = backend.size(100, 20);
@@ -24,7 +25,7 @@ fn repeated_calls<T: TestElement>(test: &str, op: Op) {
                 backend.name()
             );
         }
-    }
+    });
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Floating-point special values: NaN anywhere, ±inf, signed zeros.
 
+#[macro_use]
 mod common;
 use common::*;
 use reduce::Op;
@@ -8,7 +9,7 @@ use reduce::Op;
 /// the head, the vector body and the tail, must reach the result of every op.
 fn nan_anywhere<T: TestElement + num_traits::Float>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for op in ops_for::<T>() {
             for n in [1usize, 7, 100, 4097, backend.size(1_000_003, 100_003)] {
                 for position in [0, n / 2, n - 1] {
@@ -22,14 +23,14 @@ fn nan_anywhere<T: TestElement + num_traits::Float>(test: &str) {
                 }
             }
         }
-    }
+    });
 }
 
 /// All `+inf`: min is `+inf` (not `MAX`); all `-inf`: max is `-inf`; sums of
 /// one sign stay infinite; mixed signs sum to NaN; max/min pick the infinities.
 fn infinities<T: TestElement + num_traits::Float>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for n in [1usize, 33, 65537] {
             let all_pos = vec![T::infinity(); n];
             let all_neg = vec![T::neg_infinity(); n];
@@ -59,7 +60,7 @@ fn infinities<T: TestElement + num_traits::Float>(test: &str) {
                     .unwrap_or_else(|e| panic!("{op} of mixed ±inf: {e}"));
             }
         }
-    }
+    });
 }
 
 /// `max`/`min` over signed zeros return a zero (either sign: unspecified).
@@ -67,7 +68,7 @@ fn signed_zeros<T: TestElement + num_traits::Float>(test: &str) {
     let data: Vec<T> = (0..1000)
         .map(|i| if i % 2 == 0 { T::zero() } else { -T::zero() })
         .collect();
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for op in [
             Op::Max,
             Op::Min,
@@ -85,7 +86,7 @@ fn signed_zeros<T: TestElement + num_traits::Float>(test: &str) {
                 backend.name()
             );
         }
-    }
+    });
 }
 
 /// The NaN-ignoring ops on small inputs whose answers are known (NumPy's
@@ -103,7 +104,7 @@ fn nan_ops_known_answers<T: TestElement + num_traits::Float>(test: &str) {
         (vec![-two, one], Op::MaxAbs, two),
         (vec![-two, one, nan], Op::SumOfSquares, nan),
     ];
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for (data, op, expected) in &cases {
             let got = backend.reduce(data, 1, *op).unwrap();
             let same = got == *expected || (TestElement::is_nan(got) && TestElement::is_nan(*expected));
@@ -113,7 +114,7 @@ fn nan_ops_known_answers<T: TestElement + num_traits::Float>(test: &str) {
                 backend.name()
             );
         }
-    }
+    });
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Integers at their bounds: exact max/min, wrapping sum/product, all-equal input.
 
+#[macro_use]
 mod common;
 use common::*;
 use num_traits::{Bounded, One, WrappingAdd};
@@ -10,7 +11,7 @@ use reduce::Op;
 /// overflow when summed, and that hold one value everywhere.
 fn bounds<T: TestElement + Bounded + WrappingAdd + One + Ord>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for n in [2usize, 33, 4097, backend.size(1_000_003, 100_003)] {
             for op in ops_for::<T>() {
                 let mut data = random_vec::<T>(&mut rng, op, n);
@@ -40,7 +41,7 @@ fn bounds<T: TestElement + Bounded + WrappingAdd + One + Ord>(test: &str) {
                     .unwrap_or_else(|e| panic!("{op} of {n} equal values: {e}"));
             }
         }
-    }
+    });
 }
 
 #[test]

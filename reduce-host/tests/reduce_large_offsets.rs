@@ -1,5 +1,6 @@
 //! More than 2³² elements (about 17 GB of u32). Opt-in: set REDUCE_TEST_HUGE=1.
 
+#[macro_use]
 mod common;
 use common::*;
 use cust::memory::{CopyDestination, DeviceBuffer};

@@ -3,6 +3,7 @@
 //! the next call (after memory is freed) works. Its own test binary, so no
 //! other test runs while it fills the GPU.
 
+#[macro_use]
 mod common;
 use common::*;
 use cust::error::CudaError;

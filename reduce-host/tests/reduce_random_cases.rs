@@ -10,15 +10,17 @@
 //!   give bitwise the GPU's result (for NaN results: NaN; for zero results of
 //!   max/min: a zero, whose sign is unspecified).
 
+#[macro_use]
 mod common;
 use common::*;
 use proptest::prelude::*;
-use proptest::strategy::{Strategy as _, ValueTree};
+use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reduce::emulated::Emulator;
-use reduce::{ElementType, Op, Policy, Reducer, Rung, Strategy};
+use reduce::ladder::{Ladder, Rung};
+use reduce::{ElementType, Op, Policy};
 
 /// Lengths at the edges of the emulator's default shape (64-thread blocks,
 /// 6 blocks: a tile is 1024 four-byte or 512 eight-byte elements, a sweep
@@ -32,7 +34,8 @@ const EDGE_LENGTHS: &[usize] = &[
 struct Case {
     element: ElementType,
     op: Op,
-    strategy: Strategy,
+    /// `None`: the production kernels.
+    strategy: Option<Ladder>,
     len: usize,
     offset: usize,
     /// Seeds the values (so shrinking a case keeps its kind of data).
@@ -42,12 +45,12 @@ struct Case {
 }
 
 fn element_types() -> impl proptest::strategy::Strategy<Value = ElementType> {
-    prop::sample::select(ElementType::ALL.to_vec())
+    prop::sample::select(ElementType::ELEMENTS.to_vec())
 }
 
 /// Mostly the production kernel; sometimes a ladder rung (for the types it has).
-fn strategies(element: ElementType) -> BoxedStrategy<Strategy> {
-    let production = Just(Strategy::Production).boxed();
+fn strategies(element: ElementType) -> BoxedStrategy<Option<Ladder>> {
+    let production = Just(None).boxed();
     if !matches!(element, ElementType::I32 | ElementType::F32) {
         return production;
     }
@@ -55,7 +58,7 @@ fn strategies(element: ElementType) -> BoxedStrategy<Strategy> {
         prop::sample::select(Rung::ALL.to_vec()),
         prop::sample::select(vec![32u32, 64, 128]),
     )
-        .prop_map(|(rung, threads)| Strategy::ladder(rung, threads).expect("valid ladder block size"));
+        .prop_map(|(rung, threads)| Some(Ladder::new(rung, threads).expect("valid ladder block size")));
     prop_oneof![4 => production, 1 => ladder].boxed()
 }
 
@@ -74,7 +77,7 @@ fn cases() -> impl proptest::strategy::Strategy<Value = Case> {
                 // Ladder rungs implement the four basic ops; integers have no MaxAbs.
                 op: match (op, strategy) {
                     (op, _) if !op.is_defined_for(element) => Op::Max,
-                    (op, Strategy::Ladder { .. }) if !Op::LADDER.contains(&op) => Op::Sum,
+                    (op, Some(_)) if !Op::LADDER.contains(&op) => Op::Sum,
                     (op, _) => op,
                 },
                 strategy,
@@ -119,9 +122,11 @@ fn check_case_on_emulator<T: TestElement>(case: &Case) -> Result<(), String> {
     if case.len == 0 && !case.op.defined_on_empty() {
         return Ok(()); // an error, tested in errors.rs
     }
-    let mut emulator = Emulator::new();
-    emulator.set_strategy(case.strategy);
-    check_on_emulator(&mut emulator, &case_data::<T>(case), case.offset, case.op)
+    let mut emulator = Tester {
+        reducer: Emulator::default(),
+        ladder: case.strategy,
+    };
+    emulator.check(&case_data::<T>(case), case.offset, case.op)
 }
 
 #[test]
@@ -179,11 +184,11 @@ fn seeded_cases(rng: &mut StdRng, count: usize, mut length: impl FnMut(&mut StdR
         .collect()
 }
 
-fn check_case_on_gpu<T: TestElement>(case: &Case, gpu: &mut Backend) -> Result<(), String> {
+fn check_case_on_gpu<T: TestElement>(case: &Case, gpu: &mut Tester<reduce::Cuda>) -> Result<(), String> {
     if case.len == 0 && !case.op.defined_on_empty() {
         return Ok(());
     }
-    gpu.set_strategy(case.strategy);
+    gpu.set_ladder(case.strategy);
     gpu.check(&case_data::<T>(case), case.offset, case.op)
 }
 
@@ -194,7 +199,9 @@ fn all_ops_all_types_2000_random_cases_on_the_gpu() {
         return;
     }
     let mut rng = rng(test);
-    let mut gpu = Backend::Gpu(Reducer::new().unwrap());
+    let Some(mut gpu) = Tester::<reduce::Cuda>::new(test) else {
+        return;
+    };
     let cases = seeded_cases(&mut rng, 2000, gpu_length);
     let mut failures = Vec::new();
     for case in &cases {
@@ -211,25 +218,26 @@ fn all_ops_all_types_2000_random_cases_on_the_gpu() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn compare_case_with_gpu<T: TestElement>(case: &Case, gpu: &mut Backend) -> Result<(), String> {
+fn compare_case_with_gpu<T: TestElement>(case: &Case, gpu: &mut Tester<reduce::Cuda>) -> Result<(), String> {
     if case.len == 0 && !case.op.defined_on_empty() {
         return Ok(());
     }
     let data = case_data::<T>(case);
-    gpu.set_strategy(case.strategy);
+    gpu.set_ladder(case.strategy);
     let on_gpu = gpu.reduce(&data, case.offset, case.op).map_err(|e| e.to_string())?;
-    let Backend::Gpu(reducer) = gpu else {
-        return Err("not a GPU backend".to_string());
-    };
-    let shape = reducer
+    let shape = gpu
+        .reducer
         .launch_shape::<T>(case.op, case.len)
         .map_err(|e| e.to_string())?;
     let policy = Policy::new(shape.threads_per_block).map_err(|e| e.to_string())?;
     let mut emulator = Emulator::with_shape(policy, shape.blocks).map_err(|e| e.to_string())?;
-    emulator.set_strategy(case.strategy);
-    let emulated = emulator
-        .reduce(Staged::new(&data, case.offset).slice(), case.op)
-        .map_err(|e| e.to_string())?;
+    let emulated = reduce_with(
+        &mut emulator,
+        case.strategy,
+        Staged::new(&data, case.offset).slice(),
+        case.op,
+    )
+    .map_err(|e| e.to_string())?;
     if same_result(on_gpu, emulated, case.op) {
         Ok(())
     } else {
@@ -244,7 +252,9 @@ fn all_ops_all_types_random_cases_emulator_matches_gpu_bitwise() {
         return;
     }
     let mut rng = rng(test);
-    let mut gpu = Backend::Gpu(Reducer::new().unwrap());
+    let Some(mut gpu) = Tester::<reduce::Cuda>::new(test) else {
+        return;
+    };
     // Three quarters short (one or two blocks at the GPU's shape), a quarter
     // long enough for a multi-block grid: the emulator runs 512 OS threads
     // per block.

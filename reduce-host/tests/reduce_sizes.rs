@@ -2,6 +2,7 @@
 //! unaligned starting addresses, against the CPU reference, on the emulator
 //! and (when there is one) the GPU.
 
+#[macro_use]
 mod common;
 use common::*;
 use rand::Rng;
@@ -13,7 +14,7 @@ fn sizes_and_offsets<T: TestElement>(test: &str, op: Op) {
     let mut rng = rng(test);
     let random_n = rng.gen_range(1..=5_000_000);
     let mut failures = Vec::new();
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         for &n in SIZES.iter().chain([backend.size(random_n, 200_000)].iter()) {
             if n == 0 && !op.defined_on_empty() {
                 continue; // the empty case of max/min is an error: see errors.rs
@@ -34,7 +35,7 @@ fn sizes_and_offsets<T: TestElement>(test: &str, op: Op) {
                 }
             }
         }
-    }
+    });
     assert!(failures.is_empty(), "{test}:\n{}", failures.join("\n"));
 }
 

@@ -2,6 +2,7 @@
 //! every input/accumulator pair, on the emulator and the GPU, against an
 //! exact (integer) or `f64` (float) CPU reference.
 
+#[macro_use]
 mod common;
 use common::*;
 use rand::rngs::StdRng;
@@ -119,7 +120,7 @@ const LENGTHS: [usize; 13] = [1, 2, 3, 7, 15, 16, 17, 31, 33, 1000, 4099, 50_001
 fn sizes_offsets<A: TestElement, In: WidensTo<A> + TestInput>(test: &str, op: Op) {
     let mut rng = rng(test);
     let lanes = 16 / std::mem::size_of::<In>();
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         let mut failures = Vec::new();
         for &n in &LENGTHS {
             let n = backend.size(n, 60_000);
@@ -143,7 +144,7 @@ fn sizes_offsets<A: TestElement, In: WidensTo<A> + TestInput>(test: &str, op: Op
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
+    });
 }
 
 macro_rules! sizes_offsets_tests {
@@ -181,7 +182,7 @@ sizes_offsets_tests! {
 /// i64 does not wrap; 300 × 255 bytes.
 #[test]
 fn sum_f16_i32_u8_wide_known_answers() {
-    for mut backend in backends("sum_f16_i32_u8_wide_known_answers") {
+    for_each_backend!("sum_f16_i32_u8_wide_known_answers", |backend| {
         let ones = vec![f16::ONE; 70_000];
         let got = backend.reduce_as::<f32, f16>(&ones, 3, f16::NAN, Op::Sum).unwrap();
         assert_eq!(got, 70_000.0, "{}", backend.name());
@@ -198,14 +199,14 @@ fn sum_f16_i32_u8_wide_known_answers() {
             "{}",
             backend.name()
         );
-    }
+    });
 }
 
 /// Half-precision max/min follow the float rules: NaN anywhere gives NaN,
 /// infinities are values, empty is an error; and sum keeps NaN and ±inf.
 #[test]
 fn max_min_f16_bf16_special_values() {
-    for mut backend in backends("max_min_f16_bf16_special_values") {
+    for_each_backend!("max_min_f16_bf16_special_values", |backend| {
         let name = backend.name();
         let mut data = vec![f16::from_f32(2.5); 1000];
         data[617] = f16::NEG_INFINITY;
@@ -250,13 +251,13 @@ fn max_min_f16_bf16_special_values() {
                 "{name}: {op}"
             );
         }
-    }
+    });
 }
 
 /// Pairs without a kernel for the op are refused with a helpful error.
 #[test]
 fn product_f16_as_f32_is_unsupported() {
-    for mut backend in backends("product_f16_as_f32_is_unsupported") {
+    for_each_backend!("product_f16_as_f32_is_unsupported", |backend| {
         let data = [f16::ONE; 4];
         let error = backend
             .reduce_as::<f32, f16>(&data, 0, f16::ZERO, Op::Product)
@@ -268,7 +269,7 @@ fn product_f16_as_f32_is_unsupported() {
         );
         let error = backend.reduce_as::<i64, i32>(&[1, 2], 0, 0, Op::Max).unwrap_err();
         assert!(error.contains("max of i32 into I64"), "{}: {error}", backend.name());
-    }
+    });
     assert!(matches!(
         reduce::emulated::reduce_as::<f32>(&[f16::ONE], Op::Product),
         Err(Error::UnsupportedWidening {

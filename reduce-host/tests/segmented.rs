@@ -3,6 +3,7 @@
 //! groups of lanes, warps, a block, several blocks per segment), with empty
 //! segments, unaligned starts, gaps and special values; then the errors.
 
+#[macro_use]
 mod common;
 use common::*;
 use rand::rngs::StdRng;
@@ -75,11 +76,11 @@ const KINDS: [&str; 9] = [
 /// cases. On the emulator, also checks that the kinds selected every team.
 fn random_segments<T: TestElement>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         let mut failures = Vec::new();
         let mut teams = BTreeSet::new();
         for (case, kind) in KINDS.iter().enumerate() {
-            let emulator = matches!(backend, Backend::Emulator(_));
+            let emulator = backend.is_emulator();
             for op in ops_for::<T>() {
                 let lengths = lengths(&mut rng, kind, emulator, std::mem::size_of::<T>());
                 let offsets = offsets_of(rng.gen_range(0..5), &lengths);
@@ -91,8 +92,11 @@ fn random_segments<T: TestElement>(test: &str) {
                         values[at] = T::special(&mut rng, op);
                     }
                 }
-                if let Backend::Emulator(e) = &backend {
-                    let shape = e.segmented_launch_shape::<T>(lengths.len(), len);
+                if emulator {
+                    let shape = backend
+                        .reducer
+                        .segmented_launch_shape::<T>(op, lengths.len(), len)
+                        .unwrap();
                     teams.insert((shape.team_threads, shape.blocks_per_segment > 1));
                 }
                 let offset = rng.gen_range(0..8);
@@ -106,7 +110,7 @@ fn random_segments<T: TestElement>(test: &str) {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-        if let Backend::Emulator(_) = backend {
+        if backend.is_emulator() {
             let (thread, lanes, warps, blocks, split) = (
                 teams.iter().any(|&(t, _)| t == 1),
                 teams.iter().any(|&(t, _)| 1 < t && t < 32),
@@ -119,16 +123,16 @@ fn random_segments<T: TestElement>(test: &str) {
                 "kinds did not select every team: {teams:?}"
             );
         }
-    }
+    });
 }
 
 /// Every op over the rows of matrices of many shapes, from one long row to
 /// many one-element rows, with empty matrices and rows of no element.
 fn rows_shapes<T: TestElement>(test: &str) {
     let mut rng = rng(test);
-    for mut backend in backends(test) {
-        let shapes: &[(usize, usize)] = match backend {
-            Backend::Emulator(_) => &[
+    for_each_backend!(test, |backend| {
+        let shapes: &[(usize, usize)] = match backend.is_emulator() {
+            true => &[
                 (1, 5000),
                 (3, 3001),
                 (40, 40),
@@ -145,7 +149,7 @@ fn rows_shapes<T: TestElement>(test: &str) {
                 (513, 8),
                 (70, 64),
             ],
-            Backend::Gpu(_) => &[
+            false => &[
                 (1, 1_000_003),
                 (3, 333_333),
                 (1000, 1000),
@@ -187,7 +191,7 @@ fn rows_shapes<T: TestElement>(test: &str) {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
+    });
 }
 
 macro_rules! per_type_tests {
@@ -224,25 +228,25 @@ fn nan_ops_f32_segments_known_answers() {
         (Op::NanSum, [4.0, 0.0, 0.0, nan]),
         (Op::Sum, [nan, nan, 0.0, nan]),
     ];
-    for mut backend in backends("nan_ops_f32_segments_known_answers") {
+    for_each_backend!("nan_ops_f32_segments_known_answers", |backend| {
         for (op, want) in expected {
             let got = backend.segmented(&values, 1, &offsets, *op).unwrap().unwrap();
             let same = got.iter().zip(want).all(|(g, w)| g == w || (g.is_nan() && w.is_nan()));
             assert!(same, "{}: {op}: got {got:?}, expected {want:?}", backend.name());
         }
-    }
+    });
 }
 
 /// The blocking forms' answer for these offsets over 8 values.
 fn offsets_error(test: &str, offsets: &[u64]) -> Vec<String> {
     let values: Vec<f32> = (1..=8).map(|i| i as f32).collect();
     let mut messages = Vec::new();
-    for mut backend in backends(test) {
+    for_each_backend!(test, |backend| {
         match backend.segmented(&values, 0, offsets, Op::Sum).unwrap() {
             Err(Error::InvalidSegments(message)) => messages.push(message),
             other => panic!("{}: expected InvalidSegments, got {other:?}", backend.name()),
         }
-    }
+    });
     messages
 }
 
@@ -272,35 +276,35 @@ fn sum_f32_empty_offsets_are_invalid() {
 
 #[test]
 fn sum_f32_one_offset_gives_no_segments() {
-    for mut backend in backends("sum_f32_one_offset_gives_no_segments") {
+    for_each_backend!("sum_f32_one_offset_gives_no_segments", |backend| {
         let got = backend.segmented(&[1.0f32, 2.0], 0, &[1], Op::Sum).unwrap().unwrap();
         assert!(got.is_empty(), "{}: {got:?}", backend.name());
-    }
+    });
 }
 
 #[test]
 fn sum_i64_rows_shape_mismatch_is_invalid() {
     let values = [1i64; 10];
-    for mut backend in backends("sum_i64_rows_shape_mismatch_is_invalid") {
+    for_each_backend!("sum_i64_rows_shape_mismatch_is_invalid", |backend| {
         for shape in [(3, 4), (usize::MAX, 2), (10, 0)] {
             match backend.rows(&values, 0, shape, Op::Sum).unwrap() {
                 Err(Error::InvalidSegments(message)) => assert!(message.contains("matrix has"), "{message}"),
                 other => panic!("{}: {shape:?}: expected InvalidSegments, got {other:?}", backend.name()),
             }
         }
-    }
+    });
 }
 
 #[test]
 fn max_abs_i32_segments_is_unsupported() {
-    for mut backend in backends("max_abs_i32_segments_is_unsupported") {
+    for_each_backend!("max_abs_i32_segments_is_unsupported", |backend| {
         let got = backend.segmented(&[1i32, -2], 0, &[0, 2], Op::MaxAbs).unwrap();
         assert!(
             matches!(got, Err(Error::UnsupportedOp { .. })),
             "{}: {got:?}",
             backend.name()
         );
-    }
+    });
 }
 
 /// The `_into` form does not wait for the GPU, so it cannot report invalid

@@ -4,11 +4,11 @@
 use super::nccl::Comm;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::op::Op;
 use crate::reducer::Reducer;
 use cust::context::{Context, CurrentContext};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
+use kernels_gpu::abi::Op;
 
 /// One rank: a GPU's primary context, its communicator and its reducer.
 ///

@@ -77,11 +77,11 @@ mod nccl;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::op::Op;
 use cust::context::Context;
 use cust::device::Device;
 use cust::memory::{DeviceBox, DeviceSlice};
 use cust::stream::Stream;
+use kernels_gpu::abi::Op;
 use member::{Member, RestoreContext};
 use std::fmt;
 use std::str::FromStr;
@@ -247,7 +247,9 @@ impl Group {
     /// every member into `outs`, or on member 0 into its result slot if
     /// `outs` is empty.
     fn enqueue<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op, outs: &[u64]) -> Result<()> {
-        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
+        if !op.is_defined_for(T::TYPE) {
+            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        }
         if let Some(shard) = shards.iter().find(|s| s.member >= self.members.len()) {
             return Err(Error::InvalidGroup(format!(
                 "a shard is on member {}, but the group has {} members",
@@ -477,7 +479,9 @@ impl Communicator {
     /// The checks before the collective: the op is defined for `T` and the
     /// shards are on this rank's GPU. Leaves this rank's context current.
     fn check<T: Element>(&self, shards: &[&DeviceSlice<T>], op: Op) -> Result<()> {
-        crate::kernels::reduce_kernel_name(op, T::TYPE)?;
+        if !op.is_defined_for(T::TYPE) {
+            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        }
         for shard in shards.iter().filter(|s| !s.is_empty()) {
             self.member.check_owns(shard.as_device_ptr().as_raw(), "a shard")?;
         }

@@ -3,12 +3,14 @@
 #![allow(dead_code)] // each test file uses a different part of this module
 
 use cust::context::{Context, CurrentContext};
-use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reduce::emulated::Emulator;
-use reduce::{ArgInput, DotKernel, Element, Op, Reducer, Strategy, WidensTo};
+use reduce::emulated::HostBuffer;
+use reduce::ladder::{self, Ladder, SeedDot};
+use reduce::{ArgInput, Backend as ReduceBackend, Cuda, Element, Emulated, Op, Reducer, WidensTo};
 use std::sync::OnceLock;
 
 /// The shared context, made current on this thread; `None` (after printing
@@ -226,48 +228,6 @@ macro_rules! float_test_element {
 }
 float_test_element!(f32, f64);
 
-/// Uploads `data` between `offset` leading and 4 trailing poison elements (so
-/// the slice starts at an address that is not 16-byte aligned when `offset` is
-/// not a multiple of the vector width, and any read outside the slice changes
-/// the result), reduces the slice with `reducer.reduce` and with
-/// `reducer.reduce_into` into a poisoned output, and checks both against the
-/// CPU reference. The two must be bitwise equal (one strategy, deterministic);
-/// under the production strategy the free function must match them too.
-pub fn check_on_gpu<T: TestElement>(reducer: &mut Reducer, data: &[T], offset: usize, op: Op) -> Result<(), String> {
-    let (buffer, range) = staged_on_gpu(data, offset);
-    let slice: DeviceSlice<T> = buffer.index(range);
-
-    let via_reduce = reducer
-        .reduce(&slice, op)
-        .map_err(|e| format!("Reducer::reduce: {e}"))?;
-    T::check(via_reduce, data, op).map_err(|e| format!("Reducer::reduce: {e}"))?;
-
-    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
-    let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
-    reducer
-        .reduce_into(&slice, op, &mut out, &stream)
-        .map_err(|e| format!("reduce_into: {e}"))?;
-    stream.synchronize().map_err(|e| e.to_string())?;
-    let mut via_into = T::poison();
-    out.copy_to(&mut via_into).map_err(|e| e.to_string())?;
-    T::check(via_into, data, op).map_err(|e| format!("reduce_into: {e}"))?;
-    if via_reduce.to_bits() != via_into.to_bits() {
-        return Err(format!(
-            "Reducer::reduce gave {via_reduce:?} but reduce_into gave {via_into:?}"
-        ));
-    }
-
-    if reducer.strategy() == Strategy::Production {
-        let free = reduce::reduce(&slice, op).map_err(|e| format!("reduce::reduce: {e}"))?;
-        if free.to_bits() != via_reduce.to_bits() {
-            return Err(format!(
-                "reduce::reduce gave {free:?} but Reducer::reduce gave {via_reduce:?}"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// `Ok` if `results` holds the right result of `op` for each segment of
 /// `values` that `offsets` describes (the identity for an empty one).
 pub fn check_segments<T: TestElement>(results: &[T], values: &[T], offsets: &[u64], op: Op) -> Result<(), String> {
@@ -344,80 +304,376 @@ macro_rules! float_dot {
 }
 float_dot!(f32, f64);
 
-/// Where a test runs the kernels.
-pub enum Backend {
-    /// The SIMT emulator, with its default small launch shape.
-    Emulator(Emulator),
-    /// The GPU, through a [`Reducer`] in the shared test context.
-    Gpu(Reducer),
-}
+/// A backend the tests run on: how test data is staged there (between
+/// poison, at an offset from a 16-byte boundary), and the other forms of
+/// each call that it has besides the blocking one, which must agree with it
+/// bit for bit (the GPU's `_into` forms and free functions).
+pub trait TestBackend: ReduceBackend + Sized {
+    /// `"emulator"` or `"GPU"`.
+    const NAME: &'static str;
+    /// Staged data; owns its memory.
+    type Staged<T: DeviceCopy>;
 
-/// The backends a kernel test runs on: the emulator, then the GPU when there
-/// is one (the GPU tests print that they were skipped otherwise).
-/// `REDUCE_TEST_BACKENDS=gpu` or `=emulator` keeps only that one (the
-/// sanitizer script runs the GPU half alone).
-pub fn backends(test: &str) -> Vec<Backend> {
-    let only = std::env::var("REDUCE_TEST_BACKENDS").unwrap_or_default();
-    let mut backends = Vec::new();
-    if only != "gpu" {
-        backends.push(Backend::Emulator(Emulator::new()));
-    }
-    if only != "emulator" && gpu(test).is_some() {
-        backends.push(Backend::Gpu(Reducer::new().expect("Reducer::new")));
-    }
-    backends
-}
-
-impl Backend {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Emulator(_) => "emulator",
-            Backend::Gpu(_) => "GPU",
-        }
-    }
-
+    /// A reducer on this backend; `None` (after printing that `test` was
+    /// skipped there) where there is none.
+    fn reducer(test: &str) -> Option<Reducer<Self>>;
+    /// `data` between `offset` leading and 4 trailing copies of `poison`.
+    fn stage<T: DeviceCopy>(data: &[T], offset: usize, poison: T) -> Self::Staged<T>;
+    fn slice<T: DeviceCopy>(staged: &Self::Staged<T>) -> &Self::Slice<T>;
+    fn to_vec<T: DeviceCopy + Default>(buffer: &Self::Buffer<T>) -> Result<Vec<T>, String>;
     /// `n`, or at most `emulator_max` on the emulator (every GPU thread is an
     /// OS thread there, so the largest sizes are for the GPU).
-    pub fn size(&self, n: usize, emulator_max: usize) -> usize {
-        match self {
-            Backend::Emulator(_) => n.min(emulator_max),
-            Backend::Gpu(_) => n,
+    fn size(n: usize, emulator_max: usize) -> usize;
+
+    /// The other forms of `reduce` of `input` (with the production kernel),
+    /// each of which must give `expected` bit for bit.
+    fn other_reduce_forms<T: TestElement>(
+        _reducer: &mut Reducer<Self>,
+        _input: &Self::Slice<T>,
+        _op: Op,
+        _expected: T,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// As [`TestBackend::other_reduce_forms`], for `reduce_as`.
+    fn other_reduce_as_forms<A: TestElement, In: WidensTo<A>>(
+        _reducer: &mut Reducer<Self>,
+        _input: &Self::Slice<In>,
+        _op: Op,
+        _expected: A,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// As [`TestBackend::other_reduce_forms`], for argmax (`op` = `Max`) and argmin.
+    fn other_arg_forms<T: ArgInput>(
+        _reducer: &mut Reducer<Self>,
+        _input: &Self::Slice<T>,
+        _op: Op,
+        _expected: (u64, T),
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// As [`TestBackend::other_reduce_forms`], for segmented and row-wise reductions.
+    fn other_segmented_forms<T: TestElement>(
+        _reducer: &mut Reducer<Self>,
+        _values: &Self::Slice<T>,
+        _segments: &StagedSegments<'_, Self>,
+        _op: Op,
+        _expected: &[T],
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// As [`TestBackend::other_reduce_forms`], for the dot product.
+    fn other_dot_forms<T: TestElement>(
+        _reducer: &mut Reducer<Self>,
+        _a: &Self::Slice<T>,
+        _b: &Self::Slice<T>,
+        _expected: T,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl TestBackend for Emulated {
+    const NAME: &'static str = "emulator";
+    type Staged<T: DeviceCopy> = Staged<T>;
+
+    fn reducer(_test: &str) -> Option<Emulator> {
+        (std::env::var("REDUCE_TEST_BACKENDS").unwrap_or_default() != "gpu").then(Emulator::default)
+    }
+    fn stage<T: DeviceCopy>(data: &[T], offset: usize, poison: T) -> Staged<T> {
+        Staged::with_poison(data, offset, poison)
+    }
+    fn slice<T: DeviceCopy>(staged: &Staged<T>) -> &[T] {
+        staged.slice()
+    }
+    fn to_vec<T: DeviceCopy + Default>(buffer: &HostBuffer<T>) -> Result<Vec<T>, String> {
+        Ok(buffer.to_vec())
+    }
+    fn size(n: usize, emulator_max: usize) -> usize {
+        n.min(emulator_max)
+    }
+}
+
+impl TestBackend for Cuda {
+    const NAME: &'static str = "GPU";
+    /// The buffer, and the slice of it that holds the data.
+    type Staged<T: DeviceCopy> = (DeviceBuffer<T>, DeviceSlice<T>);
+
+    fn reducer(test: &str) -> Option<Reducer> {
+        if std::env::var("REDUCE_TEST_BACKENDS").unwrap_or_default() == "emulator" {
+            return None;
         }
+        gpu(test).map(|_| Reducer::new().expect("Reducer::new"))
+    }
+    fn stage<T: DeviceCopy>(data: &[T], offset: usize, poison: T) -> Self::Staged<T> {
+        let (buffer, range) = staged_on_gpu_with(data, offset, poison);
+        let slice = buffer.index(range);
+        (buffer, slice)
+    }
+    fn slice<T: DeviceCopy>((_, slice): &Self::Staged<T>) -> &DeviceSlice<T> {
+        slice
+    }
+    fn to_vec<T: DeviceCopy + Default>(buffer: &DeviceBuffer<T>) -> Result<Vec<T>, String> {
+        buffer.as_host_vec().map_err(|e| e.to_string())
+    }
+    fn size(n: usize, _emulator_max: usize) -> usize {
+        n
     }
 
-    pub fn set_strategy(&mut self, strategy: Strategy) {
-        match self {
-            Backend::Emulator(e) => e.set_strategy(strategy),
-            Backend::Gpu(r) => r.set_strategy(strategy),
+    /// `reduce_into` on another stream into a poisoned output, and `reduce::reduce`.
+    fn other_reduce_forms<T: TestElement>(
+        reducer: &mut Reducer,
+        input: &DeviceSlice<T>,
+        op: Op,
+        expected: T,
+    ) -> Result<(), String> {
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+        let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
+        reducer
+            .reduce_into(input, op, &mut out, &stream)
+            .map_err(|e| format!("reduce_into: {e}"))?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        agree("reduce_into", expected, read_box(&out)?)?;
+        agree(
+            "reduce::reduce",
+            expected,
+            reduce::reduce(input, op).map_err(|e| format!("reduce::reduce: {e}"))?,
+        )
+    }
+
+    /// `reduce_as_into` and `reduce::reduce_as`.
+    fn other_reduce_as_forms<A: TestElement, In: WidensTo<A>>(
+        reducer: &mut Reducer,
+        input: &DeviceSlice<In>,
+        op: Op,
+        expected: A,
+    ) -> Result<(), String> {
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+        let mut out = DeviceBox::new(&A::poison()).map_err(|e| e.to_string())?;
+        reducer
+            .reduce_as_into::<A, In>(input, op, &mut out, &stream)
+            .map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        agree("reduce_as_into", expected, read_box(&out)?)?;
+        agree(
+            "reduce::reduce_as",
+            expected,
+            reduce::reduce_as::<A>(input, op).map_err(|e| e.to_string())?,
+        )
+    }
+
+    /// `argmax_into`/`argmin_into` and `reduce::argmax`/`argmin`.
+    fn other_arg_forms<T: ArgInput>(
+        reducer: &mut Reducer,
+        input: &DeviceSlice<T>,
+        op: Op,
+        expected: (u64, T),
+    ) -> Result<(), String> {
+        let text = |e: reduce::Error| e.to_string();
+        let free = match op {
+            Op::Max => reduce::argmax(input).map_err(text)?,
+            _ => reduce::argmin(input).map_err(text)?,
+        };
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+        let mut index = DeviceBox::new(&u64::MAX).map_err(|e| e.to_string())?;
+        // SAFETY: zeroed plain data is a value of every element type.
+        let mut value = DeviceBox::new(&unsafe { std::mem::zeroed::<T::Value>() }).map_err(|e| e.to_string())?;
+        match op {
+            Op::Max => reducer.argmax_into(input, &mut index, &mut value, &stream),
+            _ => reducer.argmin_into(input, &mut index, &mut value, &stream),
         }
+        .map_err(text)?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let mut into_index = 0u64;
+        index.copy_to(&mut into_index).map_err(|e| e.to_string())?;
+        // SAFETY: as above.
+        let mut into_value = unsafe { std::mem::zeroed::<T::Value>() };
+        value.copy_to(&mut into_value).map_err(|e| e.to_string())?;
+        let into = (into_index, T::from_value(into_value));
+        let bits = |(i, v): (u64, T)| (i, bytes_of(&v));
+        if bits(expected) != bits(free) || bits(expected) != bits(into) {
+            return Err(format!(
+                "Reducer gave {expected:?}, the free function {free:?}, the _into form {into:?}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The free function, then the `_into` form on another stream into an
+    /// output one element past a 16-byte boundary, after a poisoned element
+    /// that must stay as it is.
+    fn other_segmented_forms<T: TestElement>(
+        reducer: &mut Reducer,
+        values: &DeviceSlice<T>,
+        segments: &StagedSegments<'_, Self>,
+        op: Op,
+        expected: &[T],
+    ) -> Result<(), String> {
+        let text = |e: reduce::Error| e.to_string();
+        let free = match segments {
+            StagedSegments::Offsets(offsets) => reduce::segmented_reduce(values, Self::slice(offsets), op),
+            StagedSegments::Rows(rows, row_len) => reduce::reduce_rows(values, *rows, *row_len, op),
+        }
+        .map_err(text)?;
+        agree_all("reduce::segmented_reduce", expected, &Self::to_vec(&free)?)?;
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+        let padded = DeviceBuffer::from_slice(&vec![T::poison(); expected.len() + 1]).map_err(|e| e.to_string())?;
+        let mut out = padded.index(1..);
+        match segments {
+            StagedSegments::Offsets(offsets) => {
+                reducer.segmented_reduce_into(values, Self::slice(offsets), op, &mut out, &stream)
+            }
+            StagedSegments::Rows(rows, row_len) => {
+                reducer.reduce_rows_into(values, *rows, *row_len, op, &mut out, &stream)
+            }
+        }
+        .map_err(text)?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let written = padded.as_host_vec().map_err(|e| e.to_string())?;
+        if written[0].to_bits() != T::poison().to_bits() {
+            return Err("the _into form wrote before its output".to_string());
+        }
+        agree_all("the _into form", expected, &written[1..])
+    }
+
+    /// `reduce::dot` and `dot_into`.
+    fn other_dot_forms<T: TestElement>(
+        reducer: &mut Reducer,
+        a: &DeviceSlice<T>,
+        b: &DeviceSlice<T>,
+        expected: T,
+    ) -> Result<(), String> {
+        agree("reduce::dot", expected, reduce::dot(a, b).map_err(|e| e.to_string())?)?;
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
+        let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
+        reducer.dot_into(a, b, &mut out, &stream).map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        agree("dot_into", expected, read_box(&out)?)
+    }
+}
+
+/// `Ok` if `got` is `expected` bit for bit.
+fn agree<T: TestElement>(form: &str, expected: T, got: T) -> Result<(), String> {
+    if got.to_bits() == expected.to_bits() {
+        Ok(())
+    } else {
+        Err(format!("{form} gave {got:?}, the blocking call {expected:?}"))
+    }
+}
+
+/// `Ok` if `got` is `expected` bit for bit, element by element.
+fn agree_all<T: TestElement>(form: &str, expected: &[T], got: &[T]) -> Result<(), String> {
+    let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    if bits(got) == bits(expected) {
+        Ok(())
+    } else {
+        Err(format!("{form} gave {got:?}, the blocking call {expected:?}"))
+    }
+}
+
+fn read_box<T: TestElement>(out: &DeviceBox<T>) -> Result<T, String> {
+    let mut value = T::poison();
+    out.copy_to(&mut value).map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
+/// How the input of a segmented test is cut, staged on backend `B`.
+pub enum StagedSegments<'a, B: TestBackend> {
+    Offsets(&'a B::Staged<u64>),
+    Rows(usize, usize),
+}
+
+/// `input` reduced with `op` by the production kernel, or by `ladder`'s rung.
+pub fn reduce_with<B: ReduceBackend, T: Element>(
+    reducer: &mut Reducer<B>,
+    ladder: Option<Ladder>,
+    input: &B::Slice<T>,
+    op: Op,
+) -> Result<T, reduce::Error> {
+    match ladder {
+        Some(ladder) => ladder::reduce(reducer, input, op, ladder),
+        None => reducer.reduce(input, op),
+    }
+}
+
+/// Runs `$body` once per backend (the emulator, then the GPU where there is
+/// one), with `$backend` a [`Tester`] of that backend: the body is compiled
+/// for each, so everything it calls is generic over [`TestBackend`].
+#[allow(unused_macros)] // some test files drive one backend themselves
+macro_rules! for_each_backend {
+    ($test:expr, |$backend:ident| $body:block) => {{
+        #[allow(unused_mut)]
+        for mut $backend in $crate::common::Tester::<reduce::Emulated>::new($test) $body
+        #[allow(unused_mut)]
+        for mut $backend in $crate::common::Tester::<reduce::Cuda>::new($test) $body
+    }};
+}
+
+/// A test's reducer on one backend, and whether it runs a ladder rung
+/// (`None`: the production kernels). Every call checks the backend's other
+/// forms against the blocking one and runs the blocking call twice (on the
+/// emulator, in two block orders), which must agree bit for bit.
+pub struct Tester<B: TestBackend> {
+    pub reducer: Reducer<B>,
+    pub ladder: Option<Ladder>,
+}
+
+impl<B: TestBackend> Tester<B> {
+    /// `None` where `test` cannot run on `B` (no GPU).
+    pub fn new(test: &str) -> Option<Self> {
+        Some(Tester {
+            reducer: B::reducer(test)?,
+            ladder: None,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        B::NAME
+    }
+
+    pub fn is_emulator(&self) -> bool {
+        B::NAME == <Emulated as TestBackend>::NAME
+    }
+
+    pub fn size(&self, n: usize, emulator_max: usize) -> usize {
+        B::size(n, emulator_max)
+    }
+
+    /// Runs `ladder`'s rung from now on (`None`: the production kernels).
+    pub fn set_ladder(&mut self, ladder: Option<Ladder>) {
+        self.ladder = ladder;
     }
 
     /// Reduces `data`, staged at `offset` elements past a 16-byte boundary
-    /// between poison, and checks the result against the CPU reference (see
-    /// [`check_on_gpu`] and [`check_on_emulator`] for what else each checks).
+    /// between poison, checks the result against the CPU reference, and
+    /// checks that a second run and the other forms agree bit for bit.
     pub fn check<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<(), String> {
-        match self {
-            Backend::Emulator(e) => check_on_emulator(e, data, offset, op),
-            Backend::Gpu(r) => check_on_gpu(r, data, offset, op),
-        }
-        .map_err(|e| format!("{}: {e}", self.name()))
+        let result = self.reduce(data, offset, op).map_err(|e| e.to_string());
+        result
+            .and_then(|got| T::check(got, data, op))
+            .map_err(|e| format!("{}: {e}", self.name()))
     }
 
-    /// Reduces `data` staged at `offset` and returns the result.
+    /// Reduces `data` staged at `offset` and returns the result; panics
+    /// (fails the test) if a second run or another form disagrees with it.
     pub fn reduce<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<T, reduce::Error> {
-        match self {
-            Backend::Emulator(e) => e.reduce(Staged::new(data, offset).slice(), op),
-            Backend::Gpu(r) => {
-                let (buffer, range) = staged_on_gpu(data, offset);
-                r.reduce(&buffer.index(range), op)
-            }
+        let staged = B::stage(data, offset, T::poison());
+        let input = B::slice(&staged);
+        let first = reduce_with(&mut self.reducer, self.ladder, input, op)?;
+        let again = reduce_with(&mut self.reducer, self.ladder, input, op)?;
+        let others = match self.ladder {
+            Some(_) => Ok(()),
+            None => B::other_reduce_forms(&mut self.reducer, input, op, first),
+        };
+        if let Err(e) = agree("a second run", first, again).and(others) {
+            panic!("{}: {e}", B::NAME);
         }
+        Ok(first)
     }
 
     /// Reduces `data` (staged at `offset` between `poison`) in the wider type
-    /// `A`. On the emulator it runs twice, in two block orders, and on the GPU
-    /// through `reduce_as`, `reduce_as_into` and `reduce::reduce_as`; each
-    /// pair must agree bitwise.
+    /// `A`; a second run and the other forms must agree bitwise.
     pub fn reduce_as<A: TestElement, In: WidensTo<A>>(
         &mut self,
         data: &[In],
@@ -425,41 +681,16 @@ impl Backend {
         poison: In,
         op: Op,
     ) -> Result<A, String> {
-        let text = |e: reduce::Error| e.to_string();
-        let (first, second) = match self {
-            Backend::Emulator(e) => {
-                let staged = Staged::with_poison(data, offset, poison);
-                (
-                    e.reduce_as::<A, In>(staged.slice(), op).map_err(text)?,
-                    e.reduce_as::<A, In>(staged.slice(), op).map_err(text)?,
-                )
-            }
-            Backend::Gpu(r) => {
-                let (buffer, range) = staged_on_gpu_with(data, offset, poison);
-                let slice = buffer.index(range);
-                let via_reduce = r.reduce_as::<A, In>(&slice, op).map_err(text)?;
-                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
-                let mut out = DeviceBox::new(&A::poison()).map_err(|e| e.to_string())?;
-                r.reduce_as_into::<A, In>(&slice, op, &mut out, &stream).map_err(text)?;
-                stream.synchronize().map_err(|e| e.to_string())?;
-                let mut via_into = A::poison();
-                out.copy_to(&mut via_into).map_err(|e| e.to_string())?;
-                let free = reduce::reduce_as::<A>(&slice, op).map_err(text)?;
-                if free.to_bits() != via_into.to_bits() {
-                    return Err(format!("reduce::reduce_as gave {free:?}, reduce_as_into {via_into:?}"));
-                }
-                (via_reduce, via_into)
-            }
-        };
-        if first.to_bits() != second.to_bits() {
-            return Err(format!("{}: two runs gave {first:?} and {second:?}", self.name()));
-        }
+        let staged = B::stage(data, offset, poison);
+        let input = B::slice(&staged);
+        let first = self.reducer.reduce_as::<A, In>(input, op).map_err(|e| e.to_string())?;
+        let again = self.reducer.reduce_as::<A, In>(input, op).map_err(|e| e.to_string())?;
+        agree("a second run", first, again)?;
+        B::other_reduce_as_forms(&mut self.reducer, input, op, first).map_err(|e| format!("{}: {e}", self.name()))?;
         Ok(first)
     }
 
-    /// argmax (`Op::Max`) or argmin (`Op::Min`) of `data` staged at
-    /// `offset`. On the GPU, `Reducer::argmax`, `argmax_into` and
-    /// `reduce::argmax` (and the `min` forms) must agree bitwise.
+    /// argmax (`Op::Max`) or argmin (`Op::Min`) of `data` staged at `offset`.
     pub fn arg<T: TestElement + ArgInput<Value = T>>(
         &mut self,
         data: &[T],
@@ -469,66 +700,31 @@ impl Backend {
         self.arg_with_poison(data, offset, T::poison(), op)
     }
 
-    /// [`Backend::arg`] for any argmax input (the half floats too), staged
-    /// between copies of `poison`.
+    /// [`Tester::arg`] for any argmax input (the half floats too), staged
+    /// between copies of `poison`; the other forms must agree bitwise.
     pub fn arg_with_poison<T: ArgInput>(
         &mut self,
         data: &[T],
         offset: usize,
         poison: T,
         op: Op,
-    ) -> Result<(u64, T), String>
-    where
-        T::Value: TestElement,
-    {
-        let text = |e: reduce::Error| e.to_string();
-        match self {
-            Backend::Emulator(e) => {
-                let staged = Staged::with_poison(data, offset, poison);
-                match op {
-                    Op::Max => e.argmax(staged.slice()),
-                    _ => e.argmin(staged.slice()),
-                }
-                .map_err(text)
-            }
-            Backend::Gpu(r) => {
-                let (buffer, range) = staged_on_gpu_with(data, offset, poison);
-                let slice = buffer.index(range);
-                let (via_reducer, via_free) = match op {
-                    Op::Max => (r.argmax(&slice).map_err(text)?, reduce::argmax(&slice).map_err(text)?),
-                    _ => (r.argmin(&slice).map_err(text)?, reduce::argmin(&slice).map_err(text)?),
-                };
-                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
-                let mut index = DeviceBox::new(&u64::poison()).map_err(|e| e.to_string())?;
-                let mut value = DeviceBox::new(&T::Value::poison()).map_err(|e| e.to_string())?;
-                match op {
-                    Op::Max => r.argmax_into(&slice, &mut index, &mut value, &stream),
-                    _ => r.argmin_into(&slice, &mut index, &mut value, &stream),
-                }
-                .map_err(text)?;
-                stream.synchronize().map_err(|e| e.to_string())?;
-                let (mut into_index, mut into_value) = (0u64, T::Value::poison());
-                index.copy_to(&mut into_index).map_err(|e| e.to_string())?;
-                value.copy_to(&mut into_value).map_err(|e| e.to_string())?;
-                let into = (into_index, T::from_value(into_value));
-                let bits = |(i, v): (u64, T)| (i, bytes_of(&v));
-                if bits(via_reducer) != bits(via_free) || bits(via_reducer) != bits(into) {
-                    return Err(format!(
-                        "Reducer gave {via_reducer:?}, the free function {via_free:?}, the _into form {into:?}"
-                    ));
-                }
-                Ok(via_reducer)
-            }
+    ) -> Result<(u64, T), String> {
+        let staged = B::stage(data, offset, poison);
+        let input = B::slice(&staged);
+        let first = match op {
+            Op::Max => self.reducer.argmax(input),
+            _ => self.reducer.argmin(input),
         }
+        .map_err(|e| e.to_string())?;
+        B::other_arg_forms(&mut self.reducer, input, op, first).map_err(|e| format!("{}: {e}", self.name()))?;
+        Ok(first)
     }
 
     /// One result of `op` per segment of `values` (staged at `offset`), the
     /// segments given by `offsets` (relative to the staged slice). The outer
-    /// `Err` is a test failure; the inner result is the library's answer.
-    /// On the emulator it runs twice, in two block orders; on the GPU through
-    /// `Reducer::segmented_reduce`, `reduce::segmented_reduce` and (if those
-    /// succeed) `segmented_reduce_into` into a poisoned output on another
-    /// stream. Every run must agree bitwise with the first, or fail alike.
+    /// `Err` is a test failure; the inner result is the library's answer. A
+    /// second run must agree bitwise (or fail alike), and so must the other
+    /// forms where the first succeeds.
     pub fn segmented<T: TestElement>(
         &mut self,
         values: &[T],
@@ -536,10 +732,11 @@ impl Backend {
         offsets: &[u64],
         op: Op,
     ) -> Result<Result<Vec<T>, reduce::Error>, String> {
-        self.segmented_or_rows(values, offset, Segmentation::Offsets(offsets), op)
+        let staged_offsets = B::stage(offsets, 0, u64::MAX);
+        self.segmented_or_rows(values, offset, StagedSegments::Offsets(&staged_offsets), op)
     }
 
-    /// [`Backend::segmented`], then each result against the CPU reference
+    /// [`Tester::segmented`], then each result against the CPU reference
     /// ([`check_segments`]); `Err` describes the first problem.
     pub fn check_segmented<T: TestElement>(
         &mut self,
@@ -555,7 +752,7 @@ impl Backend {
     }
 
     /// One result of `op` per row of the `rows × row_len` matrix `matrix`
-    /// (staged at `offset`), checked across forms as [`Backend::segmented`].
+    /// (staged at `offset`), checked across runs and forms as [`Tester::segmented`].
     pub fn rows<T: TestElement>(
         &mut self,
         matrix: &[T],
@@ -563,133 +760,56 @@ impl Backend {
         (rows, row_len): (usize, usize),
         op: Op,
     ) -> Result<Result<Vec<T>, reduce::Error>, String> {
-        self.segmented_or_rows(matrix, offset, Segmentation::Rows(rows, row_len), op)
+        self.segmented_or_rows(matrix, offset, StagedSegments::Rows(rows, row_len), op)
     }
 
     fn segmented_or_rows<T: TestElement>(
         &mut self,
         values: &[T],
         offset: usize,
-        segmentation: Segmentation<'_>,
+        segments: StagedSegments<'_, B>,
         op: Op,
     ) -> Result<Result<Vec<T>, reduce::Error>, String> {
-        let text = |e: reduce::Error| e.to_string();
-        let agree = |what: &str, first: &Result<Vec<T>, reduce::Error>, other: Result<Vec<T>, reduce::Error>| {
-            let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            match (first, &other) {
-                (Ok(a), Ok(b)) if bits(a) == bits(b) => Ok(()),
-                (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
-                _ => Err(format!("{what} disagree: {first:?} and {other:?}")),
-            }
+        let staged = B::stage(values, offset, T::poison());
+        let input = B::slice(&staged);
+        let run = |reducer: &mut Reducer<B>| -> Result<Result<Vec<T>, reduce::Error>, String> {
+            let results = match &segments {
+                StagedSegments::Offsets(offsets) => reducer.segmented_reduce(input, B::slice(offsets), op),
+                StagedSegments::Rows(rows, row_len) => reducer.reduce_rows(input, *rows, *row_len, op),
+            };
+            results
+                .map(|buffer| B::to_vec(&buffer))
+                .map_or_else(|e| Ok(Err(e)), |v| v.map(Ok))
         };
-        match self {
-            Backend::Emulator(e) => {
-                let staged = Staged::new(values, offset);
-                let mut run = || match segmentation {
-                    Segmentation::Offsets(offsets) => e.segmented_reduce(staged.slice(), offsets, op),
-                    Segmentation::Rows(rows, row_len) => e.reduce_rows(staged.slice(), rows, row_len, op),
-                };
-                let first = run();
-                agree("two block orders", &first, run())?;
-                Ok(first)
-            }
-            Backend::Gpu(r) => {
-                let (buffer, range) = staged_on_gpu(values, offset);
-                let slice = buffer.index(range);
-                let segments = match segmentation {
-                    Segmentation::Offsets(offsets) => {
-                        GpuSegments::Offsets(DeviceBuffer::from_slice(offsets).map_err(|e| e.to_string())?)
-                    }
-                    Segmentation::Rows(rows, row_len) => GpuSegments::Rows(rows, row_len),
-                };
-                let (first, free) = match &segments {
-                    GpuSegments::Offsets(offsets) => (
-                        r.segmented_reduce(&slice, offsets, op),
-                        reduce::segmented_reduce(&slice, offsets, op),
-                    ),
-                    GpuSegments::Rows(rows, row_len) => (
-                        r.reduce_rows(&slice, *rows, *row_len, op),
-                        reduce::reduce_rows(&slice, *rows, *row_len, op),
-                    ),
-                };
-                let to_host = |b: Result<DeviceBuffer<T>, reduce::Error>| b.and_then(|b| Ok(b.as_host_vec()?));
-                let first = to_host(first);
-                agree("Reducer and free function", &first, to_host(free))?;
-                let Ok(results) = &first else { return Ok(first) };
-
-                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
-                // The results one element past the buffer's (16-byte aligned)
-                // start, after a poisoned element that must stay as it is.
-                let padded =
-                    DeviceBuffer::from_slice(&vec![T::poison(); results.len() + 1]).map_err(|e| e.to_string())?;
-                let mut out = padded.index(1..);
-                match &segments {
-                    GpuSegments::Offsets(offsets) => r.segmented_reduce_into(&slice, offsets, op, &mut out, &stream),
-                    GpuSegments::Rows(rows, row_len) => {
-                        r.reduce_rows_into(&slice, *rows, *row_len, op, &mut out, &stream)
-                    }
-                }
-                .map_err(text)?;
-                stream.synchronize().map_err(|e| e.to_string())?;
-                let written = padded.as_host_vec().map_err(|e| e.to_string())?;
-                if written[0].to_bits() != T::poison().to_bits() {
-                    return Err("the _into form wrote before its output".to_string());
-                }
-                agree("Reducer and _into form", &first, Ok(written[1..].to_vec()))?;
-                Ok(first)
-            }
+        let first = run(&mut self.reducer)?;
+        let again = run(&mut self.reducer)?;
+        match (&first, &again) {
+            (Ok(a), Ok(b)) => agree_all("a second run", a, b)?,
+            (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+            _ => return Err(format!("two runs disagree: {first:?} and {again:?}")),
         }
+        if let Ok(results) = &first {
+            B::other_segmented_forms(&mut self.reducer, input, &segments, op, results)
+                .map_err(|e| format!("{}: {e}", self.name()))?;
+        }
+        Ok(first)
     }
 
-    /// The production dot product of `a` and `b`, staged at their offsets.
-    /// On the GPU, `reduce::dot` and `Reducer::dot_into` must agree bitwise.
+    /// The production dot product of `a` and `b`, staged at their offsets;
+    /// the other forms must agree bitwise.
     pub fn dot<T: TestElement>(&mut self, a: (&[T], usize), b: (&[T], usize)) -> Result<T, String> {
-        match self {
-            Backend::Emulator(e) => {
-                let (sa, sb) = (Staged::new(a.0, a.1), Staged::new(b.0, b.1));
-                e.dot(sa.slice(), sb.slice()).map_err(|e| e.to_string())
-            }
-            Backend::Gpu(r) => {
-                let ((da, ra), (db, rb)) = (staged_on_gpu(a.0, a.1), staged_on_gpu(b.0, b.1));
-                let (sa, sb) = (da.index(ra), db.index(rb));
-                let free = reduce::dot(&sa, &sb).map_err(|e| e.to_string())?;
-                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|e| e.to_string())?;
-                let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
-                r.dot_into(&sa, &sb, &mut out, &stream).map_err(|e| e.to_string())?;
-                stream.synchronize().map_err(|e| e.to_string())?;
-                let mut into = T::poison();
-                out.copy_to(&mut into).map_err(|e| e.to_string())?;
-                if free.to_bits() != into.to_bits() {
-                    return Err(format!("reduce::dot gave {free:?} but dot_into gave {into:?}"));
-                }
-                Ok(free)
-            }
-        }
+        let (staged_a, staged_b) = (B::stage(a.0, a.1, T::poison()), B::stage(b.0, b.1, T::poison()));
+        let (a, b) = (B::slice(&staged_a), B::slice(&staged_b));
+        let first = self.reducer.dot(a, b).map_err(|e| e.to_string())?;
+        B::other_dot_forms(&mut self.reducer, a, b, first).map_err(|e| format!("{}: {e}", self.name()))?;
+        Ok(first)
     }
 
     /// The dot product with one of seed 004's kernels.
-    pub fn dot_with<T: TestElement>(&mut self, a: &[T], b: &[T], kernel: DotKernel) -> Result<T, reduce::Error> {
-        match self {
-            Backend::Emulator(e) => e.dot_with(a, b, kernel),
-            Backend::Gpu(r) => {
-                let (da, db) = (DeviceBuffer::from_slice(a)?, DeviceBuffer::from_slice(b)?);
-                r.dot_with(&da, &db, kernel)
-            }
-        }
+    pub fn dot_with<T: TestElement>(&mut self, a: &[T], b: &[T], kernel: SeedDot) -> Result<T, reduce::Error> {
+        let (staged_a, staged_b) = (B::stage(a, 0, T::poison()), B::stage(b, 0, T::poison()));
+        ladder::dot(&mut self.reducer, B::slice(&staged_a), B::slice(&staged_b), kernel)
     }
-}
-
-/// How the input of a segmented test is cut.
-#[derive(Clone, Copy)]
-enum Segmentation<'a> {
-    Offsets(&'a [u64]),
-    Rows(usize, usize),
-}
-
-/// [`Segmentation`] with the offsets on the GPU.
-enum GpuSegments {
-    Offsets(DeviceBuffer<u64>),
-    Rows(usize, usize),
 }
 
 /// `data` in host memory at `offset` elements past a 16-byte boundary, with
@@ -730,13 +850,8 @@ impl<T: Copy> Staged<T> {
     }
 }
 
-/// `data` uploaded between `offset` leading and 4 trailing poison elements,
-/// and the range of the buffer that holds it.
-fn staged_on_gpu<T: TestElement>(data: &[T], offset: usize) -> (DeviceBuffer<T>, std::ops::Range<usize>) {
-    staged_on_gpu_with(data, offset, T::poison())
-}
-
-/// [`staged_on_gpu`] with `poison` around the data.
+/// `data` uploaded between `offset` leading and 4 trailing copies of
+/// `poison`, and the range of the buffer that holds it.
 pub fn staged_on_gpu_with<T: cust::memory::DeviceCopy>(
     data: &[T],
     offset: usize,
@@ -747,25 +862,6 @@ pub fn staged_on_gpu_with<T: cust::memory::DeviceCopy>(
     padded.extend_from_slice(&[poison; 4]);
     let buffer = DeviceBuffer::from_slice(&padded).expect("upload test data");
     (buffer, offset..offset + data.len())
-}
-
-/// Reduces `data` staged at `offset` on the emulator and checks it against
-/// the CPU reference; then reduces it again (another block order) and checks
-/// that the result is bitwise the same.
-pub fn check_on_emulator<T: TestElement>(
-    emulator: &mut Emulator,
-    data: &[T],
-    offset: usize,
-    op: Op,
-) -> Result<(), String> {
-    let staged = Staged::new(data, offset);
-    let first = emulator.reduce(staged.slice(), op).map_err(|e| e.to_string())?;
-    T::check(first, data, op)?;
-    let again = emulator.reduce(staged.slice(), op).map_err(|e| e.to_string())?;
-    if again.to_bits() != first.to_bits() {
-        return Err(format!("another block order gave {again:?}, the first {first:?}"));
-    }
-    Ok(())
 }
 
 /// The bytes of a plain-data value (an element or half float), to compare

@@ -1,0 +1,383 @@
+//! The CUDA backend: the embedded PTX loaded into the current context, a
+//! stream, and a workspace per stream launched on.
+
+use super::launcher::{Launch, Launcher, Workspace};
+use crate::error::{Error, Result};
+use crate::policy::Policy;
+use crate::tuning::Tuning;
+use cust::device::{Device, DeviceAttribute};
+use cust::error::CudaError;
+use cust::function::{BlockSize, Function};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice, LockedBuffer};
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use cust::sys::{cuLaunchKernel, cudaError_enum, CUfunction};
+use kernels_gpu::abi::{Kernel, PARTIAL_SLOT_BYTES};
+use kernels_gpu::dispatch::EntryArgs;
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+/// `(compute capability × 10, PTX)`, newest first; written by `build.rs`.
+const PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/ptx_table.rs"));
+
+/// The environment variable that pins the PTX architecture (`sm_70`, `sm_90`),
+/// so the code for older GPUs can be tested on a newer one (PTX is forward
+/// compatible: the driver compiles sm_70 PTX for any later GPU).
+const PTX_ARCH_VARIABLE: &str = "REDUCE_PTX_ARCH";
+
+/// Kernels run on the GPU of the context that was current when the backend
+/// was created (see [`Reducer::new`](crate::Reducer::new)).
+#[derive(Debug)]
+pub struct Cuda {
+    /// Each kernel launched so far: its handle (valid while `module` is
+    /// loaded) and its largest useful grid (SMs × resident blocks per SM).
+    loaded: HashMap<Kernel, (KernelHandle, u32)>,
+    tuning: Tuning,
+    /// Streaming multiprocessors of the device.
+    sms: u32,
+    /// An upper bound of every kernel's grid cap: the workspace's size.
+    max_grid: u32,
+    pub(crate) stream: Stream,
+    /// One per stream launched on, found by the stream's handle.
+    workspaces: Vec<StreamWorkspace>,
+    /// The blocking calls' result slot (16 bytes), and its pinned host copy.
+    result: DeviceBuffer<u64>,
+    result_host: LockedBuffer<u64>,
+    /// Declared last, so dropped after everything that points into it.
+    module: Module,
+}
+
+/// What one stream's launches write besides their results.
+#[derive(Debug)]
+struct StreamWorkspace {
+    /// The stream's handle.
+    stream: usize,
+    partials: DeviceBuffer<u64>,
+    /// Zero between launches (every launch leaves it at zero).
+    ticket: DeviceBuffer<u32>,
+    /// Zero between launches.
+    segment_tickets: DeviceBuffer<u32>,
+    /// The ladder's per-block results; grown on demand, never shrunk.
+    scratch: Option<DeviceBuffer<u64>>,
+}
+
+impl Cuda {
+    /// Loads the PTX that fits the current context's device (JIT-compiled by
+    /// the driver; cached on disk by it across runs), with `policy` or the
+    /// tuned one for the device.
+    pub(crate) fn new(policy: Option<Policy>) -> Result<Self> {
+        current_context()?;
+        let device = cust::context::CurrentContext::get_device()?;
+        let attribute =
+            |a: DeviceAttribute| -> Result<u32> { Ok(u32::try_from(device.get_attribute(a)?).unwrap_or(0)) };
+        let (major, minor) = compute_capability(device)?;
+        let tuned = Policy::tuning_for(major, minor)?;
+        let tuning = Tuning {
+            block_threads: policy.map_or(tuned.block_threads, Policy::block_threads),
+            ..tuned
+        };
+        let module = Module::from_ptx(chosen_ptx(major, minor)?, &[])?;
+        let sms = attribute(DeviceAttribute::MultiprocessorCount)?;
+        let threads_per_sm = attribute(DeviceAttribute::MaxThreadsPerMultiprocessor)?;
+        let max_grid = sms
+            .saturating_mul((threads_per_sm / tuning.block_threads).max(1))
+            .max(1);
+        let mut cuda = Cuda {
+            loaded: HashMap::new(),
+            tuning,
+            sms,
+            max_grid,
+            stream: Stream::new(StreamFlags::NON_BLOCKING, None)?,
+            workspaces: Vec::new(),
+            result: DeviceBuffer::zeroed(2)?,
+            result_host: LockedBuffer::new(&0, 2)?,
+            module,
+        };
+        cuda.workspace(None)?;
+        Ok(cuda)
+    }
+
+    /// The stream the blocking calls run on.
+    pub(crate) fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Allocates `stream`'s workspace now if it has none (see
+    /// [`Reducer::prepare_stream`](crate::Reducer::prepare_stream)).
+    pub(crate) fn prepare(&mut self, stream: &Stream) -> Result<()> {
+        self.workspace(Some(stream)).map(|_| ())
+    }
+
+    fn stream_workspace(&mut self, stream: Option<&Stream>) -> Result<&mut StreamWorkspace> {
+        let key = stream.unwrap_or(&self.stream).as_inner() as usize;
+        let index = match self.workspaces.iter().position(|w| w.stream == key) {
+            Some(index) => index,
+            None => {
+                let slots = self.max_grid as usize;
+                self.workspaces.push(StreamWorkspace {
+                    stream: key,
+                    partials: DeviceBuffer::zeroed(slots * PARTIAL_SLOT_WORDS)?,
+                    // Zeroed once: every launch leaves the tickets at zero again.
+                    ticket: DeviceBuffer::zeroed(1)?,
+                    segment_tickets: DeviceBuffer::zeroed(slots.max(4))?,
+                    scratch: None,
+                });
+                self.workspaces.len() - 1
+            }
+        };
+        // `position` found it, or it was just pushed.
+        self.workspaces
+            .get_mut(index)
+            .ok_or(Error::Cuda(CudaError::InvalidValue))
+    }
+
+    /// `kernel`'s handle and grid cap, loading it on first use.
+    fn kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
+        if let Some(&loaded) = self.loaded.get(&kernel) {
+            return Ok(loaded);
+        }
+        let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
+        let function: Function<'_> = self.module.get_function(name)?;
+        let block = self.tuning.block_threads;
+        let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(block), 0)?;
+        if per_sm == 0 {
+            return Err(Error::InvalidPolicy(format!(
+                "{name} cannot run with {block} threads per block on this device"
+            )));
+        }
+        let loaded = (
+            KernelHandle(function.to_raw()),
+            self.sms.saturating_mul(per_sm).min(self.max_grid),
+        );
+        self.loaded.insert(kernel, loaded);
+        Ok(loaded)
+    }
+}
+
+/// Most parameters any entry point has (the segmented ones have ten).
+const MAX_PARAMETERS: usize = 10;
+
+/// `u64`s per partial slot: the workspace holds one slot per block.
+const PARTIAL_SLOT_WORDS: usize = (PARTIAL_SLOT_BYTES / 8) as usize;
+
+impl Launcher for Cuda {
+    type Slice<T: DeviceCopy> = DeviceSlice<T>;
+    type Buffer<T: DeviceCopy> = DeviceBuffer<T>;
+
+    fn parts<T: DeviceCopy>(slice: &DeviceSlice<T>) -> (u64, usize) {
+        (slice.as_device_ptr().as_raw(), slice.len())
+    }
+
+    fn as_slice_mut<T: DeviceCopy>(buffer: &mut DeviceBuffer<T>) -> &mut DeviceSlice<T> {
+        buffer
+    }
+
+    fn alloc<T: DeviceCopy>(&mut self, len: usize) -> Result<DeviceBuffer<T>> {
+        // SAFETY: the caller writes every element before reading it (each
+        // segment's team writes its result), or drops the buffer.
+        Ok(unsafe { DeviceBuffer::uninitialized(len)? })
+    }
+
+    fn to_host<T: DeviceCopy + Default>(&mut self, slice: &DeviceSlice<T>) -> Result<Vec<T>> {
+        let mut host = vec![T::default(); slice.len()];
+        slice.copy_to(&mut host[..])?;
+        Ok(host)
+    }
+
+    fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
+    fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
+        Ok(self.kernel(kernel)?.1)
+    }
+
+    fn workspace(&mut self, stream: Option<&Stream>) -> Result<Workspace> {
+        let w = self.stream_workspace(stream)?;
+        Ok(Workspace {
+            partials: w.partials.as_device_ptr().as_raw(),
+            ticket: w.ticket.as_device_ptr().as_raw(),
+            segment_tickets: w.segment_tickets.as_device_ptr().as_raw(),
+        })
+    }
+
+    fn scratch(&mut self, stream: Option<&Stream>, words: usize) -> Result<u64> {
+        let w = self.stream_workspace(stream)?;
+        if w.scratch.as_ref().is_none_or(|b| b.len() < words) {
+            w.scratch = Some(DeviceBuffer::zeroed(words.max(1))?);
+        }
+        Ok(w.scratch.as_ref().map_or(0, |b| b.as_device_ptr().as_raw()))
+    }
+
+    fn result_slot(&mut self) -> u64 {
+        self.result.as_device_ptr().as_raw()
+    }
+
+    fn read_result_slot(&mut self) -> Result<[u64; 2]> {
+        // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
+        unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
+        self.stream.synchronize()?;
+        Ok([self.result_host[0], self.result_host[1]])
+    }
+
+    unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<&Stream>) -> Result<()> {
+        let stream = stream.unwrap_or(&self.stream).as_inner();
+        // SAFETY: `count` writable 4-byte words at `address`, as the caller promises.
+        Ok(driver_result(unsafe {
+            cust::sys::cuMemsetD32Async(address, 0, count, stream)
+        })?)
+    }
+
+    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()> {
+        if !A::fits(launch.kernel) {
+            return Err(Error::MissingKernel(launch.kernel));
+        }
+        let (handle, _) = self.kernel(launch.kernel)?;
+        // Arrays, not vectors: no allocation per launch.
+        let mut words = [0u64; MAX_PARAMETERS];
+        let source = launch.args.as_words();
+        let used = words
+            .get_mut(..source.len())
+            .ok_or(Error::MissingKernel(launch.kernel))?;
+        used.copy_from_slice(source);
+        let mut parameters = [std::ptr::null_mut::<c_void>(); MAX_PARAMETERS];
+        for (parameter, word) in parameters.iter_mut().zip(words.iter_mut()) {
+            *parameter = word as *mut u64 as *mut c_void;
+        }
+        let stream = stream.unwrap_or(&self.stream).as_inner();
+        // SAFETY: `handle` belongs to the module this backend keeps loaded in
+        // the current context; each parameter points to one `u64` of the
+        // argument struct, which `A::fits` matched to the kernel's family;
+        // the caller promises the addresses, shape and shared memory.
+        let code = unsafe {
+            cuLaunchKernel(
+                handle.0,
+                launch.shape.blocks,
+                1,
+                1,
+                launch.shape.threads_per_block,
+                1,
+                1,
+                launch.shared_bytes,
+                stream,
+                parameters.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        Ok(driver_result(code)?)
+    }
+}
+
+/// The current context's handle, or [`Error::NoContext`].
+pub(crate) fn current_context() -> Result<usize> {
+    let mut context: cust::sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one handle to a valid location.
+    let status = unsafe { cust::sys::cuCtxGetCurrent(&mut context) };
+    if status != cust::sys::cudaError_enum::CUDA_SUCCESS || context.is_null() {
+        return Err(Error::NoContext);
+    }
+    Ok(context as usize)
+}
+
+/// A kernel handle, valid while the module it came from is loaded.
+#[derive(Clone, Copy, Debug)]
+struct KernelHandle(CUfunction);
+
+// SAFETY: a CUfunction is an opaque driver handle usable from any thread that
+// has its context current (the same reasoning as cust's `Function`).
+unsafe impl Send for KernelHandle {}
+unsafe impl Sync for KernelHandle {}
+
+/// The PTX for the newest architecture not newer than `major.minor`.
+fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
+    let cc = major.saturating_mul(10).saturating_add(minor);
+    PTX.iter()
+        .find(|(arch, _)| cc >= *arch)
+        .map(|(_, ptx)| *ptx)
+        .ok_or(Error::UnsupportedDevice { major, minor })
+}
+
+/// The PTX to load on a `major.minor` device: the newest it runs, unless
+/// [`PTX_ARCH_VARIABLE`] names another that it can run.
+fn chosen_ptx(major: u32, minor: u32) -> Result<&'static str> {
+    let Ok(forced) = std::env::var(PTX_ARCH_VARIABLE) else {
+        return ptx_for(major, minor);
+    };
+    let cc = major.saturating_mul(10).saturating_add(minor);
+    PTX.iter()
+        .find(|(arch, _)| format!("sm_{arch}") == forced)
+        .filter(|(arch, _)| cc >= *arch)
+        .map(|(_, ptx)| *ptx)
+        .ok_or_else(|| {
+            let built: Vec<String> = PTX.iter().map(|(arch, _)| format!("sm_{arch}")).collect();
+            Error::InvalidPolicy(format!(
+                "{PTX_ARCH_VARIABLE}={forced} is not one of the built architectures {built:?} that this compute capability {major}.{minor} device runs"
+            ))
+        })
+}
+
+fn compute_capability(device: Device) -> Result<(u32, u32)> {
+    let major = device.get_attribute(DeviceAttribute::ComputeCapabilityMajor)?;
+    let minor = device.get_attribute(DeviceAttribute::ComputeCapabilityMinor)?;
+    Ok((u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)))
+}
+
+/// The `CudaError` for a driver status (cust's own conversion is private).
+fn driver_result(code: cudaError_enum) -> Result<(), CudaError> {
+    use cudaError_enum::*;
+    Err(match code {
+        CUDA_SUCCESS => return Ok(()),
+        CUDA_ERROR_INVALID_VALUE => CudaError::InvalidValue,
+        CUDA_ERROR_OUT_OF_MEMORY => CudaError::OutOfMemory,
+        CUDA_ERROR_NOT_INITIALIZED => CudaError::NotInitialized,
+        CUDA_ERROR_DEINITIALIZED => CudaError::Deinitialized,
+        CUDA_ERROR_INVALID_CONTEXT => CudaError::InvalidContext,
+        CUDA_ERROR_CONTEXT_IS_DESTROYED => CudaError::ContextIsDestroyed,
+        CUDA_ERROR_INVALID_HANDLE => CudaError::InvalidHandle,
+        CUDA_ERROR_ILLEGAL_ADDRESS => CudaError::IllegalAddress,
+        CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => CudaError::LaunchOutOfResources,
+        CUDA_ERROR_LAUNCH_TIMEOUT => CudaError::LaunchTimeout,
+        CUDA_ERROR_LAUNCH_FAILED => CudaError::LaunchFailed,
+        CUDA_ERROR_ILLEGAL_INSTRUCTION => CudaError::IllegalInstruction,
+        CUDA_ERROR_MISALIGNED_ADDRESS => CudaError::MisalignedAddress,
+        CUDA_ERROR_HARDWARE_STACK_ERROR => CudaError::HardwareStackError,
+        CUDA_ERROR_NOT_PERMITTED => CudaError::NotPermitted,
+        CUDA_ERROR_NOT_SUPPORTED => CudaError::NotSupported,
+        _ => CudaError::UnknownError,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_is_in_every_ptx() {
+        let mut count = 0;
+        for (kernel, name) in Kernel::all() {
+            for (arch, ptx) in PTX {
+                assert!(
+                    ptx.contains(&format!(".entry {name}(")),
+                    "{kernel:?} ({name}) missing from sm_{arch} PTX"
+                );
+            }
+            count += 1;
+        }
+        // Every `.entry` of the PTX is a kernel of the ABI, and the other way round.
+        for (arch, ptx) in PTX {
+            assert_eq!(ptx.matches(".entry ").count(), count, "sm_{arch}");
+        }
+    }
+
+    #[test]
+    fn ptx_is_chosen_by_compute_capability() {
+        assert!(ptx_for(9, 0).unwrap().contains(".target sm_90"));
+        assert!(ptx_for(10, 0).unwrap().contains(".target sm_90"));
+        assert!(ptx_for(8, 6).unwrap().contains(".target sm_70"));
+        assert!(ptx_for(7, 0).unwrap().contains(".target sm_70"));
+        assert!(matches!(
+            ptx_for(6, 1),
+            Err(Error::UnsupportedDevice { major: 6, minor: 1 })
+        ));
+    }
+}

@@ -1,0 +1,278 @@
+//! The emulator backend: the kernels' host build under the SIMT emulator
+//! (`kernels_gpu::emulator`), over host memory. See [`crate::emulated`].
+
+use super::launcher::{Launch, Launcher, Workspace};
+use crate::error::{Error, Result};
+use crate::policy::Policy;
+use crate::tuning::{self, Tuning};
+use cust::memory::DeviceCopy;
+use cust::stream::Stream;
+use kernels_gpu::abi::{Kernel, PARTIAL_SLOT_BYTES};
+use kernels_gpu::dispatch::{self, EntryArgs};
+use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+/// What the emulator fills workspace, scratch, result slots and new buffers
+/// with before a launch, so a kernel that reads one before writing it gives
+/// a result a test notices.
+const POISON_WORD: u64 = 0xA5A5_A5A5_A5A5_A5A5;
+
+/// Kernels run on the CPU by the SIMT emulator (see [`crate::emulated`]).
+#[derive(Clone, Debug)]
+pub struct Emulated {
+    policy: Policy,
+    max_grid: u32,
+    next_seed: u64,
+    partials: Vec<u64>,
+    ticket: Vec<u32>,
+    /// `u64`s so that the balanced kernels' counter at its start is aligned.
+    segment_tickets: Vec<u64>,
+    scratch: Vec<u64>,
+    result: Vec<u64>,
+}
+
+impl Emulated {
+    /// Largest grid of the default shape: small, so modest inputs already
+    /// take several grid-stride tiles per block.
+    pub const DEFAULT_MAX_GRID: u32 = 6;
+
+    /// Blocks of `policy`'s threads, at most `max_grid` of them, the block
+    /// order seeded from the clock.
+    pub(crate) fn new(policy: Policy, max_grid: u32) -> Result<Self> {
+        if max_grid == 0 {
+            return Err(Error::InvalidPolicy("max_grid must be at least 1".to_string()));
+        }
+        let slots = max_grid as usize;
+        Ok(Emulated {
+            policy,
+            max_grid,
+            partials: vec![POISON_WORD; slots * (PARTIAL_SLOT_BYTES / 8) as usize],
+            segment_tickets: vec![0; slots.max(4).div_ceil(2)],
+            ..Self::with_default_shape()
+        })
+    }
+
+    /// The default shape: 64-thread blocks (two warps), at most
+    /// [`Emulated::DEFAULT_MAX_GRID`] of them.
+    pub(crate) fn with_default_shape() -> Self {
+        let max_grid = Self::DEFAULT_MAX_GRID;
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let slots = max_grid as usize;
+        Emulated {
+            policy: Policy::EMULATOR_DEFAULT,
+            max_grid,
+            next_seed: clock,
+            partials: vec![POISON_WORD; slots * (PARTIAL_SLOT_BYTES / 8) as usize],
+            ticket: vec![0],
+            segment_tickets: vec![0; slots.max(4).div_ceil(2)],
+            scratch: Vec::new(),
+            result: vec![POISON_WORD; 2],
+        }
+    }
+
+    /// Fixes the block order of the next launches (each launch takes the next
+    /// seed of a sequence starting here).
+    pub(crate) fn set_block_order_seed(&mut self, seed: u64) {
+        self.next_seed = seed;
+    }
+
+    /// A broken kernel contract found after launch `seed` of `kernel`.
+    fn contract_fault(kernel: &str, seed: u64, message: String) -> Error {
+        Error::EmulatedFault {
+            kernel: kernel.to_string(),
+            block: 0,
+            thread: 0,
+            message,
+            block_order_seed: seed,
+        }
+    }
+}
+
+/// A new buffer of the emulator backend: host memory whose first element is
+/// at a 16-byte boundary or, every other allocation, one element past one
+/// (kernels may store whole vectors only where the output is aligned, and
+/// must store element by element elsewhere: both paths get exercised).
+#[derive(Clone, Debug)]
+pub struct HostBuffer<T> {
+    storage: Vec<u128>,
+    shift: usize,
+    len: usize,
+    element: PhantomData<T>,
+}
+
+impl<T: DeviceCopy> HostBuffer<T> {
+    fn poisoned(len: usize, shifted: bool) -> Self {
+        let shift = if shifted { std::mem::size_of::<T>() } else { 0 };
+        let words = (shift + len * std::mem::size_of::<T>()).div_ceil(16);
+        HostBuffer {
+            storage: vec![u128::from(POISON_WORD) << 64 | u128::from(POISON_WORD); words],
+            shift,
+            len,
+            element: PhantomData,
+        }
+    }
+}
+
+impl<T: DeviceCopy> Deref for HostBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` `T`s start `shift` bytes (0 or one element) into the
+        // 16-byte-aligned storage, which holds them; every bit pattern is a
+        // value of the plain-data types the library reduces.
+        unsafe {
+            std::slice::from_raw_parts(
+                (self.storage.as_ptr() as *const u8).add(self.shift) as *const T,
+                self.len,
+            )
+        }
+    }
+}
+
+impl<T: DeviceCopy> DerefMut for HostBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, uniquely borrowed.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                (self.storage.as_mut_ptr() as *mut u8).add(self.shift) as *mut T,
+                self.len,
+            )
+        }
+    }
+}
+
+impl Launcher for Emulated {
+    type Slice<T: DeviceCopy> = [T];
+    type Buffer<T: DeviceCopy> = HostBuffer<T>;
+
+    fn parts<T: DeviceCopy>(slice: &[T]) -> (u64, usize) {
+        (slice.as_ptr() as u64, slice.len())
+    }
+
+    fn as_slice_mut<T: DeviceCopy>(buffer: &mut HostBuffer<T>) -> &mut [T] {
+        buffer
+    }
+
+    fn alloc<T: DeviceCopy>(&mut self, len: usize) -> Result<HostBuffer<T>> {
+        Ok(HostBuffer::poisoned(len, self.next_seed % 2 == 1))
+    }
+
+    fn to_host<T: DeviceCopy + Default>(&mut self, slice: &[T]) -> Result<Vec<T>> {
+        Ok(slice.to_vec())
+    }
+
+    fn tuning(&self) -> Tuning {
+        Tuning {
+            block_threads: self.policy.block_threads(),
+            ..tuning::BY_ARCHITECTURE[0]
+        }
+    }
+
+    fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
+        dispatch::entry(kernel).ok_or(Error::MissingKernel(kernel))?;
+        Ok(self.max_grid)
+    }
+
+    fn workspace(&mut self, _stream: Option<&Stream>) -> Result<Workspace> {
+        Ok(Workspace {
+            partials: self.partials.as_ptr() as u64,
+            ticket: self.ticket.as_ptr() as u64,
+            segment_tickets: self.segment_tickets.as_ptr() as u64,
+        })
+    }
+
+    fn scratch(&mut self, _stream: Option<&Stream>, words: usize) -> Result<u64> {
+        self.scratch.clear();
+        self.scratch.resize(words.max(1), POISON_WORD);
+        Ok(self.scratch.as_ptr() as u64)
+    }
+
+    fn result_slot(&mut self) -> u64 {
+        self.result.fill(POISON_WORD);
+        self.result.as_ptr() as u64
+    }
+
+    fn read_result_slot(&mut self) -> Result<[u64; 2]> {
+        match self.result[..] {
+            [first, second] => Ok([first, second]),
+            _ => Err(Error::InvalidPolicy(
+                "the emulator's result slot is two words".to_string(),
+            )),
+        }
+    }
+
+    unsafe fn zero_words(&mut self, address: u64, count: usize, _stream: Option<&Stream>) -> Result<()> {
+        // SAFETY: `count` writable, aligned 4-byte words at `address`, as the caller promises.
+        unsafe { std::ptr::write_bytes(address as *mut u32, 0, count) };
+        Ok(())
+    }
+
+    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<&Stream>) -> Result<()> {
+        let (name, entry) = dispatch::entry(launch.kernel).ok_or(Error::MissingKernel(launch.kernel))?;
+        let function = A::entry(entry).ok_or(Error::MissingKernel(launch.kernel))?;
+        let blocks = launch.shape.blocks;
+        self.partials.fill(POISON_WORD);
+        let workspace = [
+            writable(
+                "partials",
+                &self.partials,
+                blocks as usize * (PARTIAL_SLOT_BYTES / 8) as usize,
+            ),
+            writable("ticket", &self.ticket, 1),
+            writable("tickets", &self.segment_tickets, (blocks as usize).max(4).div_ceil(2)),
+            writable("scratch", &self.scratch, self.scratch.len()),
+        ];
+        let buffers: Vec<Buffer> = launch
+            .accesses
+            .iter()
+            .map(|a| Buffer {
+                name: a.name,
+                address: a.address,
+                bytes: a.bytes,
+                writable: a.writable,
+            })
+            .chain(workspace)
+            .collect();
+        let seed = self.next_seed;
+        self.next_seed = self.next_seed.wrapping_add(1);
+        let config = LaunchConfig {
+            kernel: name,
+            grid_blocks: blocks,
+            block_threads: launch.shape.threads_per_block,
+            dynamic_shared_bytes: launch.shared_bytes,
+            block_order_seed: seed,
+            buffers: &buffers,
+        };
+        let args = launch.args;
+        // SAFETY: the caller promises that `args` fit the kernel and address
+        // only the buffers registered here, which the emulator checks.
+        emulator::launch(&config, &|| unsafe { function(args) }).map_err(|fault| Error::EmulatedFault {
+            kernel: fault.kernel,
+            block: fault.block,
+            thread: fault.thread,
+            message: fault.message,
+            block_order_seed: seed,
+        })?;
+        if let Some(ticket) = self.ticket.iter().find(|&&t| t != 0) {
+            let message = format!("the launch left the ticket at {ticket}, not 0");
+            return Err(Self::contract_fault(name, seed, message));
+        }
+        if let Some(word) = self.segment_tickets.iter().position(|&t| t != 0) {
+            let message = format!("the launch left the segment tickets' word {word} nonzero");
+            return Err(Self::contract_fault(name, seed, message));
+        }
+        Ok(())
+    }
+}
+
+/// The first `len` elements of `buffer` as a writable buffer of the launch.
+fn writable<T>(name: &'static str, buffer: &[T], len: usize) -> Buffer {
+    Buffer {
+        name,
+        address: buffer.as_ptr() as u64,
+        bytes: (len.min(buffer.len()) * std::mem::size_of::<T>()) as u64,
+        writable: true,
+    }
+}

@@ -1,0 +1,28 @@
+//! Where kernels run: the [`Backend`] a [`Reducer`](crate::Reducer) launches
+//! through. Every operation is written once, in [`crate::reducer`],
+//! [`crate::segmented`] and [`crate::ladder`], over this interface:
+//! - [`Cuda`]: a GPU through the CUDA driver (`cust`), the PTX module loaded
+//!   into the current context;
+//! - [`Emulated`]: the same kernels on the CPU, under the SIMT emulator that
+//!   checks every access ([`crate::emulated`]).
+//!
+//! A backend allocates the launch's workspace (per-block partials and
+//! tickets), launches a kernel by its identity (`abi::Kernel`) with the typed
+//! argument struct of its family, and reads results back. Each launch also
+//! lists the caller's buffers it reads and writes (`launcher::Access`): the emulator
+//! checks every access against them.
+
+mod cuda;
+mod emulated;
+pub(crate) mod launcher;
+
+pub(crate) use cuda::current_context;
+pub use cuda::Cuda;
+pub use emulated::{Emulated, HostBuffer};
+
+/// A place to run the library's kernels: [`Cuda`] or [`Emulated`].
+///
+/// Sealed: the operations rely on what each backend guarantees.
+pub trait Backend: launcher::Launcher {}
+
+impl<B: launcher::Launcher> Backend for B {}

@@ -1,0 +1,320 @@
+//! Launch shapes: the grid and block of every production launch, computed
+//! from the tuning data ([`crate::tuning`]), the kernels' tiling constants
+//! ([`crate::abi`]) and the grid cap of the kernel on the device. A shape
+//! depends only on its arguments, so the combine order of every result, and
+//! with it every float result, is the same on every run.
+
+use crate::tuning::{self, Tuning};
+use kernels_gpu::abi::{SegmentPlan, SegmentSchedule, VECTORS_PER_THREAD, VECTOR_BYTES};
+
+/// The launch shape of one reduction: blocks × threads per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks in the (1-D) grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
+}
+
+/// The production kernels' launch shape for `len` input elements of
+/// `element_bytes` each: enough blocks for one full tile of 16-byte loads per
+/// thread, at most `grid_cap`. (The GPU and the emulator both launch with it.)
+pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize, grid_cap: u32) -> LaunchShape {
+    let block = tuning.block_threads;
+    let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
+    let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
+    let blocks = blocks_needed.min(grid_cap as u64) as u32;
+    LaunchShape {
+        blocks,
+        threads_per_block: block,
+    }
+}
+
+/// How a segmented reduction is launched: how many threads reduce each
+/// segment, and the grid. See [`crate::Reducer::segmented_launch_shape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentedShape {
+    /// Threads that reduce one segment (or one part of it): 1 to 32 lanes of
+    /// a warp, several warps, or a whole block; always a power of two.
+    pub team_threads: u32,
+    /// Blocks that share one segment, each reducing a part of it: above 1
+    /// only for few segments, each longer than one block's tile.
+    pub blocks_per_segment: u32,
+    /// Segments a warp (or, for teams of several warps, a block) takes at a
+    /// time where segments given by offsets are handed out as they finish
+    /// (teams of at least 16 lanes; see the [`segmented`](crate::segmented)
+    /// module): about 32 KiB of an average segment's elements, at least the
+    /// taker's teams.
+    pub segments_per_take: u32,
+    /// The grid and block size.
+    pub launch: LaunchShape,
+}
+
+impl SegmentedShape {
+    /// The plan parameter of the segmented entry points.
+    pub(crate) fn plan(self) -> SegmentPlan {
+        SegmentPlan {
+            team_threads: self.team_threads,
+            blocks_per_segment: self.blocks_per_segment,
+            segments_per_take: self.segments_per_take,
+        }
+    }
+}
+
+/// The segmented kernels' launch shape for `len` elements of `element_bytes`
+/// each, in `segments` segments (see [`SegmentedShape`]). It depends only on
+/// the segment count, the length, the element size and the device, so the
+/// combine order of every segment is the same on every run.
+///
+/// A team gets the largest power of two of threads that still gives each
+/// thread [`Tuning::segment_tiles_per_thread`] full tiles (a tile is
+/// `VECTORS_PER_THREAD` 16-byte loads issued together) of an average
+/// segment, but at least [`Tuning::min_segment_lanes`] threads where each still gets
+/// one full tile, and at most the largest power of two dividing the block. Teams of a whole block split each segment over
+/// several blocks when there are fewer segments than the grid holds blocks,
+/// so that a few long rows still fill the GPU; the grid then has one block
+/// per part, at most `grid_cap`.
+pub(crate) fn segmented_shape(
+    tuning: Tuning,
+    segments: usize,
+    len: usize,
+    element_bytes: usize,
+    grid_cap: u32,
+) -> SegmentedShape {
+    let block = tuning.block_threads;
+    let segments = segments.max(1) as u64;
+    let tile_elements = VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
+    let average = (len as u64).div_ceil(segments);
+    // The largest power of two not above each count of threads.
+    let floor_power_of_two = |threads: u64| 1u64 << threads.max(1).ilog2();
+    let wanted = floor_power_of_two(average / (tuning.segment_tiles_per_thread * tile_elements))
+        .max(floor_power_of_two(average / tile_elements).min(tuning.min_segment_lanes));
+    let largest_team = 1u64 << block.trailing_zeros();
+    let team_threads = wanted.min(largest_team) as u32;
+
+    let parts_wanted = average.div_ceil(block as u64 * tile_elements);
+    let blocks_per_segment = if team_threads == block && parts_wanted > 1 {
+        parts_wanted.min(grid_cap as u64 / segments).max(1) as u32
+    } else {
+        1
+    };
+    let blocks = if blocks_per_segment > 1 {
+        segments * blocks_per_segment as u64
+    } else {
+        let teams_per_block = (block / team_threads) as u64;
+        segments.div_ceil(teams_per_block).min(grid_cap as u64)
+    };
+    let launch = LaunchShape {
+        blocks: blocks as u32,
+        threads_per_block: block,
+    };
+    let (takers, teams_per_taker) = takers(launch, team_threads);
+    let average_bytes = (average * element_bytes as u64).max(1);
+    let segments_per_take = floor_power_of_two(tuning.take_bytes / average_bytes)
+        .min(floor_power_of_two(segments / (takers * tuning.min_takes_per_taker)))
+        .clamp(teams_per_taker, tuning::MAX_SEGMENTS_PER_TAKE);
+    SegmentedShape {
+        team_threads,
+        blocks_per_segment,
+        segments_per_take: segments_per_take as u32,
+        launch,
+    }
+}
+
+/// Who takes segments from the balanced kernels' counter in `launch` with
+/// teams of `team_threads`, as `(takers, teams per taker)`: each warp, or
+/// each block where a team is several warps.
+fn takers(launch: LaunchShape, team_threads: u32) -> (u64, u64) {
+    let blocks = launch.blocks as u64;
+    let block = launch.threads_per_block;
+    if team_threads > 32 {
+        (blocks, (block / team_threads) as u64)
+    } else {
+        (blocks * (block / 32) as u64, (32 / team_threads).max(1) as u64)
+    }
+}
+
+/// How a segmented launch of `shape` over `segments` segments hands them
+/// out: from a counter as warps (teams of at most 32 lanes) or blocks (teams
+/// of several warps) finish, for segments given by offsets (rows are all one
+/// length), each reduced by one team of at least [`Tuning::balanced_min_lanes`]
+/// lanes, with at least [`Tuning::min_takes_per_taker`] takes for each taker and, where
+/// blocks take, a power of two of teams per block (a take is a power of two
+/// of segments, a multiple of them); else in a fixed order.
+pub(crate) fn segment_schedule(
+    tuning: Tuning,
+    shape: SegmentedShape,
+    segments: usize,
+    offsets: bool,
+) -> SegmentSchedule {
+    let (takers, teams_per_taker) = takers(shape.launch, shape.team_threads);
+    let balanced = offsets
+        && shape.team_threads >= tuning.balanced_min_lanes
+        && shape.blocks_per_segment == 1
+        && teams_per_taker.is_power_of_two()
+        && segments as u64 >= takers * shape.segments_per_take as u64 * tuning.min_takes_per_taker;
+    match (balanced, shape.team_threads > 32) {
+        (false, _) => SegmentSchedule::FixedOrder,
+        (true, false) => SegmentSchedule::WarpsTake,
+        (true, true) => SegmentSchedule::BlocksTake,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Hopper row of the tuning data with `block_threads` threads per block.
+    fn hopper(block_threads: u32) -> Tuning {
+        Tuning {
+            block_threads,
+            ..tuning::BY_ARCHITECTURE[0]
+        }
+    }
+
+    fn shape(segments: usize, len: usize, element_bytes: usize) -> (u32, u32, u32) {
+        let s = segmented_shape(hopper(512), segments, len, element_bytes, 264);
+        (s.team_threads, s.blocks_per_segment, s.launch.blocks)
+    }
+
+    #[test]
+    fn balanced_takes_are_about_32_kib_of_segments() {
+        use SegmentSchedule::{BlocksTake, FixedOrder, WarpsTake};
+        // (segments, elements, element bytes, offsets) → (team, segments per take, schedule).
+        let cases = [
+            (
+                (1 << 18, 1000 << 18, 4, true),
+                (16, 8, WarpsTake),
+                "f32, mean 1000: 2 teams a round, 4 rounds",
+            ),
+            (
+                (1 << 18, 1 << 28, 4, true),
+                (32, 8, WarpsTake),
+                "f32, 1024 each: 8 rounds",
+            ),
+            (
+                (1 << 17, 1000 << 17, 8, true),
+                (32, 4, WarpsTake),
+                "f64, mean 1000: 4 rounds",
+            ),
+            (
+                (1 << 14, 1000 << 14, 4, true),
+                (16, 2, FixedOrder),
+                "f32, mean 1000, 2^14 of them: too few to balance",
+            ),
+            (
+                (1 << 18, 1 << 28, 4, false),
+                (32, 8, FixedOrder),
+                "rows: all one length, fixed order",
+            ),
+            (
+                (1 << 22, 100 << 22, 4, true),
+                (4, 64, FixedOrder),
+                "teams of 4: fixed order",
+            ),
+            (
+                (1 << 14, 10_000 << 14, 4, true),
+                (256, 2, BlocksTake),
+                "f32, mean 10^4: teams of 8 warps, 2 a block",
+            ),
+            (
+                (1 << 14, 10_000 << 14, 8, true),
+                (512, 1, BlocksTake),
+                "f64, mean 10^4: a block each",
+            ),
+            (
+                (1 << 10, 10_000 << 10, 4, true),
+                (256, 2, FixedOrder),
+                "f32, mean 10^4, 2^10 of them: too few to balance",
+            ),
+            // `tests/kernel_sweep.rs`'s balanced cases (lengths 1024–2047 and
+            // 2048–4095) at their smallest and largest averages.
+            ((17_000, 17_000 * 1024, 4, true), (32, 1, WarpsTake), "sweep, f32, 1024"),
+            ((17_000, 17_000 * 2047, 4, true), (32, 1, WarpsTake), "sweep, f32, 2047"),
+            (
+                (17_000, 17_000 * 1024, 8, true),
+                (64, 8, BlocksTake),
+                "sweep, f64, 1024",
+            ),
+            (
+                (17_000, 17_000 * 2047, 8, true),
+                (64, 8, BlocksTake),
+                "sweep, f64, 2047",
+            ),
+            ((9000, 9000 * 2048, 4, true), (64, 8, BlocksTake), "sweep, f32, 2048"),
+            ((9000, 9000 * 4095, 4, true), (64, 8, BlocksTake), "sweep, f32, 4095"),
+            ((9000, 9000 * 2048, 8, true), (128, 4, BlocksTake), "sweep, f64, 2048"),
+            ((9000, 9000 * 4095, 8, true), (128, 4, BlocksTake), "sweep, f64, 4095"),
+        ];
+        for ((segments, len, bytes, offsets), expected, why) in cases {
+            let s = segmented_shape(hopper(512), segments, len, bytes, 264);
+            let got = (
+                s.team_threads,
+                s.segments_per_take,
+                segment_schedule(hopper(512), s, segments, offsets),
+            );
+            assert_eq!(got, expected, "{why}");
+            assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
+        }
+        // A block size that is not a power of two: three teams of 128
+        // threads per block cannot share a take of a power of two.
+        let odd = segmented_shape(hopper(384), 1 << 14, 10_000 << 14, 8, 264);
+        assert_eq!(odd.team_threads, 128);
+        assert_eq!(segment_schedule(hopper(384), odd, 1 << 14, true), FixedOrder);
+        // The segmented tests' "warps" and "many blocks" cases on the
+        // emulator (its default shape): 50 segments of about 1536 f32s, and
+        // 30 of about 3250 (teams of the 64-thread block), take the balanced
+        // kernels.
+        for (segments, average, team, schedule) in [(50, 1536, 32, WarpsTake), (30, 3250, 64, BlocksTake)] {
+            let emulator = hopper(crate::policy::Policy::EMULATOR_DEFAULT.block_threads());
+            let max_grid = crate::backend::Emulated::DEFAULT_MAX_GRID;
+            let emulated = segmented_shape(emulator, segments, segments * average, 4, max_grid);
+            assert_eq!(emulated.team_threads, team);
+            assert_eq!(segment_schedule(emulator, emulated, segments, true), schedule);
+        }
+    }
+
+    #[test]
+    fn segmented_shape_adapts_to_segment_length() {
+        // (segments, elements, element bytes) → (team, blocks per segment, grid).
+        // A tile is 16 f32 or 8 f64 elements per thread.
+        let cases = [
+            ((1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each"),
+            (
+                (1 << 18, 1 << 24, 4),
+                (4, 1, 264),
+                "64-element rows: 4 lanes each, one tile",
+            ),
+            (
+                (1 << 16, 1 << 24, 4),
+                (8, 1, 264),
+                "256-element rows: 8 lanes each, two tiles",
+            ),
+            ((1 << 14, 1 << 24, 4), (32, 1, 264), "1024-element rows: a warp each"),
+            (
+                (1 << 12, 1 << 24, 4),
+                (128, 1, 264),
+                "4096-element rows: four warps each",
+            ),
+            ((1 << 10, 1 << 26, 4), (512, 1, 264), "2^16-element rows: a block each"),
+            ((4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each"),
+            ((1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid"),
+            ((3, 3, 4), (1, 1, 1), "tiny: one block"),
+            ((5, 0, 8), (1, 1, 1), "all empty"),
+            (
+                (1 << 10, 1 << 20, 8),
+                (64, 1, 128),
+                "1024-element f64 rows: two warps each",
+            ),
+        ];
+        for ((segments, len, bytes), expected, why) in cases {
+            assert_eq!(shape(segments, len, bytes), expected, "{why}");
+        }
+        // A block size that is not a power of two: teams stop at 32, never split.
+        let odd = segmented_shape(hopper(96), 2, 1 << 24, 4, 100);
+        assert_eq!(
+            (odd.team_threads, odd.blocks_per_segment, odd.launch.blocks),
+            (32, 1, 1)
+        );
+    }
+}

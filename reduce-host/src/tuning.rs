@@ -1,0 +1,110 @@
+//! Tuning as data: every number the launch shapes are chosen with, per
+//! compute capability, each with the measurement that chose it (in the
+//! spirit of CUB's `tuning_reduce.cuh`).
+//!
+//! The shapes themselves are computed in [`crate::shape`] from these numbers
+//! and from what is not tuned but read from the device or the kernel: the
+//! grid cap (SMs × the occupancy calculator's blocks per SM for the kernel and
+//! block size) and the loads in flight per thread
+//! ([`VECTORS_PER_THREAD`](kernels_gpu::abi::VECTORS_PER_THREAD) 16-byte vectors,
+//! a constant of the kernels).
+//!
+//! This file uses nothing from the rest of the crate: `build.rs` compiles it
+//! on its own (`#[path]`) to read [`Tuning::segmented_max_registers`], which
+//! it writes into the PTX of the same architecture.
+
+/// The launch policy of one range of compute capabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// The lowest compute capability (major × 10 + minor) this row is for;
+    /// also the PTX architecture (`sm_<min_cc>`) built with this row's
+    /// register cap.
+    pub min_cc: u32,
+    /// Threads per block of the production (whole-input) and segmented
+    /// kernels.
+    pub block_threads: u32,
+    /// Registers per thread the segmented kernels may use (`.maxnreg`, as
+    /// CUDA C's `__launch_bounds__` would set; rustc has no attribute for it).
+    pub segmented_max_registers: u32,
+    /// Full tiles each thread of a segment's team should get: each tile is one
+    /// batch of loads in flight, and each segment costs its team a fixed
+    /// overhead (its bounds, head and tail, the team's reduction), which more
+    /// tiles per thread spread over more bytes.
+    pub segment_tiles_per_thread: u64,
+    /// The fewest lanes a team has when its segment holds a full tile for
+    /// each: the lanes of narrower teams read rows that lie further apart.
+    pub min_segment_lanes: u64,
+    /// Bytes of an average segment's elements a warp (or block) takes at a
+    /// time from the balanced kernels' counter; where a segment is longer, a
+    /// take is the taker's teams, one segment each.
+    pub take_bytes: u64,
+    /// The fewest takes each taker (warp, or block) should get from the
+    /// balanced kernels: fewer segments per take where there are not that
+    /// many, and the fixed-order kernel where even takes of one round would
+    /// leave fewer.
+    pub min_takes_per_taker: u64,
+    /// The fewest lanes per team for which segments given by offsets are
+    /// handed out to warps (or blocks) as they finish rather than in a fixed
+    /// order.
+    pub balanced_min_lanes: u32,
+}
+
+/// Hopper (sm_90) and newer. Measured on an H200 (`BENCHMARKS.md`, 1 GiB
+/// inputs unless said otherwise):
+/// - `block_threads` 512: 512-thread blocks with 4 × 16-byte loads per thread
+///   keep 32 KiB in flight per block; the occupancy calculator then fits
+///   several blocks per SM (whole-input sums at 0.97–0.99× CUB's time).
+/// - `segmented_max_registers` 64: lets two 512-thread blocks share an SM's
+///   65,536 registers. Left to itself, ptxas gave the segmented kernels up to
+///   80 on sm_90 (every 8-byte type above 64), and above 64 an SM holds one
+///   block: half the loads in flight, and the segmented layouts up to 1.3×
+///   slower. At the cap ptxas spills a few bytes per thread instead; caps of
+///   40 or 32 spilled 300–680 B and were 1.33–2.70× slower.
+/// - `segment_tiles_per_thread` 2 and `min_segment_lanes` 4: teams of 2
+///   lanes made 64-element f32 rows take 1.4× as long as teams of 4.
+/// - `take_bytes` 32 KiB: takes of about 16 KiB made equal f32 segments of
+///   1024 elements 6% slower than the fixed-order kernel (the warps contend
+///   for the counter); takes of 64 to 128 KiB lost most of the gain on
+///   random lengths (a coarser balance).
+/// - `min_takes_per_taker` 4: with random f32 segments of mean 1000 in
+///   64 MiB, 2 takes of 4 rounds per warp took 1.24× as long as the fixed
+///   order.
+/// - `balanced_min_lanes` 16: the balanced kernels read random lengths of
+///   mean 1000 (warps take: teams of 16 f32 lanes, 32 f64) 5–8% faster, and
+///   equal lengths through offsets 2–3.5% slower; random lengths of mean
+///   10^4 (blocks take: teams of 256 and 512) 7% (f32) and 14–15% (f64)
+///   faster, equal lengths 0–3% faster; random lengths of mean 100 (teams of
+///   4) 2.5% slower.
+const HOPPER: Tuning = Tuning {
+    min_cc: 90,
+    block_threads: 512,
+    segmented_max_registers: 64,
+    segment_tiles_per_thread: 2,
+    min_segment_lanes: 4,
+    take_bytes: 32 << 10,
+    min_takes_per_taker: 4,
+    balanced_min_lanes: 16,
+};
+
+/// Volta to Ada (sm_70 to sm_89): 256-thread blocks (half of Hopper's, for
+/// SMs with half its shared memory and fewer resident threads). Not measured
+/// on these GPUs: the segmented numbers are Hopper's.
+const VOLTA: Tuning = Tuning {
+    min_cc: 70,
+    block_threads: 256,
+    ..HOPPER
+};
+
+/// Every row, newest first: a device takes the first row whose `min_cc` it
+/// reaches. The PTX is built for each row's architecture.
+pub const BY_ARCHITECTURE: &[Tuning] = &[HOPPER, VOLTA];
+
+/// The row for compute capability `cc` (major × 10 + minor); `None` before
+/// the oldest row (sm_70).
+pub fn for_compute_capability(cc: u32) -> Option<Tuning> {
+    BY_ARCHITECTURE.iter().find(|row| cc >= row.min_cc).copied()
+}
+
+/// The most segments a warp or block takes at a time: they must fit the
+/// plan's 16 bits (`abi::SegmentPlan`). A limit of the format, not tuned.
+pub const MAX_SEGMENTS_PER_TAKE: u64 = 1 << 15;
