@@ -16,9 +16,10 @@
 //!   the struct itself, and the host passes a pointer to each field;
 //! - the tiling constants the host's launch shapes are computed from.
 //!
-//! This file uses nothing from the rest of the crate (only `core`), so the
-//! host crate's build script compiles it on its own (`#[path]`) to learn the
-//! names of the entry points it post-processes.
+//! This file uses nothing from the rest of the crate (only `core`, and `std`
+//! in the host-only parts), so the host crate's build script compiles it on
+//! its own (`#[path]`) to learn the names of the entry points it
+//! post-processes.
 //!
 //! The whole-input parameters ([`ReduceArgs`]):
 //!
@@ -350,7 +351,9 @@ impl Kernel {
     /// The entry point's name in the PTX module; `None` where the module has
     /// no such kernel (`MaxAbs` of integers, an op a widening lacks, ...).
     pub fn name(self) -> Option<&'static str> {
-        Kernel::all().find(|(kernel, _)| *kernel == self).map(|(_, name)| name)
+        // A table, not a scan: the host asks on every launch.
+        static NAMES: std::sync::OnceLock<KernelMap<&'static str>> = std::sync::OnceLock::new();
+        NAMES.get_or_init(|| Kernel::all().collect()).get(&self).copied()
     }
 
     /// Every kernel of the module with its name.
@@ -367,6 +370,35 @@ impl Kernel {
         .flatten()
         .chain(ladder)
         .copied()
+    }
+}
+
+/// A map keyed by [`Kernel`], with a hash that costs a few nanoseconds
+/// (the host looks kernels up on every launch; SipHash took ~26 ns a lookup).
+#[cfg(not(target_arch = "nvptx64"))]
+pub type KernelMap<V> = std::collections::HashMap<Kernel, V, core::hash::BuildHasherDefault<KernelHasher>>;
+
+/// The hash of [`KernelMap`]: a multiply-rotate over the few small integers a
+/// [`Kernel`] hashes as (not for keys an adversary chooses).
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelHasher(u64);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl core::hash::Hasher for KernelHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(byte as u64);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_isize(&mut self, value: isize) {
+        self.write_u64(value as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -209,7 +209,6 @@ pub mod dispatch {
     use crate::ladder::{load::*, tree::*};
     use crate::widen::{Bf16, F16};
     use crate::{entry, map, op};
-    use std::collections::HashMap;
     use std::sync::OnceLock;
 
     /// An entry function, by the argument struct it takes.
@@ -263,10 +262,10 @@ pub mod dispatch {
 
     /// The name and entry function of `kernel`; `None` if the module has no such kernel.
     pub fn entry(kernel: Kernel) -> Option<(&'static str, Entry)> {
-        static TABLE: OnceLock<HashMap<Kernel, (&'static str, Entry)>> = OnceLock::new();
+        static TABLE: OnceLock<abi::KernelMap<(&'static str, Entry)>> = OnceLock::new();
         TABLE
             .get_or_init(|| {
-                let mut table = HashMap::new();
+                let mut table = abi::KernelMap::default();
                 for_each_instance!(dispatch_rows table);
                 table
             })

@@ -12,9 +12,8 @@ use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCo
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{cuLaunchKernel, cudaError_enum, CUfunction};
-use kernels_gpu::abi::{Kernel, PARTIAL_SLOT_BYTES};
+use kernels_gpu::abi::{Kernel, KernelMap, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
-use std::collections::HashMap;
 use std::ffi::c_void;
 
 /// `(compute capability × 10, PTX)`, newest first; written by `build.rs`.
@@ -31,7 +30,7 @@ const PTX_ARCH_VARIABLE: &str = "REDUCE_PTX_ARCH";
 pub struct Cuda {
     /// Each kernel launched so far: its handle (valid while `module` is
     /// loaded) and its largest useful grid (SMs × resident blocks per SM).
-    loaded: HashMap<Kernel, (KernelHandle, u32)>,
+    loaded: KernelMap<(KernelHandle, u32)>,
     tuning: Tuning,
     /// Streaming multiprocessors of the device.
     sms: u32,
@@ -83,7 +82,7 @@ impl Cuda {
             .saturating_mul((threads_per_sm / tuning.block_threads).max(1))
             .max(1);
         let mut cuda = Cuda {
-            loaded: HashMap::new(),
+            loaded: KernelMap::default(),
             tuning,
             sms,
             max_grid,
