@@ -115,29 +115,45 @@ pub(crate) fn pack_lanes<T: Element>(lane: impl Fn(usize) -> T) -> [u32; 4] {
     }
 }
 
-/// One array at a global address, each element passed through the map `M`
-/// as it is read ([`Identity`](crate::map::Identity) for plain reductions).
-pub struct Mapped<M> {
+/// One array at a global address, read as the marker `How` says:
+/// [`Mapped`] (each element passed through a map) or [`Widened`] (each
+/// element converted from a narrower type).
+pub struct Array<How> {
     pub input: u64,
-    pub map: PhantomData<M>,
+    pub how: PhantomData<How>,
 }
 
-impl<M> Mapped<M> {
+impl<How> Array<How> {
     pub fn new(input: u64) -> Self {
-        Mapped {
+        Array {
             input,
-            map: PhantomData,
+            how: PhantomData,
         }
     }
 }
 
-// Derived `Clone`/`Copy` would require `M: Copy`; the map is only a type.
-impl<M> Clone for Mapped<M> {
+// Derived `Clone`/`Copy` would require `How: Copy`; it is only a marker.
+impl<How> Clone for Array<How> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<M> Copy for Mapped<M> {}
+impl<How> Copy for Array<How> {}
+
+/// [`Array`]'s marker: each element passed through the map `M` as it is read.
+pub struct MapWith<M>(PhantomData<M>);
+
+/// [`Array`]'s marker: elements of `In`, each converted as it is read.
+pub struct WidenFrom<In>(PhantomData<In>);
+
+/// One array, each element passed through the map `M` as it is read
+/// ([`Identity`](crate::map::Identity) for plain reductions).
+pub type Mapped<M> = Array<MapWith<M>>;
+
+/// One array of a narrower type `In` (or one converted to `T`, such as
+/// integers to `f64`), each element converted to the accumulator type as it
+/// is read ([`Widen`]); with each element's index, argmax's input.
+pub type Widened<In> = Array<WidenFrom<In>>;
 
 impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
     #[inline(always)]
@@ -161,31 +177,6 @@ impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
         M::map(load_element::<T>(self.input + index * size_of::<T>() as u64))
     }
 }
-
-/// One array of a narrower type `In` (or one converted to `T`, such as
-/// integers to `f64`), each element converted to the accumulator type as it
-/// is read ([`Widen`]); with each element's index, argmax's input.
-pub struct Widened<In> {
-    pub input: u64,
-    pub element: PhantomData<In>,
-}
-
-impl<In> Widened<In> {
-    pub fn new(input: u64) -> Self {
-        Widened {
-            input,
-            element: PhantomData,
-        }
-    }
-}
-
-// As for `Mapped`: the input type is only a marker.
-impl<In> Clone for Widened<In> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<In> Copy for Widened<In> {}
 
 impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
     const LANES: u64 = VECTOR_BYTES / In::BYTES;
