@@ -49,8 +49,9 @@ pub struct Tuning {
     pub balanced_min_lanes: u32,
 }
 
-/// Hopper (sm_90) and newer. Measured on an H200 (`BENCHMARKS.md`, 1 GiB
-/// inputs unless said otherwise):
+/// Hopper (sm_90) and newer. Measured on an H200 (1 GiB inputs unless said
+/// otherwise; the sessions' accounts are in `git show 4cb2489:BENCHMARKS.md`
+/// and the `bench-results/` folders it names):
 /// - `block_threads` 512: 512-thread blocks with 4 × 16-byte loads per thread
 ///   keep 32 KiB in flight per block; the occupancy calculator then fits
 ///   several blocks per SM (whole-input sums at 0.97–0.99× CUB's time).
@@ -86,9 +87,10 @@ const HOPPER: Tuning = Tuning {
     balanced_min_lanes: 16,
 };
 
-/// Volta to Ada (sm_70 to sm_89): 256-thread blocks (half of Hopper's, for
-/// SMs with half its shared memory and fewer resident threads). Not measured
-/// on these GPUs: the segmented numbers are Hopper's.
+/// Volta to Ada (sm_70 to sm_89): 256-thread blocks, as the policy table has
+/// held since before Hopper was tuned. None of these numbers was measured
+/// on these GPUs (the project has had only H100s and H200s): the segmented
+/// ones are Hopper's.
 const VOLTA: Tuning = Tuning {
     min_cc: 70,
     block_threads: 256,

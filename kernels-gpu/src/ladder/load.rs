@@ -11,8 +11,7 @@ use crate::thread::load_element;
 use core::mem::size_of;
 
 /// How a rung's threads read the input. (The host sizes the grid and the
-/// dynamic shared memory from its copy of the rung table, `Rung` in
-/// reduce-host's `strategy.rs`.)
+/// dynamic shared memory for each rung: reduce-host's `ladder.rs`.)
 pub trait LoadShape {
     /// This thread's value. A shape that uses the dynamic shared array returns
     /// with every thread past a barrier, so the caller may reuse the array.

@@ -23,7 +23,7 @@ use core::mem::size_of;
 /// waits for those that drew the longest. Each kind of taker has its own
 /// entry points: the counter's registers made every path of [`reduce`]
 /// spill, and with both takers in one kernel the warps' path got slower
-/// (H200, `BENCHMARKS.md`).
+/// (H200; `git show 4cb2489:BENCHMARKS.md`).
 ///
 /// # Safety
 /// As [`reduce`], with `segments.offsets` not 0, `plan.team_threads` from 2

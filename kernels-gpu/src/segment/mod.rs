@@ -32,9 +32,10 @@
 //!
 //! The fixed-order paths are one kernel per op and type, so they share one
 //! register allocation: the build caps every segmented kernel at 64
-//! (`reduce-host/build.rs`), so that two 512-thread blocks fit an SM, and a
+//! (`reduce-host/src/tuning.rs`, written into the PTX by
+//! `reduce-host/build.rs`), so that two 512-thread blocks fit an SM, and a
 //! path that needs more registers makes ptxas spill in all of them (the H200
-//! measurements in `BENCHMARKS.md` show both effects). That is why each
+//! measurements in `git show 4cb2489:BENCHMARKS.md` show both effects). That is why each
 //! balanced schedule has entry points of its own.
 //!
 //! One file per schedule or path:
