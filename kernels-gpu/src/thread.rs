@@ -178,18 +178,26 @@ impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
     }
 }
 
+/// The items both of [`Widened`]'s sources share: whole 16-byte vectors of
+/// `In`, loaded as they are (each source converts their lanes).
+macro_rules! widened_vectors {
+    () => {
+        const LANES: u64 = VECTOR_BYTES / In::BYTES;
+
+        #[inline(always)]
+        fn common_misalignment(&self) -> Option<u64> {
+            Some(self.input % VECTOR_BYTES)
+        }
+
+        #[inline(always)]
+        unsafe fn vector(&self, index: u64) -> [u32; 4] {
+            device::load_global_nc_v4(self.input + index * In::BYTES)
+        }
+    };
+}
+
 impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
-    const LANES: u64 = VECTOR_BYTES / In::BYTES;
-
-    #[inline(always)]
-    fn common_misalignment(&self) -> Option<u64> {
-        Some(self.input % VECTOR_BYTES)
-    }
-
-    #[inline(always)]
-    unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        device::load_global_nc_v4(self.input + index * In::BYTES)
-    }
+    widened_vectors!();
 
     #[inline(always)]
     fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
@@ -206,17 +214,7 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
 /// array of `In`, converted as for a widening reduction ([`Widen`]; the
 /// identity for the element types), with its index.
 impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Widened<In> {
-    const LANES: u64 = VECTOR_BYTES / In::BYTES;
-
-    #[inline(always)]
-    fn common_misalignment(&self) -> Option<u64> {
-        Some(self.input % VECTOR_BYTES)
-    }
-
-    #[inline(always)]
-    unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        device::load_global_nc_v4(self.input + index * In::BYTES)
-    }
+    widened_vectors!();
 
     /// First the vector's preferred value alone, as cheaply as a plain max
     /// (or min) of its lanes ([`Widen::fold_vector`] with the element
