@@ -73,7 +73,7 @@ pub struct Workspace {
 pub trait Launcher: Sized {
     /// The caller's view of `T`s on this backend: `DeviceSlice<T>` or `[T]`.
     type Slice<T: DeviceCopy>: ?Sized;
-    /// A new buffer of `T`s: `DeviceBuffer<T>` or `Vec<T>`.
+    /// A new buffer of `T`s: `DeviceBuffer<T>`, or a `HostBuffer<T>` on the emulator.
     type Buffer<T: DeviceCopy>;
 
     /// The address and length of `slice`.
