@@ -790,3 +790,49 @@ macro_rules! seed_dot_kernel_table {
 }
 #[cfg(not(target_arch = "nvptx64"))]
 for_each_ladder_rung!(seed_dot_kernel_table);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_and_element_has_its_kernels_except_max_abs_of_integers() {
+        for op in Op::ALL {
+            for element in Scalar::ELEMENTS {
+                let float = matches!(element, Scalar::F32 | Scalar::F64);
+                let expected = op != Op::MaxAbs || float;
+                assert_eq!(op.is_defined_for(element), expected, "{op} × {element:?}");
+                for schedule in [
+                    SegmentSchedule::FixedOrder,
+                    SegmentSchedule::WarpsTake,
+                    SegmentSchedule::BlocksTake,
+                ] {
+                    let segmented = Kernel::Segmented { op, element, schedule };
+                    assert_eq!(segmented.name().is_some(), expected, "{segmented:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_every_family_is_listed() {
+        let all: Vec<(Kernel, &str)> = Kernel::all().collect();
+        let names: std::collections::HashSet<&str> = all.iter().map(|(_, name)| *name).collect();
+        let kernels: std::collections::HashSet<Kernel> = all.iter().map(|(kernel, _)| *kernel).collect();
+        assert_eq!(names.len(), all.len(), "two kernels share a name");
+        assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
+        // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
+        // schedule; 18 widenings; 8 argmax inputs × 2; 6 dots; 7 rungs × 4
+        // ops × 2 types; 2 seed dots × 2 types.
+        assert_eq!(all.len(), 50 * 4 + 18 + 16 + 6 + 56 + 4);
+        assert_eq!(
+            Kernel::Ladder {
+                rung: Rung::WarpShuffle,
+                op: Op::Max,
+                element: Scalar::F32
+            }
+            .name(),
+            Some("ladder_warp_shuffle_max_f32")
+        );
+    }
+}
