@@ -300,19 +300,7 @@ impl<B: Backend> Reducer<B> {
         }
         let (address, len) = checked_parts::<B, T>(input)?;
         let kernel = Kernel::Reduce { op, element: T::TYPE };
-        let accesses = [
-            Access::read::<T>("input", address, len),
-            Access::write::<T>("out", out, 1),
-        ];
-        self.launch_whole(kernel, len, T::TYPE.size(), &accesses, stream, |partials, ticket| {
-            ReduceArgs {
-                input: address,
-                len: len as u64,
-                partials,
-                ticket,
-                out,
-            }
-        })
+        self.launch_one_input::<T>(kernel, address, len, Access::write::<T>("out", out, 1), stream)
     }
 
     fn enqueue_widened<A: Element, In: WidensTo<A>>(
@@ -338,17 +326,28 @@ impl<B: Backend> Reducer<B> {
         if len == 0 && !op.defined_on_empty() {
             return Err(Error::Empty { op });
         }
-        let accesses = [
-            Access::read::<In>("input", address, len),
-            Access::write::<A>("out", out, 1),
-        ];
-        self.launch_whole(kernel, len, In::INPUT.size(), &accesses, stream, |partials, ticket| {
+        self.launch_one_input::<In>(kernel, address, len, Access::write::<A>("out", out, 1), stream)
+    }
+
+    /// Launches a kernel that takes [`ReduceArgs`] (a reduction or a
+    /// widening) over the `len` `In`s at `input`, its result to `out`.
+    fn launch_one_input<In: DeviceCopy>(
+        &mut self,
+        kernel: Kernel,
+        input: u64,
+        len: usize,
+        out: Access,
+        stream: Option<&Stream>,
+    ) -> Result<()> {
+        let accesses = [Access::read::<In>("input", input, len), out];
+        let element_bytes = std::mem::size_of::<In>();
+        self.launch_whole(kernel, len, element_bytes, &accesses, stream, |partials, ticket| {
             ReduceArgs {
-                input: address,
+                input,
                 len: len as u64,
                 partials,
                 ticket,
-                out,
+                out: out.address,
             }
         })
     }
