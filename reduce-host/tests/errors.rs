@@ -123,3 +123,24 @@ fn sum_f32_misaligned_input_is_an_error() {
     // Nothing was launched, so the context is fine: the next call works.
     assert_eq!(reduce::sum(&buffer).unwrap(), 8.0);
 }
+
+/// `usize::MAX` rows of no element match an empty matrix, so the shape check
+/// passes and the emulator is asked for `usize::MAX` results: a typed error,
+/// not an abort on capacity overflow (4cb2489) or a slice over too small an
+/// allocation.
+#[test]
+fn sum_f32_usize_max_empty_rows_on_the_emulator_is_an_error() {
+    let empty: [f32; 0] = [];
+    let mut emulator = reduce::emulated::Emulator::default();
+    // Seeds 0 and 1: the emulator's outputs unshifted, then one element past
+    // a 16-byte boundary.
+    for seed in [0, 1] {
+        emulator.set_block_order_seed(seed);
+        match emulator.reduce_rows(&empty, usize::MAX, 0, Op::Sum) {
+            Err(Error::InvalidSegments(message)) => assert!(message.contains("do not fit"), "{message}"),
+            other => panic!("usize::MAX empty rows gave {:?}", other.map(|r| r.len())),
+        }
+        // Empty outputs are fine, shifted or not.
+        assert!(emulator.reduce_rows(&empty, 0, 5, Op::Sum).unwrap().is_empty());
+    }
+}

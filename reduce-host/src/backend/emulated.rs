@@ -104,24 +104,37 @@ pub struct HostBuffer<T> {
 }
 
 impl<T: DeviceCopy> HostBuffer<T> {
-    fn poisoned(len: usize, shifted: bool) -> Self {
-        let shift = if shifted { std::mem::size_of::<T>() } else { 0 };
-        let words = (shift + len * std::mem::size_of::<T>()).div_ceil(16);
-        HostBuffer {
-            storage: vec![u128::from(POISON_WORD) << 64 | u128::from(POISON_WORD); words],
+    /// `len` poisoned `T`s, one element past a 16-byte boundary if
+    /// `shifted` (never for an empty buffer: nothing to place, and the offset
+    /// would leave the allocation). `None` if the bytes overflow `usize` or
+    /// the memory cannot be had.
+    fn poisoned(len: usize, shifted: bool) -> Option<Self> {
+        let shift = if shifted && len > 0 {
+            std::mem::size_of::<T>()
+        } else {
+            0
+        };
+        let bytes = len.checked_mul(std::mem::size_of::<T>())?.checked_add(shift)?;
+        let words = bytes.div_ceil(16);
+        let mut storage = Vec::new();
+        storage.try_reserve_exact(words).ok()?;
+        storage.resize(words, u128::from(POISON_WORD) << 64 | u128::from(POISON_WORD));
+        Some(HostBuffer {
+            storage,
             shift,
             len,
             element: PhantomData,
-        }
+        })
     }
 }
 
 impl<T: DeviceCopy> Deref for HostBuffer<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        // SAFETY: `len` `T`s start `shift` bytes (0 or one element) into the
-        // 16-byte-aligned storage, which holds them; every bit pattern is a
-        // value of the plain-data types the library reduces.
+        // SAFETY: `len` `T`s start `shift` bytes (0, or one element when
+        // `len > 0`) into the 16-byte-aligned storage, which `poisoned` sized
+        // to hold them (checked arithmetic); every bit pattern is a value of
+        // the plain-data types the library reduces.
         unsafe {
             std::slice::from_raw_parts(
                 (self.storage.as_ptr() as *const u8).add(self.shift) as *const T,
@@ -156,7 +169,12 @@ impl Launcher for Emulated {
     }
 
     fn alloc<T: DeviceCopy>(&mut self, len: usize) -> Result<HostBuffer<T>> {
-        Ok(HostBuffer::poisoned(len, self.next_seed % 2 == 1))
+        HostBuffer::poisoned(len, self.next_seed % 2 == 1).ok_or_else(|| {
+            Error::InvalidSegments(format!(
+                "{len} results of {} bytes do not fit in the host's memory",
+                std::mem::size_of::<T>()
+            ))
+        })
     }
 
     fn to_host<T: DeviceCopy + Default>(&mut self, slice: &[T]) -> Result<Vec<T>> {
