@@ -18,7 +18,7 @@ use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use reduce::ladder::{self, Ladder, Rung};
-use reduce::{Element, Op, Reducer};
+use reduce::{Element, Op, Output, Reducer, Scope};
 use std::time::Duration;
 
 /// A stream and two events: times `iters` calls enqueued back to back.
@@ -37,14 +37,24 @@ impl DeviceTimer {
         }
     }
 
-    /// The device time of `iters` calls of `call(i, stream)`, which enqueues call `i`.
-    fn time(&self, iters: u64, mut call: impl FnMut(usize, &Stream)) -> Duration {
-        self.start.record(&self.stream).unwrap();
-        for i in 0..iters as usize {
-            call(i, &self.stream);
-        }
-        self.stop.record(&self.stream).unwrap();
-        self.stop.synchronize().unwrap();
+    /// The device time of `iters` calls of `call(i, scope, stream)`, which
+    /// enqueues call `i`, all in one scope of `reducer`.
+    fn time<'b>(
+        &'b self,
+        reducer: &mut Reducer,
+        iters: u64,
+        mut call: impl FnMut(usize, &mut Scope<'_, 'b>, &'b Stream) -> reduce::Result<()>,
+    ) -> Duration {
+        reducer
+            .scope(|scope| {
+                self.start.record(&self.stream)?;
+                for i in 0..iters as usize {
+                    call(i, scope, &self.stream)?;
+                }
+                self.stop.record(&self.stream)?;
+                Ok(())
+            })
+            .unwrap();
         Duration::from_secs_f64(self.stop.elapsed_time_f32(&self.start).unwrap() as f64 * 1e-3)
     }
 }
@@ -75,8 +85,9 @@ fn bench_type<T: Element + reduce::ArgInput<Value = T> + Default + From<u8>>(
         for op in Op::ALL.into_iter().filter(|op| op.is_defined_for(T::TYPE)) {
             group.bench_function(BenchmarkId::new(op.name(), n), |b| {
                 b.iter_custom(|iters| {
-                    timer.time(iters, |i, stream| {
-                        reducer.reduce_into(&buffers[i % count], op, &mut out, stream).unwrap()
+                    let out = Output::from(&mut out);
+                    timer.time(&mut reducer, iters, |i, scope, stream| {
+                        scope.reduce_into(&buffers[i % count], op, out, stream)
                     })
                 })
             });
@@ -84,10 +95,9 @@ fn bench_type<T: Element + reduce::ArgInput<Value = T> + Default + From<u8>>(
         let mut index = DeviceBox::new(&0u64).expect("output");
         group.bench_function(BenchmarkId::new("argmax", n), |b| {
             b.iter_custom(|iters| {
-                timer.time(iters, |i, stream| {
-                    reducer
-                        .argmax_into(&buffers[i % count], &mut index, &mut out, stream)
-                        .unwrap()
+                let (index, out) = (Output::from(&mut index), Output::from(&mut out));
+                timer.time(&mut reducer, iters, |i, scope, stream| {
+                    scope.arg_into(&buffers[i % count], Op::Max, index, out, stream)
                 })
             })
         });
@@ -121,9 +131,10 @@ fn bench_ladder(c: &mut Criterion) {
     for (name, strategy) in strategies {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                timer.time(iters, |_, stream| match strategy {
-                    Some(rung) => ladder::reduce_into(&mut reducer, &input, Op::Sum, rung, &mut out, stream).unwrap(),
-                    None => reducer.reduce_into(&input, Op::Sum, &mut out, stream).unwrap(),
+                let out = Output::from(&mut out);
+                timer.time(&mut reducer, iters, |_, scope, stream| match strategy {
+                    Some(rung) => ladder::reduce_into(scope, &input, Op::Sum, rung, out, stream),
+                    None => scope.reduce_into(&input, Op::Sum, out, stream),
                 })
             })
         });
@@ -174,8 +185,9 @@ fn bench_half_argmax<H: reduce::ArgInput<Value = f32>>(
     let mut value = DeviceBox::new(&0.0f32).expect("output");
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
-            timer.time(iters, |_, stream| {
-                reducer.argmax_into(&input, &mut index, &mut value, stream).unwrap()
+            let (index, value) = (Output::from(&mut index), Output::from(&mut value));
+            timer.time(&mut reducer, iters, |_, scope, stream| {
+                scope.arg_into(&input, Op::Max, index, value, stream)
             })
         })
     });
@@ -195,8 +207,9 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
     let mut out = DeviceBox::new(&A::default()).expect("output");
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
-            timer.time(iters, |_, stream| {
-                reducer.reduce_as_into::<A, In>(&input, op, &mut out, stream).unwrap()
+            let out = Output::from(&mut out);
+            timer.time(&mut reducer, iters, |_, scope, stream| {
+                scope.reduce_as_into::<A, In>(&input, op, out, stream)
             })
         })
     });
@@ -220,10 +233,9 @@ fn bench_segmented(c: &mut Criterion) {
         let mut out = DeviceBuffer::from_slice(&vec![0.0f32; rows]).expect("output");
         group.bench_function(format!("rows_{rows}x{row_len}"), |b| {
             b.iter_custom(|iters| {
-                timer.time(iters, |_, stream| {
-                    reducer
-                        .reduce_rows_into(&input, rows, row_len, Op::Sum, &mut out, stream)
-                        .unwrap()
+                let out = Output::from(&mut out);
+                timer.time(&mut reducer, iters, |_, scope, stream| {
+                    scope.reduce_rows_into(&input, rows, row_len, Op::Sum, out, stream)
                 })
             })
         });
@@ -239,10 +251,9 @@ fn bench_segmented(c: &mut Criterion) {
     let mut out = DeviceBuffer::from_slice(&vec![0.0f32; segments]).expect("output");
     group.bench_function("segments_mean_100", |b| {
         b.iter_custom(|iters| {
-            timer.time(iters, |_, stream| {
-                reducer
-                    .segmented_reduce_into(&input, &offsets, Op::Sum, &mut out, stream)
-                    .unwrap()
+            let out = Output::from(&mut out);
+            timer.time(&mut reducer, iters, |_, scope, stream| {
+                scope.segmented_reduce_into(&input, &offsets, Op::Sum, out, stream)
             })
         })
     });

@@ -4,7 +4,7 @@
 //! 2^29), the same input values (1 + hash(i) % 3), the same rotation over
 //! enough buffers to cover 4× the 60 MB L2, 3 warm-up calls, then device events
 //! around each single call (200 calls below 2^24 elements, 30 above) and the
-//! median. Each call is `Reducer::reduce_into` on a stream, result left on the
+//! median. Each call is `Scope::reduce_into` on a stream, result left on the
 //! device, as CUB's call leaves it.
 //!
 //! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce` (`op`
@@ -32,7 +32,7 @@
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{ArgInput, Element, Op, Reducer};
+use reduce::{ArgInput, Element, Op, Output, Reducer, Scope};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _context = cust::quick_init().map_err(|e| format!("bench needs a CUDA GPU: {e}"))?;
@@ -104,8 +104,9 @@ fn bench_type<T: FromSmall>(
             shape.blocks, shape.threads_per_block
         );
         for op in Op::ALL.into_iter().filter(|op| op.is_defined_for(T::TYPE)) {
-            let us = median_us(n, &stream, &start, &stop, |i| {
-                reducer.reduce_into(&buffers[i % buffers.len()], op, &mut out, &stream)
+            let out = Output::from(&mut out);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                scope.reduce_into(&buffers[i % buffers.len()], op, out, &stream)
             })?;
             println!("reduce,{name},{op},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
         }
@@ -144,13 +145,10 @@ where
     let bytes = n * std::mem::size_of::<T>();
     let mut index = DeviceBox::new(&0u64)?;
     let mut value = DeviceBox::new(&T::Value::default())?;
-    for arg in ["argmax", "argmin"] {
-        let us = median_us(n, &stream, &start, &stop, |i| {
-            let input = &buffers[i % buffers.len()];
-            match arg {
-                "argmax" => reducer.argmax_into(input, &mut index, &mut value, &stream),
-                _ => reducer.argmin_into(input, &mut index, &mut value, &stream),
-            }
+    for (arg, op) in [("argmax", Op::Max), ("argmin", Op::Min)] {
+        let (index, value) = (Output::from(&mut index), Output::from(&mut value));
+        let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+            scope.arg_into(&buffers[i % buffers.len()], op, index, value, &stream)
         })?;
         println!("reduce,{name},{arg},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
     }
@@ -158,28 +156,31 @@ where
 }
 
 /// The median time of one call, in µs: 3 warm-up calls, then device events
-/// around each of 200 calls (30 from 2^24 elements up). `call(i)` enqueues
-/// call `i` on `stream`.
-fn median_us(
+/// around each of 200 calls (30 from 2^24 elements up), all in one scope of
+/// `reducer`. `call(i, scope)` enqueues call `i` on `stream`.
+fn median_us<'b>(
+    reducer: &mut Reducer,
     n: usize,
-    stream: &Stream,
-    start: &Event,
-    stop: &Event,
-    mut call: impl FnMut(usize) -> reduce::Result<()>,
+    stream: &'b Stream,
+    (start, stop): (&Event, &Event),
+    mut call: impl FnMut(usize, &mut Scope<'_, 'b>) -> reduce::Result<()>,
 ) -> Result<f64, Box<dyn std::error::Error>> {
-    for warm_up in 0..3 {
-        call(warm_up)?;
-    }
-    stream.synchronize()?;
-    let iterations = if n < 1 << 24 { 200 } else { 30 };
-    let mut times_ms = Vec::with_capacity(iterations);
-    for i in 0..iterations {
-        start.record(stream)?;
-        call(i)?;
-        stop.record(stream)?;
-        stop.synchronize()?;
-        times_ms.push(stop.elapsed_time_f32(start)?);
-    }
+    let mut times_ms = reducer.scope(|scope| {
+        for warm_up in 0..3 {
+            call(warm_up, scope)?;
+        }
+        stream.synchronize()?;
+        let iterations = if n < 1 << 24 { 200 } else { 30 };
+        let mut times_ms = Vec::with_capacity(iterations);
+        for i in 0..iterations {
+            start.record(stream)?;
+            call(i, scope)?;
+            stop.record(stream)?;
+            stop.synchronize()?;
+            times_ms.push(stop.elapsed_time_f32(start)?);
+        }
+        Ok(times_ms)
+    })?;
     times_ms.sort_by(f32::total_cmp);
     Ok(times_ms[times_ms.len() / 2] as f64 * 1e3)
 }
@@ -233,8 +234,9 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
         let n = bytes / std::mem::size_of::<In>();
         let buffers = rotated_buffers(n, &value)?;
         for &op in ops {
-            let us = median_us(n, &stream, &start, &stop, |i| {
-                reducer.reduce_as_into::<A, In>(&buffers[i % buffers.len()], op, &mut out, &stream)
+            let out = Output::from(&mut out);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                scope.reduce_as_into::<A, In>(&buffers[i % buffers.len()], op, out, &stream)
             })?;
             println!(
                 "reduce,{input}_as_{accumulator},{op},{n},{us:.2},{:.1}",
@@ -263,8 +265,9 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
         let bytes = n * element;
         let buffers = rotated_buffers(n, |i| fill_value::<T>(i, 7))?;
         let mut whole = DeviceBox::new(&T::default())?;
-        let us = median_us(n, &stream, &start, &stop, |i| {
-            reducer.reduce_into(&buffers[i % buffers.len()], Op::Sum, &mut whole, &stream)
+        let whole = Output::from(&mut whole);
+        let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+            scope.reduce_into(&buffers[i % buffers.len()], Op::Sum, whole, &stream)
         })?;
         println!("reduce,{name},sum,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
 
@@ -319,15 +322,14 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
             );
             let moved = (bytes + segments * element) as f64;
             for op in [Op::Sum, Op::Max] {
-                let us = median_us(n, &stream, &start, &stop, |i| {
+                let out = Output::from(&mut out);
+                let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
                     let input = &buffers[i % buffers.len()];
                     match segmentation {
                         Segmentation::Rows { rows, row_len } => {
-                            reducer.reduce_rows_into(input, *rows, *row_len, op, &mut out, &stream)
+                            scope.reduce_rows_into(input, *rows, *row_len, op, out, &stream)
                         }
-                        Segmentation::Offsets(offsets) => {
-                            reducer.segmented_reduce_into(input, offsets, op, &mut out, &stream)
-                        }
+                        Segmentation::Offsets(offsets) => scope.segmented_reduce_into(input, offsets, op, out, &stream),
                     }
                 })?;
                 println!("reduce,{name}_{layout},{op},{n},{us:.2},{:.1}", moved / us / 1e3);

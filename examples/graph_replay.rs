@@ -1,10 +1,14 @@
-//! `Reducer::reduce_into` inside a CUDA graph: captured once, replayed many
+//! `Scope::reduce_into` inside a CUDA graph: captured once, replayed many
 //! times, and timed against direct calls at small sizes, where launch cost
 //! dominates.
 //!
-//! `reduce_into` enqueues one kernel and nothing else (no allocation, no host
-//! synchronization, no memset: the kernel leaves its ticket at zero for the
-//! next launch), so stream capture records exactly one kernel node. cust 0.3.2
+//! `reduce_into` enqueues one kernel and nothing else (no allocation once
+//! `Scope::prepare` gave the stream its workspace, no host synchronization, no
+//! memset: the kernel leaves its ticket at zero for the next launch), so
+//! stream capture records exactly one kernel node. The graph's replays run
+//! long after any closure would end, so the scope is the `unsafe`
+//! `Reducer::scope_unsynchronized`, kept alive (with the buffers it borrows)
+//! until the last replay is waited for. cust 0.3.2
 //! has no wrappers for capture, instantiation or graph launch, so this example
 //! makes those driver calls itself.
 //!
@@ -16,10 +20,10 @@
 
 use cust::context::CurrentContext;
 use cust::event::{Event, EventFlags};
-use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
+use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{self, cudaError_enum, CUgraph, CUgraphExec, CUstreamCaptureMode_enum};
-use reduce::{Op, Reducer};
+use reduce::{Op, Output, Reducer, Scope};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -39,11 +43,11 @@ struct CapturedReduction {
 }
 
 impl CapturedReduction {
-    fn capture(
-        reducer: &mut Reducer,
-        input: &DeviceBuffer<i32>,
-        out: &mut DeviceBox<i32>,
-        stream: &Stream,
+    fn capture<'b>(
+        scope: &mut Scope<'_, 'b>,
+        input: &'b DeviceBuffer<i32>,
+        out: Output<'b, i32>,
+        stream: &'b Stream,
     ) -> Result<Self, BoxError> {
         let mut graph: CUgraph = std::ptr::null_mut();
         let mut exec: CUgraphExec = std::ptr::null_mut();
@@ -57,7 +61,7 @@ impl CapturedReduction {
                 ),
                 "cuStreamBeginCapture",
             )?;
-            let enqueued = reducer.reduce_into(input, Op::Sum, out, stream);
+            let enqueued = scope.reduce_into(input, Op::Sum, out, stream);
             check(
                 sys::cuStreamEndCapture(stream.as_inner(), &mut graph),
                 "cuStreamEndCapture",
@@ -108,27 +112,36 @@ fn main() -> Result<(), BoxError> {
         let host: Vec<i32> = (0..n as i32).map(|i| (i % 7) - 3 + (i & 1)).collect();
         let expected = host.iter().fold(0i32, |a, &b| a.wrapping_add(b));
         let input = DeviceBuffer::from_slice(&host)?;
-        let mut out = DeviceBox::new(&POISON)?;
+        let mut out = DeviceBuffer::from_slice(&[POISON])?;
+        let mut out_view = out.index(..);
+        // SAFETY: `out` outlives the scope below, and the host touches it
+        // only between calls and replays, after waiting for each.
+        let out_of_calls = unsafe { Output::from_view(&mut out_view) };
+        // SAFETY: every call and replay enqueued through `scope` is waited
+        // for (`stop.synchronize()`) before the host touches its buffers, and
+        // before `scope` is dropped (after `graph`, declared later).
+        let mut scope = unsafe { reducer.scope_unsynchronized() };
+        scope.prepare(&stream)?;
 
         let mut direct = Vec::with_capacity(CALLS);
         for _ in 0..CALLS {
             start.record(&stream)?;
-            reducer.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+            scope.reduce_into(&input, Op::Sum, out_of_calls, &stream)?;
             stop.record(&stream)?;
             stop.synchronize()?;
             direct.push(stop.elapsed_time_f32(&start)?);
         }
 
-        let mut got = POISON;
-        out.copy_to(&mut got)?;
-        if got != expected {
-            return Err(format!("n={n} direct call: got {got}, expected {expected}").into());
+        let mut got = [POISON];
+        out.copy_to(&mut got[..])?;
+        if got[0] != expected {
+            return Err(format!("n={n} direct call: got {}, expected {expected}", got[0]).into());
         }
 
-        let graph = CapturedReduction::capture(&mut reducer, &input, &mut out, &stream)?;
+        let graph = CapturedReduction::capture(&mut scope, &input, out_of_calls, &stream)?;
         let mut replayed = Vec::with_capacity(CALLS);
         for call in 0..CALLS {
-            out.copy_from(&POISON)?;
+            out.copy_from(&[POISON][..])?;
             // A copy from pageable memory may return before its DMA lands, and
             // `stream` does not wait for the legacy stream: wait here.
             CurrentContext::synchronize()?;
@@ -137,10 +150,10 @@ fn main() -> Result<(), BoxError> {
             stop.record(&stream)?;
             stop.synchronize()?;
             replayed.push(stop.elapsed_time_f32(&start)?);
-            let mut got = POISON;
-            out.copy_to(&mut got)?;
-            if got != expected {
-                return Err(format!("n={n} replay {call}: got {got}, expected {expected}").into());
+            let mut got = [POISON];
+            out.copy_to(&mut got[..])?;
+            if got[0] != expected {
+                return Err(format!("n={n} replay {call}: got {}, expected {expected}", got[0]).into());
             }
         }
         println!("{n:>9} {:>12.2} {:>12.2}", median_us(direct), median_us(replayed));

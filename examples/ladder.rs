@@ -21,7 +21,7 @@ use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use cust::stream::{Stream, StreamFlags};
 use reduce::ladder::{self, Ladder, Rung, SeedDot};
-use reduce::{Element, Op, Reducer};
+use reduce::{Element, Op, Output, Reducer, Scope};
 use std::fmt::Write as _;
 
 type BoxError = Box<dyn std::error::Error>;
@@ -44,18 +44,26 @@ impl Timer {
         })
     }
 
-    /// Median µs of `call` (which enqueues on the timer's stream), after warm-up.
-    fn median_us(&self, mut call: impl FnMut(&Stream) -> Result<(), BoxError>) -> Result<f64, BoxError> {
-        let mut times = Vec::with_capacity(TIMED);
-        for i in 0..WARM_UP + TIMED {
-            self.start.record(&self.stream)?;
-            call(&self.stream)?;
-            self.stop.record(&self.stream)?;
-            self.stop.synchronize()?;
-            if i >= WARM_UP {
-                times.push(self.stop.elapsed_time_f32(&self.start)? as f64 * 1e3);
+    /// Median µs of `call` (which enqueues on the timer's stream in a scope
+    /// of `reducer`), after warm-up.
+    fn median_us<'b>(
+        &'b self,
+        reducer: &mut Reducer,
+        mut call: impl FnMut(&mut Scope<'_, 'b>, &'b Stream) -> reduce::Result<()>,
+    ) -> Result<f64, BoxError> {
+        let mut times = reducer.scope(|scope| {
+            let mut times = Vec::with_capacity(TIMED);
+            for i in 0..WARM_UP + TIMED {
+                self.start.record(&self.stream)?;
+                call(scope, &self.stream)?;
+                self.stop.record(&self.stream)?;
+                self.stop.synchronize()?;
+                if i >= WARM_UP {
+                    times.push(self.stop.elapsed_time_f32(&self.start)? as f64 * 1e3);
+                }
             }
-        }
+            Ok(times)
+        })?;
         times.sort_by(f64::total_cmp);
         Ok(times[times.len() / 2])
     }
@@ -127,16 +135,10 @@ fn ladder_rows<T: Element + From<i8> + Into<f64>>(
         reducer.launch_shape::<T>(Op::Sum, n)?.threads_per_block,
     ));
     for (kernel, strategy, block_threads) in configurations {
-        let us = timer.median_us(|stream| match strategy {
-            Some(rung) => Ok(ladder::reduce_into(
-                &mut reducer,
-                &input,
-                Op::Sum,
-                rung,
-                &mut out,
-                stream,
-            )?),
-            None => Ok(reducer.reduce_into(&input, Op::Sum, &mut out, stream)?),
+        let out_of_calls = Output::from(&mut out);
+        let us = timer.median_us(&mut reducer, |scope, stream| match strategy {
+            Some(rung) => ladder::reduce_into(scope, &input, Op::Sum, rung, out_of_calls, stream),
+            None => scope.reduce_into(&input, Op::Sum, out_of_calls, stream),
         })?;
         let mut got = T::from(0);
         cust::memory::CopyDestination::copy_to(&out, &mut got)?;
@@ -164,12 +166,10 @@ fn dot_rows(timer: &Timer, rows: &mut Vec<Row>) -> Result<(), BoxError> {
     let mut out = DeviceBox::new(&0.0f32)?;
     let kernels = [Some(SeedDot::AtomicPerElement), Some(SeedDot::BlockTree), None];
     for kernel in kernels {
-        let us = timer.median_us(|stream| {
-            match kernel {
-                Some(kernel) => ladder::dot_into(&mut reducer, &da, &db, kernel, &mut out, stream)?,
-                None => reducer.dot_into(&da, &db, &mut out, stream)?,
-            }
-            Ok(())
+        let out_of_calls = Output::from(&mut out);
+        let us = timer.median_us(&mut reducer, |scope, stream| match kernel {
+            Some(kernel) => ladder::dot_into(scope, &da, &db, kernel, out_of_calls, stream),
+            None => scope.dot_into(&da, &db, out_of_calls, stream),
         })?;
         let name = kernel.map_or("dot production".to_string(), |k| format!("dot {k:?}"));
         let mut got = 0.0f32;
@@ -196,7 +196,9 @@ fn copy_gbps(timer: &Timer) -> Result<f64, BoxError> {
     let n = 1usize << 28;
     let source = DeviceBuffer::from_slice(&vec![1.0f32; n])?;
     let mut target = DeviceBuffer::<f32>::zeroed(n)?;
-    let us = timer.median_us(|stream| {
+    // The timer runs its calls in a reducer's scope; this call is a plain copy.
+    let mut reducer = Reducer::new()?;
+    let us = timer.median_us(&mut reducer, |_, stream| {
         let target: &mut DeviceSlice<f32> = &mut target;
         // SAFETY: both buffers outlive the synchronized call.
         unsafe { target.async_copy_from(&*source, stream)? };

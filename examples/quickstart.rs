@@ -157,10 +157,12 @@ fn on_gpu() -> Result<bool, Box<dyn std::error::Error>> {
     let mut out = DeviceBox::new(&0.0f32)?;
     let mut times = Vec::new();
     for i in 0..53 {
-        start.record(&stream)?;
-        reducer.reduce_into(reals_buffer, Op::Sum, &mut out, &stream)?;
-        stop.record(&stream)?;
-        stop.synchronize()?;
+        // A scope waits for its stream at the end, after `stop` is recorded.
+        reducer.scope(|scope| {
+            start.record(&stream)?;
+            scope.reduce_into(reals_buffer, Op::Sum, &mut out, &stream)?;
+            Ok(stop.record(&stream)?)
+        })?;
         if i >= 3 {
             times.push(stop.elapsed_time_f32(&start)?);
         }

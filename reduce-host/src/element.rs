@@ -128,9 +128,9 @@ mean_input!(i32 => f64, u32 => f64, i64 => f64, u64 => f64, f32 => f64, f64 => f
 /// An input type of [`crate::argmax`] and [`crate::argmin`]: every
 /// [`Element`], and [`half::f16`] and [`half::bf16`], which are compared as
 /// the `f32` they convert to (exactly).
-pub trait ArgInput: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
+pub trait ArgInput: DeviceCopy + Copy + Default + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
     /// The type the kernel writes the value in: the type itself, `f32` for
-    /// the half types ([`crate::Reducer::argmax_into`] takes a `DeviceBox` of it).
+    /// the half types ([`crate::Scope::arg_into`] takes an [`Output`](crate::Output) of it).
     type Value: Element;
     /// The input type.
     const INPUT: ElementType;

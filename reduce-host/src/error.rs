@@ -85,6 +85,39 @@ pub enum Error {
     /// input's fault.
     #[error("the kernel module has no entry point for {0:?}; please report this")]
     MissingKernel(kernels_gpu::abi::Kernel),
+    /// An output that overlaps another buffer of the same call (an input,
+    /// or the other output of an argmax): the kernels read and write them at
+    /// once. Only slices built from raw pointers can overlap.
+    #[error(
+        "the {output} buffer overlaps the {other} buffer of the same call; outputs must not overlap any other buffer"
+    )]
+    Aliasing {
+        /// The output.
+        output: &'static str,
+        /// The buffer it overlaps.
+        other: &'static str,
+    },
+    /// A buffer that is not memory of the reducer's CUDA context (another
+    /// context's or another device's, or not CUDA memory at all): a kernel
+    /// reading it would fault and take the context down, so nothing was
+    /// launched.
+    #[error("the {buffer} buffer at {address:#x} is {found}, not memory of the reducer's CUDA context; allocate it with that context current")]
+    ForeignBuffer {
+        /// Which argument.
+        buffer: &'static str,
+        /// Its device address.
+        address: u64,
+        /// What CUDA says it is.
+        found: String,
+    },
+    /// An output of a whole-input call with room for other than one result.
+    #[error("the {output} output has {found} elements; a whole-input result needs exactly 1")]
+    OutputLength {
+        /// Which output.
+        output: &'static str,
+        /// Its length.
+        found: usize,
+    },
     /// A [`Policy`](crate::Policy) that cannot be launched.
     #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),

@@ -20,12 +20,12 @@
 //! ```
 
 use crate::backend::launcher::{Access, Launch};
-use crate::backend::{Backend, Cuda};
+use crate::backend::Backend;
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_pair, checked_parts, Reducer};
+use crate::scope::{Input, Output, Scope};
 use crate::shape::LaunchShape;
-use cust::memory::{DeviceBox, DeviceSlice};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, LadderArgs, SeedDotArgs, VECTOR_BYTES};
@@ -82,18 +82,19 @@ pub fn reduce<B: Backend, T: Element>(
     read_result(reducer)
 }
 
-/// [`reduce()`] enqueued on `stream` with the result left in `out`; returns
-/// without waiting. The passes' per-block results go to the stream's
-/// scratch, allocated (or grown) on the first call that needs more.
-pub fn reduce_into<T: Element>(
-    reducer: &mut Reducer<Cuda>,
-    input: &DeviceSlice<T>,
+/// [`reduce()`] enqueued on `stream` in `scope`, with the result left in
+/// `out`; returns without waiting. The passes' per-block results go to the
+/// stream's scratch, allocated (or grown) on the first call that needs more.
+pub fn reduce_into<'b, T: Element>(
+    scope: &mut Scope<'_, 'b>,
+    input: impl Into<Input<'b, T>>,
     op: Op,
     ladder: Ladder,
-    out: &mut DeviceBox<T>,
-    stream: &Stream,
+    out: impl Into<Output<'b, T>>,
+    stream: &'b Stream,
 ) -> Result<()> {
-    enqueue_reduce(reducer, input, op, ladder, out.as_device_ptr().as_raw(), Some(stream))
+    let out = out.into().single("out")?;
+    enqueue_reduce(scope.reducer(), &input.into().slice(), op, ladder, out, Some(stream))
 }
 
 fn enqueue_reduce<B: Backend, T: Element>(
@@ -185,17 +186,26 @@ pub fn dot<B: Backend, T: Element>(
     read_result(reducer)
 }
 
-/// [`dot()`] enqueued on `stream` with the result left in `out` (zeroed on
-/// `stream` first: the kernels add into it); returns without waiting.
-pub fn dot_into<T: Element>(
-    reducer: &mut Reducer<Cuda>,
-    a: &DeviceSlice<T>,
-    b: &DeviceSlice<T>,
+/// [`dot()`] enqueued on `stream` in `scope`, with the result left in `out`
+/// (zeroed on `stream` first: the kernels add into it); returns without
+/// waiting.
+pub fn dot_into<'b, T: Element>(
+    scope: &mut Scope<'_, 'b>,
+    a: impl Into<Input<'b, T>>,
+    b: impl Into<Input<'b, T>>,
     kernel: SeedDot,
-    out: &mut DeviceBox<T>,
-    stream: &Stream,
+    out: impl Into<Output<'b, T>>,
+    stream: &'b Stream,
 ) -> Result<()> {
-    enqueue_dot(reducer, a, b, kernel, out.as_device_ptr().as_raw(), Some(stream))
+    let out = out.into().single("out")?;
+    enqueue_dot(
+        scope.reducer(),
+        &a.into().slice(),
+        &b.into().slice(),
+        kernel,
+        out,
+        Some(stream),
+    )
 }
 
 fn enqueue_dot<B: Backend, T: Element>(

@@ -88,15 +88,14 @@
 //!
 //! # Free functions and threads
 //! The free functions use a [`Reducer`] cached per thread for the context that
-//! is current on that thread, created on first use (which loads the module).
-//! They block until the result is on the host. For async work on your own
-//! stream, use [`Reducer::reduce_into`]; it enqueues one kernel and nothing
-//! else, so it can be captured in a CUDA graph (`examples/graph_replay.rs`).
-//!
-//! The cache is keyed by the context handle. If a thread destroys its context
-//! and then creates another that the driver gives the same handle, the cached
-//! reducer's module is gone and calls fail with a CUDA error; use an explicit
-//! [`Reducer`] per context in programs that recreate contexts.
+//! is current on that thread, created on first use (which loads the module)
+//! and made anew when another context is current, or when its context was
+//! destroyed (even if a new context got the old one's handle: the reducer
+//! recognises its context by the unique id the driver gives its own
+//! allocation). They block until the result is on the host. For async work
+//! on your own streams, use a [`Scope`] ([`Reducer::scope`]): its calls
+//! enqueue one kernel and nothing else, so they can be captured in a CUDA
+//! graph (`examples/graph_replay.rs`).
 
 // Nothing reachable from the public API may panic: errors are `Result`s.
 #![cfg_attr(
@@ -122,6 +121,7 @@ pub mod ladder;
 pub mod multi;
 pub mod policy;
 pub mod reducer;
+pub mod scope;
 pub mod segmented;
 pub mod shape;
 pub mod tuning;
@@ -139,6 +139,7 @@ pub use half;
 pub use op::Op;
 pub use policy::Policy;
 pub use reducer::Reducer;
+pub use scope::{Input, Output, Scope};
 pub use shape::{LaunchShape, SegmentedShape};
 
 use cust::memory::{DeviceBuffer, DeviceSlice};
@@ -150,23 +151,47 @@ pub mod prelude {
 }
 
 thread_local! {
-    /// This thread's reducer and the context it was created in.
-    static THREAD_REDUCER: RefCell<Option<(usize, Reducer)>> = const { RefCell::new(None) };
+    /// This thread's reducer, for the context that was current when it was made.
+    static THREAD_REDUCER: RefCell<ThreadReducer> = const { RefCell::new(ThreadReducer(None)) };
 }
 
-/// Runs `f` with this thread's reducer for the current context.
+/// The free functions' reducer of one thread.
+struct ThreadReducer(Option<Reducer>);
+
+impl ThreadReducer {
+    /// Lets go of the reducer: drops it if its context is alive; forgets it
+    /// (leaking a few host allocations) if the context is gone, since its
+    /// driver handles then name nothing, or another context's objects.
+    fn release(&mut self) {
+        if let Some(reducer) = self.0.take() {
+            if !reducer.backend.is_alive() {
+                std::mem::forget(reducer);
+            }
+        }
+    }
+}
+
+impl Drop for ThreadReducer {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// Runs `f` with this thread's reducer for the current context, made anew
+/// when the context is another one, or a new one that got a destroyed
+/// context's handle.
 fn with_thread_reducer<R>(f: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
     let context = backend::current_context()?;
     THREAD_REDUCER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        match &mut *slot {
-            Some((cached, reducer)) if *cached == context => f(reducer),
-            _ => {
-                // Drop the old reducer (and its module) before loading a new one.
-                *slot = None;
-                let (_, reducer) = slot.insert((context, Reducer::new()?));
-                f(reducer)
-            }
+        let mut cached = cell.borrow_mut();
+        if !cached.0.as_ref().is_some_and(|r| r.backend.is_alive_in(context)) {
+            // Let go of the old reducer (and its module) before loading a new one.
+            cached.release();
+            cached.0 = Some(Reducer::new()?);
+        }
+        match cached.0.as_mut() {
+            Some(reducer) => f(reducer),
+            None => Err(Error::NoContext),
         }
     })
 }

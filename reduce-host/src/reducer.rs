@@ -8,7 +8,7 @@ use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::shape::{self, LaunchShape};
-use cust::memory::{DeviceBox, DeviceCopy, DeviceSlice};
+use cust::memory::{DeviceCopy, DeviceSlice};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
@@ -23,18 +23,13 @@ use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
 /// ([`crate::sum`], [`crate::reduce`], ...) use one `Reducer` per thread and
 /// context behind the scenes.
 ///
-/// # Workspace and streams
-/// The kernels need a workspace (one 16-byte partial per block, and a ticket
-/// word that each launch leaves at zero; the segmented kernels a ticket per
-/// segment they split over several blocks). A `Reducer` keeps one workspace
-/// per stream it has launched on, so calls queued on different streams
-/// ([`Reducer::reduce_into`], [`Reducer::dot_into`]) may run at the same time
-/// without host synchronisation, and calls on one stream are ordered by it.
-/// The first call on a stream allocates that stream's workspace (a few KiB);
-/// [`Reducer::prepare_stream`] does it ahead of time, e.g. before capturing a
-/// CUDA graph. (A stream destroyed while its work is pending and replaced by
-/// a new stream with the same handle would share the workspace with that
-/// work: synchronize before destroying a stream you launched on.)
+/// # Blocking calls and scopes
+/// The methods of `Reducer` block until their result is on the host (or, for
+/// the segmented calls, in the buffer they return), running on the reducer's
+/// own stream with its own workspace (one 16-byte partial per block and
+/// tickets that each launch leaves at zero). To enqueue work on your own
+/// streams without waiting, use a [`Scope`](crate::Scope)
+/// ([`Reducer::scope`]).
 ///
 /// # Example
 /// ```no_run
@@ -72,87 +67,9 @@ impl Reducer<Cuda> {
         })
     }
 
-    /// Allocates `stream`'s workspace now, if this reducer has none for it
-    /// yet, so that later calls on `stream` allocate nothing (for example
-    /// while it is being captured into a CUDA graph).
-    pub fn prepare_stream(&mut self, stream: &Stream) -> Result<()> {
-        self.backend.prepare(stream)
-    }
-
     /// The stream the blocking calls run on.
     pub fn stream(&self) -> &Stream {
         self.backend.stream()
-    }
-
-    /// Enqueues the reduction of `input` with `op` on `stream`, writing the
-    /// result to `out` on the device. Returns without waiting for the GPU.
-    ///
-    /// Synchronizes nothing and sets no memory, and allocates nothing once
-    /// `stream` has a workspace (after the first call on it, or
-    /// [`Reducer::prepare_stream`]), so it can be captured in a CUDA graph.
-    /// Calls on different streams may overlap on the GPU (each stream has its
-    /// own workspace). `input` must stay alive and unchanged until the work
-    /// completes. An empty `input` with `Max`/`Min` is rejected before
-    /// anything is enqueued.
-    pub fn reduce_into<T: Element>(
-        &mut self,
-        input: &DeviceSlice<T>,
-        op: Op,
-        out: &mut DeviceBox<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        self.enqueue_reduce(input, op, address_of(out), Some(stream))
-    }
-
-    /// [`Reducer::reduce_as`] into `out` on `stream`, without waiting (as
-    /// [`Reducer::reduce_into`]).
-    pub fn reduce_as_into<A: Element, In: WidensTo<A>>(
-        &mut self,
-        input: &DeviceSlice<In>,
-        op: Op,
-        out: &mut DeviceBox<A>,
-        stream: &Stream,
-    ) -> Result<()> {
-        self.enqueue_widened::<A, In>(input, op, address_of(out), Some(stream))
-    }
-
-    /// [`Reducer::argmax`] enqueued on `stream`, leaving the index in `index`
-    /// and the value in `value` (in [`ArgInput::Value`]: the element type,
-    /// or `f32` for the half types); returns without waiting (as
-    /// [`Reducer::reduce_into`]). An empty `input` is rejected before
-    /// anything is enqueued.
-    pub fn argmax_into<T: ArgInput>(
-        &mut self,
-        input: &DeviceSlice<T>,
-        index: &mut DeviceBox<u64>,
-        value: &mut DeviceBox<T::Value>,
-        stream: &Stream,
-    ) -> Result<()> {
-        self.enqueue_arg(input, Op::Max, (address_of(value), address_of(index)), Some(stream))
-    }
-
-    /// [`Reducer::argmin`] enqueued on `stream` (as [`Reducer::argmax_into`]).
-    pub fn argmin_into<T: ArgInput>(
-        &mut self,
-        input: &DeviceSlice<T>,
-        index: &mut DeviceBox<u64>,
-        value: &mut DeviceBox<T::Value>,
-        stream: &Stream,
-    ) -> Result<()> {
-        self.enqueue_arg(input, Op::Min, (address_of(value), address_of(index)), Some(stream))
-    }
-
-    /// As [`Reducer::dot`], enqueued on `stream` with the result left in
-    /// `out`; returns without waiting (and, as [`Reducer::reduce_into`],
-    /// allocates nothing once `stream` has a workspace).
-    pub fn dot_into<T: Element>(
-        &mut self,
-        a: &DeviceSlice<T>,
-        b: &DeviceSlice<T>,
-        out: &mut DeviceBox<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        self.enqueue_dot(a, b, address_of(out), Some(stream))
     }
 
     /// Enqueues the production kernel for `op` on this reducer's own stream,
@@ -275,13 +192,18 @@ impl<B: Backend> Reducer<B> {
         self.production_shape(kernel, len, T::TYPE.size())
     }
 
-    fn enqueue_reduce<T: Element>(
+    pub(crate) fn enqueue_reduce<T: Element>(
         &mut self,
         input: &B::Slice<T>,
         op: Op,
         out: u64,
         stream: Option<&Stream>,
     ) -> Result<()> {
+        // An op the type lacks is that error whatever the length (as in the
+        // segmented calls), before the empty-input rule.
+        if !op.is_defined_for(T::TYPE) {
+            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        }
         if B::parts(input).1 == 0 && !op.defined_on_empty() {
             return Err(Error::Empty { op });
         }
@@ -303,7 +225,7 @@ impl<B: Backend> Reducer<B> {
         self.launch_one_input::<T>(kernel, address, len, Access::write::<T>("out", out, 1), stream)
     }
 
-    fn enqueue_widened<A: Element, In: WidensTo<A>>(
+    pub(crate) fn enqueue_widened<A: Element, In: WidensTo<A>>(
         &mut self,
         input: &B::Slice<In>,
         op: Op,
@@ -356,18 +278,27 @@ impl<B: Backend> Reducer<B> {
         let slot = self.backend.result_slot();
         self.enqueue_arg(input, op, (slot, slot + 8), None)?;
         let [value, index] = self.backend.read_result_slot()?;
-        Ok((index, T::from_value(from_word(value))))
+        let value: T::Value = from_word(value);
+        // A half-float NaN comes back through `f32`, which keeps its payload
+        // but sets its quiet bit: return the input's own bits instead.
+        if is_nan(value) {
+            return Ok((index, self.backend.element_to_host(input, index)?));
+        }
+        Ok((index, T::from_value(value)))
     }
 
     /// argmax (`op` = `Max`) or argmin of `input` in one launch: the value
     /// (a `T::Value`) to the device address `value`, its index to `index`.
-    fn enqueue_arg<T: ArgInput>(
+    pub(crate) fn enqueue_arg<T: ArgInput>(
         &mut self,
         input: &B::Slice<T>,
         op: Op,
         (value, index): (u64, u64),
         stream: Option<&Stream>,
     ) -> Result<()> {
+        if !matches!(op, Op::Max | Op::Min) {
+            return Err(Error::UnsupportedOp { op, element: T::INPUT });
+        }
         let (address, len) = checked_parts::<B, T>(input)?;
         if len == 0 {
             return Err(Error::Empty { op });
@@ -390,7 +321,7 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    fn enqueue_dot<T: Element>(
+    pub(crate) fn enqueue_dot<T: Element>(
         &mut self,
         a: &B::Slice<T>,
         b: &B::Slice<T>,
@@ -466,6 +397,12 @@ const _: () = {
     assert_send::<Reducer>();
 };
 
+/// Whether `value` is a NaN: the one value unequal to itself.
+#[allow(clippy::eq_op)]
+fn is_nan<V: PartialEq>(value: V) -> bool {
+    value != value
+}
+
 /// The `T` in the first bytes of a result word.
 fn from_word<T: DeviceCopy>(word: u64) -> T {
     const { assert!(std::mem::size_of::<T>() <= 8 && std::mem::align_of::<T>() <= 8) };
@@ -473,11 +410,6 @@ fn from_word<T: DeviceCopy>(word: u64) -> T {
     // above) at the start of the 8-byte word, or the word is the backend's
     // poison, which is a value of every element type too.
     unsafe { std::ptr::read(&word as *const u64 as *const T) }
-}
-
-/// The device address of `out`.
-fn address_of<T: DeviceCopy>(out: &mut DeviceBox<T>) -> u64 {
-    out.as_device_ptr().as_raw()
 }
 
 /// The address and length of `slice`, its address checked to be a multiple

@@ -29,8 +29,8 @@
 //!   non-negative `i64`s are those of the same `u64`s.
 //! - **Invalid offsets**: the blocking calls ([`crate::segmented_reduce`],
 //!   [`Reducer::segmented_reduce`]) return [`Error::InvalidSegments`] naming
-//!   the first bad segment. [`Reducer::segmented_reduce_into`], which does not
-//!   wait for the GPU, cannot report them: it clamps every offset into
+//!   the first bad segment. [`Scope::segmented_reduce_into`](crate::Scope::segmented_reduce_into),
+//!   which does not wait for the GPU, cannot report them: it clamps every offset into
 //!   `[0, values.len()]` (a segment whose end is before its begin is empty),
 //!   so nothing outside `values` is read, and leaves the clamped results.
 //! - **Empty segments** give the operator's identity, as in CUB: 0 for sums,
@@ -69,19 +69,18 @@
 //! the op), bound by the GPU's read-and-write bandwidth.
 
 use crate::backend::launcher::{Access, Launch};
-use crate::backend::{Backend, Cuda};
+use crate::backend::Backend;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::shape::{self, SegmentedShape};
-use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs, SEGMENTS_INVALID};
 
 /// Where the segments of a call are.
 #[derive(Clone, Copy)]
-enum Layout {
+pub(crate) enum Layout {
     /// `segments + 1` offsets at this address.
     Offsets { address: u64, segments: usize },
     /// `rows` rows of `row_len` elements.
@@ -97,7 +96,7 @@ impl Layout {
     }
 
     /// The layout of `offsets`, or [`Error::InvalidSegments`] if it has no element.
-    fn of_offsets<B: Backend>(offsets: &B::Slice<u64>) -> Result<Self> {
+    pub(crate) fn of_offsets<B: Backend>(offsets: &B::Slice<u64>) -> Result<Self> {
         let (address, len) = checked_parts::<B, u64>(offsets)?;
         Ok(Layout::Offsets {
             segments: segment_count(len)?,
@@ -106,7 +105,7 @@ impl Layout {
     }
 
     /// The layout of a `rows × row_len` matrix of `len` elements.
-    fn of_rows(len: usize, rows: usize, row_len: usize) -> Result<Self> {
+    pub(crate) fn of_rows(len: usize, rows: usize, row_len: usize) -> Result<Self> {
         check_rows(len, rows, row_len)?;
         Ok(Layout::Rows { rows, row_len })
     }
@@ -249,7 +248,8 @@ impl<B: Backend> Reducer<B> {
         let status = self.backend.result_slot();
         // SAFETY: the result slot is 16 writable, aligned bytes.
         unsafe { self.backend.zero_words(status, 1, None)? };
-        self.enqueue_segmented(values, layout, op, B::as_slice_mut(&mut out), Some(status), None)?;
+        let out_parts = B::parts(B::as_slice_mut(&mut out));
+        self.enqueue_segmented(values, layout, op, out_parts, Some(status), None)?;
         let [status_word, _] = self.backend.read_result_slot()?;
         Ok(if status_word as u32 == SEGMENTS_INVALID {
             Err(())
@@ -259,19 +259,18 @@ impl<B: Backend> Reducer<B> {
     }
 
     /// Enqueues the segmented kernel for `op` over `values` on `stream`,
-    /// writing one result per segment to `out`, and the kernel's offset check
-    /// to the `u32` at `status` if given.
-    fn enqueue_segmented<T: Element>(
+    /// writing one result per segment to the `out_len` `T`s at `out`, and
+    /// the kernel's offset check to the `u32` at `status` if given.
+    pub(crate) fn enqueue_segmented<T: Element>(
         &mut self,
         values: &B::Slice<T>,
         layout: Layout,
         op: Op,
-        out: &mut B::Slice<T>,
+        (out, out_len): (u64, usize),
         status: Option<u64>,
         stream: Option<&Stream>,
     ) -> Result<()> {
         let segments = layout.segments();
-        let (out, out_len) = B::parts(out);
         check_output(out_len, segments)?;
         let (input, len) = checked_parts::<B, T>(values)?;
         let offsets = matches!(layout, Layout::Offsets { .. });
@@ -316,50 +315,6 @@ impl<B: Backend> Reducer<B> {
         // plan's grid is at most the largest grid; the rows layout was checked
         // to cover `values` exactly.
         unsafe { self.backend.launch(&launch, stream) }
-    }
-}
-
-impl Reducer<Cuda> {
-    /// [`Reducer::segmented_reduce`] into `out` (one element per segment),
-    /// enqueued on `stream`; returns without waiting for the GPU.
-    ///
-    /// Like [`Reducer::reduce_into`] it synchronizes nothing, sets no memory
-    /// and allocates nothing once `stream` has a workspace, so it can be
-    /// captured in a CUDA graph. Offsets are not validated (that would need
-    /// the host to wait): invalid ones are clamped into `[0, values.len()]`
-    /// so nothing outside `values` is read (see the [`segmented`](crate::segmented) module).
-    ///
-    /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
-    /// length is not the number of segments, [`Error::UnsupportedOp`], CUDA errors.
-    pub fn segmented_reduce_into<T: Element>(
-        &mut self,
-        values: &DeviceSlice<T>,
-        offsets: &DeviceSlice<u64>,
-        op: Op,
-        out: &mut DeviceSlice<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        let layout = Layout::of_offsets::<Cuda>(offsets)?;
-        self.enqueue_segmented(values, layout, op, out, None, Some(stream))
-    }
-
-    /// [`Reducer::reduce_rows`] into `out` (one element per row), enqueued
-    /// on `stream`; returns without waiting (as [`Reducer::segmented_reduce_into`]).
-    ///
-    /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
-    /// `matrix.len()` or `out` does not have `rows` elements,
-    /// [`Error::UnsupportedOp`], CUDA errors.
-    pub fn reduce_rows_into<T: Element>(
-        &mut self,
-        matrix: &DeviceSlice<T>,
-        rows: usize,
-        row_len: usize,
-        op: Op,
-        out: &mut DeviceSlice<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        let layout = Layout::of_rows(matrix.len(), rows, row_len)?;
-        self.enqueue_segmented(matrix, layout, op, out, None, Some(stream))
     }
 }
 

@@ -1,5 +1,5 @@
 //! The production dot product (on the GPU `reduce::dot` and
-//! `Reducer::dot_into`; the emulator's `dot`) for every element type: edge
+//! `Scope::dot_into`; the emulator's `dot`) for every element type: edge
 //! sizes, the two inputs at equal and at different offsets within 16 bytes
 //! (vector and element-by-element paths), against an exact CPU reference.
 

@@ -51,6 +51,43 @@ fn max_abs_i32_is_unsupported_on_every_backend() {
     });
 }
 
+/// An op the type lacks is `UnsupportedOp` also for an empty input (it was
+/// `Empty` there, while the segmented calls said `UnsupportedOp`).
+#[test]
+fn max_abs_of_empty_i32_is_unsupported_not_empty_on_every_backend() {
+    for_each_backend!(
+        "max_abs_of_empty_i32_is_unsupported_not_empty_on_every_backend",
+        |backend| {
+            for op in [Op::MaxAbs] {
+                match backend.reduce::<i32>(&[], 0, op) {
+                    Err(Error::UnsupportedOp { op: reported, .. }) => assert_eq!(reported, op),
+                    other => panic!("{}: {op} of an empty i32 input gave {other:?}", backend.name()),
+                }
+            }
+        }
+    );
+}
+
+/// argmax/argmin of half floats return a NaN with the input's own bits
+/// (a signalling NaN stays signalling), not the `f32` round trip's quiet NaN.
+#[test]
+fn argmax_argmin_f16_bf16_return_the_input_nan_bits_on_every_backend() {
+    use reduce::half::{bf16, f16};
+    for_each_backend!(
+        "argmax_argmin_f16_bf16_return_the_input_nan_bits_on_every_backend",
+        |backend| {
+            for op in [Op::Max, Op::Min] {
+                let halves = [f16::ONE, f16::from_bits(0x7C01), f16::from_bits(0xFE03), f16::ONE];
+                let (index, value) = backend.arg_with_poison(&halves, 1, f16::ZERO, op).unwrap();
+                assert_eq!((index, value.to_bits()), (1, 0x7C01), "{}: {op} f16", backend.name());
+                let brains = [bf16::from_bits(0xFF81), bf16::ONE, bf16::from_bits(0x7FC1)];
+                let (index, value) = backend.arg_with_poison(&brains, 3, bf16::ZERO, op).unwrap();
+                assert_eq!((index, value.to_bits()), (0, 0xFF81), "{}: {op} bf16", backend.name());
+            }
+        }
+    );
+}
+
 #[test]
 fn nan_max_f32_ladder_is_unsupported_on_every_backend() {
     for_each_backend!("nan_max_f32_ladder_is_unsupported_on_every_backend", |backend| {
@@ -143,4 +180,14 @@ fn sum_f32_usize_max_empty_rows_on_the_emulator_is_an_error() {
         // Empty outputs are fine, shifted or not.
         assert!(emulator.reduce_rows(&empty, 0, 5, Op::Sum).unwrap().is_empty());
     }
+}
+
+/// A unique id is 256 hex digits: `from_str_radix` would also take a `+`.
+#[test]
+fn unique_id_rejects_signs() {
+    let signed = "+1".repeat(128);
+    let parsed = signed.parse::<reduce::multi::UniqueId>();
+    assert!(matches!(parsed, Err(Error::InvalidGroup(_))), "{parsed:?}");
+    let digits = "a1".repeat(128);
+    assert_eq!(digits.parse::<reduce::multi::UniqueId>().unwrap().to_string(), digits);
 }

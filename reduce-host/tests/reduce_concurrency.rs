@@ -28,9 +28,8 @@ fn one_call<T: TestElement>(rng: &mut StdRng, reducer: &mut Reducer, stream: &St
     } else {
         let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
         reducer
-            .reduce_into(&buffer, op, &mut out, stream)
+            .scope(|s| s.reduce_into(&buffer, op, &mut out, stream))
             .map_err(|e| e.to_string())?;
-        stream.synchronize().map_err(|e| e.to_string())?;
         let mut got = T::poison();
         out.copy_to(&mut got).map_err(|e| e.to_string())?;
         got
@@ -104,15 +103,15 @@ fn streams_without_sync(test: &str) {
     let mut outputs: Vec<DeviceBox<f32>> = (0..STREAMS * CALLS)
         .map(|_| DeviceBox::new(&f32::poison()).unwrap())
         .collect();
-    for call in 0..CALLS {
-        for (s, stream) in streams.iter().enumerate() {
-            let out = &mut outputs[call * STREAMS + s];
-            reducer.reduce_into(&inputs[s].1, Op::Sum, out, stream).unwrap();
-        }
-    }
-    for stream in &streams {
-        stream.synchronize().unwrap();
-    }
+    reducer
+        .scope(|scope| {
+            for (index, out) in outputs.iter_mut().enumerate() {
+                let s = index % STREAMS;
+                scope.reduce_into(&inputs[s].1, Op::Sum, out, &streams[s])?;
+            }
+            Ok(())
+        })
+        .unwrap();
     let mut failures = Vec::new();
     for (index, out) in outputs.iter().enumerate() {
         let mut got = f32::poison();

@@ -33,7 +33,7 @@ fn sum_f32_new_stream_workspace_out_of_memory_is_an_error() {
             Err(_) => chunk /= 2,
         }
     }
-    let full = reducer.reduce_into(&input, Op::Sum, &mut out, &stream);
+    let full = reducer.scope(|s| s.reduce_into(&input, Op::Sum, &mut out, &stream));
     drop(hog);
 
     match full {
@@ -49,8 +49,9 @@ fn sum_f32_new_stream_workspace_out_of_memory_is_an_error() {
     );
 
     // Memory is back: the same call works.
-    reducer.reduce_into(&input, Op::Sum, &mut out, &stream).unwrap();
-    stream.synchronize().unwrap();
+    reducer
+        .scope(|s| s.reduce_into(&input, Op::Sum, &mut out, &stream))
+        .unwrap();
     let mut sum = 0.0f32;
     out.copy_to(&mut sum).unwrap();
     assert_eq!(sum, 500_500.0);

@@ -323,13 +323,12 @@ fn sum_f32_into_clamps_invalid_offsets() {
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let mut reducer = reduce::Reducer::new().unwrap();
     reducer
-        .segmented_reduce_into(&values, &offsets, Op::Sum, &mut out, &stream)
+        .scope(|s| s.segmented_reduce_into(&values, &offsets, Op::Sum, &mut out, &stream))
         .unwrap();
-    stream.synchronize().unwrap();
     assert_eq!(out.as_host_vec().unwrap(), [31.0, 0.0, 248.0, 0.0]);
 
     let mut short = DeviceBuffer::from_slice(&[0.0f32; 3]).unwrap();
-    let wrong_length = reducer.segmented_reduce_into(&values, &offsets, Op::Sum, &mut short, &stream);
+    let wrong_length = reducer.scope(|s| s.segmented_reduce_into(&values, &offsets, Op::Sum, &mut short, &stream));
     assert!(
         matches!(wrong_length, Err(Error::InvalidSegments(_))),
         "{wrong_length:?}"

@@ -1,7 +1,7 @@
 //! The CUDA backend: the embedded PTX loaded into the current context, a
 //! stream, and a workspace per stream launched on.
 
-use super::launcher::{Launch, Launcher, Workspace};
+use super::launcher::{Access, Launch, Launcher, Workspace};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::Tuning;
@@ -11,7 +11,7 @@ use cust::function::{BlockSize, Function};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice, LockedBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use cust::sys::{cuLaunchKernel, cudaError_enum, CUfunction};
+use cust::sys::{cuLaunchKernel, cudaError_enum, CUcontext, CUfunction, CUpointer_attribute, CUstream};
 use kernels_gpu::abi::{Kernel, KernelMap, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
 use std::ffi::c_void;
@@ -37,10 +37,24 @@ pub struct Cuda {
     /// An upper bound of every kernel's grid cap: the workspace's size.
     max_grid: u32,
     pub(crate) stream: Stream,
-    /// One per stream launched on, found by the stream's handle.
-    workspaces: Vec<StreamWorkspace>,
+    /// The own stream's workspace.
+    own: StreamWorkspace,
+    /// The workspaces of the caller's streams launched on in the current
+    /// [`Scope`](crate::Scope), by stream handle: the scope borrows those
+    /// streams, so no handle is reused while it lasts.
+    scoped: Vec<(usize, StreamWorkspace)>,
+    /// The workspaces of ended scopes, for the next scopes' streams. Bounded
+    /// by the most streams one scope used.
+    idle: Vec<StreamWorkspace>,
+    /// The context the module is loaded in, and its device's ordinal: the
+    /// buffers a launch touches must be its memory.
+    context: u64,
+    ordinal: u64,
     /// The blocking calls' result slot (16 bytes), and its pinned host copy.
     result: DeviceBuffer<u64>,
+    /// The driver's process-wide unique id of the `result` allocation, never
+    /// reused: while it still names that allocation, the context is alive.
+    result_id: u64,
     result_host: LockedBuffer<u64>,
     /// Declared last, so dropped after everything that points into it.
     module: Module,
@@ -49,8 +63,6 @@ pub struct Cuda {
 /// What one stream's launches write besides their results.
 #[derive(Debug)]
 struct StreamWorkspace {
-    /// The stream's handle.
-    stream: usize,
     partials: DeviceBuffer<u64>,
     /// Zero between launches (every launch leaves it at zero).
     ticket: DeviceBuffer<u32>,
@@ -65,7 +77,7 @@ impl Cuda {
     /// the driver; cached on disk by it across runs), with `policy` or the
     /// tuned one for the device.
     pub(crate) fn new(policy: Option<Policy>) -> Result<Self> {
-        current_context()?;
+        let context = current_context()?;
         let device = cust::context::CurrentContext::get_device()?;
         let attribute =
             |a: DeviceAttribute| -> Result<u32> { Ok(u32::try_from(device.get_attribute(a)?).unwrap_or(0)) };
@@ -81,19 +93,27 @@ impl Cuda {
         let max_grid = sms
             .saturating_mul((threads_per_sm / tuning.block_threads).max(1))
             .max(1);
-        let mut cuda = Cuda {
+        let result = DeviceBuffer::zeroed(2)?;
+        let result_id = pointer_attribute(
+            result.as_device_ptr().as_raw(),
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        )?;
+        Ok(Cuda {
             loaded: KernelMap::default(),
             tuning,
             sms,
             max_grid,
             stream: Stream::new(StreamFlags::NON_BLOCKING, None)?,
-            workspaces: Vec::new(),
-            result: DeviceBuffer::zeroed(2)?,
+            own: StreamWorkspace::new(max_grid)?,
+            scoped: Vec::new(),
+            idle: Vec::new(),
+            context: context as u64,
+            ordinal: u64::try_from(device.as_raw()).unwrap_or(u64::MAX),
+            result,
+            result_id,
             result_host: LockedBuffer::new(&0, 2)?,
             module,
-        };
-        cuda.workspace(None)?;
-        Ok(cuda)
+        })
     }
 
     /// The stream the blocking calls run on.
@@ -101,33 +121,104 @@ impl Cuda {
         &self.stream
     }
 
-    /// Allocates `stream`'s workspace now if it has none (see
-    /// [`Reducer::prepare_stream`](crate::Reducer::prepare_stream)).
-    pub(crate) fn prepare(&mut self, stream: &Stream) -> Result<()> {
-        self.workspace(Some(stream)).map(|_| ())
+    /// Whether the context this backend was made in is still alive and is
+    /// `context`. A destroyed context's handle may be given to a new
+    /// context, so the handle alone cannot tell; the unique id of the
+    /// backend's own allocation can.
+    pub(crate) fn is_alive_in(&self, context: CUcontext) -> bool {
+        self.is_alive() && self.context == context as u64
     }
 
+    /// Whether this backend's context still exists (its allocations do):
+    /// only then may its driver handles be used, or freed.
+    pub(crate) fn is_alive(&self) -> bool {
+        let address = self.result.as_device_ptr().as_raw();
+        pointer_attribute(address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID) == Ok(self.result_id)
+    }
+
+    /// `stream`'s workspace (the own stream's for `None`). A caller's stream
+    /// gets one on its first use in a scope (an idle one, or a new one), which
+    /// also enrolls it among the streams the scope waits for: every launch
+    /// and memset on a caller's stream comes through here.
     fn stream_workspace(&mut self, stream: Option<&Stream>) -> Result<&mut StreamWorkspace> {
-        let key = stream.unwrap_or(&self.stream).as_inner() as usize;
-        let index = match self.workspaces.iter().position(|w| w.stream == key) {
+        let Some(stream) = stream else {
+            return Ok(&mut self.own);
+        };
+        let handle = stream.as_inner() as usize;
+        let index = match self.scoped.iter().position(|(h, _)| *h == handle) {
             Some(index) => index,
             None => {
-                let slots = self.max_grid as usize;
-                self.workspaces.push(StreamWorkspace {
-                    stream: key,
-                    partials: DeviceBuffer::zeroed(slots * PARTIAL_SLOT_WORDS)?,
-                    // Zeroed once: every launch leaves the tickets at zero again.
-                    ticket: DeviceBuffer::zeroed(1)?,
-                    segment_tickets: DeviceBuffer::zeroed(slots.max(4))?,
-                    scratch: None,
-                });
-                self.workspaces.len() - 1
+                let workspace = match self.idle.pop() {
+                    Some(idle) => idle,
+                    None => StreamWorkspace::new(self.max_grid)?,
+                };
+                self.scoped.push((handle, workspace));
+                self.scoped.len() - 1
             }
         };
         // `position` found it, or it was just pushed.
-        self.workspaces
+        self.scoped
             .get_mut(index)
+            .map(|(_, w)| w)
             .ok_or(Error::Cuda(CudaError::InvalidValue))
+    }
+
+    /// `stream`'s handle (the own stream's for `None`), with the stream
+    /// enrolled in the current scope.
+    fn enqueue_on(&mut self, stream: Option<&Stream>) -> Result<CUstream> {
+        self.stream_workspace(stream)?;
+        Ok(stream.unwrap_or(&self.stream).as_inner())
+    }
+
+    /// Allocates `stream`'s workspace in the current scope now, if it has
+    /// none (see [`Scope::prepare`](crate::Scope::prepare)).
+    pub(crate) fn prepare(&mut self, stream: &Stream) -> Result<()> {
+        self.enqueue_on(Some(stream)).map(|_| ())
+    }
+
+    /// Waits for every stream launched on in the current scope; the first
+    /// error, after waiting for all.
+    pub(crate) fn synchronize_scope(&self) -> Result<()> {
+        let mut first_error = Ok(());
+        for &(handle, _) in &self.scoped {
+            // SAFETY: the scope borrows the stream, so the handle is live.
+            let status = driver_result(unsafe { cust::sys::cuStreamSynchronize(handle as CUstream) });
+            first_error = first_error.and(status.map_err(Error::from));
+        }
+        first_error
+    }
+
+    /// Ends the current scope: its streams' workspaces become idle, for the
+    /// next scope (the caller has waited for the work that used them).
+    pub(crate) fn end_scope(&mut self) {
+        self.idle.extend(self.scoped.drain(..).map(|(_, workspace)| workspace));
+    }
+
+    /// [`Error::ForeignBuffer`] unless every buffer of `accesses` is memory
+    /// of this backend's context (or, for allocations the driver ties to no
+    /// context, such as stream-ordered pools', of its device).
+    fn check_owned(&self, accesses: &[Access]) -> Result<()> {
+        for access in accesses.iter().filter(|a| a.bytes > 0) {
+            let foreign = |found: String| Error::ForeignBuffer {
+                buffer: access.name,
+                address: access.address,
+                found,
+            };
+            let context = pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT)
+                .map_err(|status| foreign(format!("not CUDA memory ({status:?})")))?;
+            if context == self.context {
+                continue;
+            }
+            if context != 0 {
+                return Err(foreign(format!("memory of another context ({context:#x})")));
+            }
+            let ordinal = pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+                .map_err(|status| foreign(format!("memory of no device ({status:?})")))?;
+            if ordinal != self.ordinal {
+                return Err(foreign(format!("memory of device {ordinal}")));
+            }
+        }
+        Ok(())
     }
 
     /// `kernel`'s handle and grid cap, loading it on first use.
@@ -183,6 +274,17 @@ impl Launcher for Cuda {
         Ok(host)
     }
 
+    fn element_to_host<T: DeviceCopy + Default>(&mut self, slice: &DeviceSlice<T>, index: u64) -> Result<T> {
+        let index = usize::try_from(index)
+            .ok()
+            .filter(|&index| index < slice.len())
+            .ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let mut element = [T::default()];
+        slice.index(index..index + 1).copy_to(&mut element[..])?;
+        let [element] = element;
+        Ok(element)
+    }
+
     fn tuning(&self) -> Tuning {
         self.tuning
     }
@@ -220,17 +322,19 @@ impl Launcher for Cuda {
     }
 
     unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<&Stream>) -> Result<()> {
-        let stream = stream.unwrap_or(&self.stream).as_inner();
+        let stream = self.enqueue_on(stream)?;
         // SAFETY: `count` writable 4-byte words at `address`, as the caller promises.
         Ok(driver_result(unsafe {
             cust::sys::cuMemsetD32Async(address, 0, count, stream)
         })?)
     }
 
-    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()> {
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()> {
         if !A::fits(launch.kernel) {
             return Err(Error::MissingKernel(launch.kernel));
         }
+        self.check_owned(launch.accesses)?;
+        let stream = self.enqueue_on(stream)?;
         let (handle, _) = self.kernel(launch.kernel)?;
         // Arrays, not vectors: no allocation per launch.
         let mut words = [0u64; MAX_PARAMETERS];
@@ -243,7 +347,6 @@ impl Launcher for Cuda {
         for (parameter, word) in parameters.iter_mut().zip(words.iter_mut()) {
             *parameter = word as *mut u64 as *mut c_void;
         }
-        let stream = stream.unwrap_or(&self.stream).as_inner();
         // SAFETY: `handle` belongs to the module this backend keeps loaded in
         // the current context; each parameter points to one `u64` of the
         // argument struct, which `A::fits` matched to the kernel's family;
@@ -267,15 +370,39 @@ impl Launcher for Cuda {
     }
 }
 
+impl StreamWorkspace {
+    /// A workspace for grids of up to `max_grid` blocks.
+    fn new(max_grid: u32) -> Result<Self> {
+        let slots = max_grid as usize;
+        Ok(StreamWorkspace {
+            partials: DeviceBuffer::zeroed(slots * PARTIAL_SLOT_WORDS)?,
+            // Zeroed once: every launch leaves the tickets at zero again.
+            ticket: DeviceBuffer::zeroed(1)?,
+            segment_tickets: DeviceBuffer::zeroed(slots.max(4))?,
+            scratch: None,
+        })
+    }
+}
+
 /// The current context's handle, or [`Error::NoContext`].
-pub(crate) fn current_context() -> Result<usize> {
-    let mut context: cust::sys::CUcontext = std::ptr::null_mut();
+pub(crate) fn current_context() -> Result<CUcontext> {
+    let mut context: CUcontext = std::ptr::null_mut();
     // SAFETY: writes one handle to a valid location.
     let status = unsafe { cust::sys::cuCtxGetCurrent(&mut context) };
     if status != cust::sys::cudaError_enum::CUDA_SUCCESS || context.is_null() {
         return Err(Error::NoContext);
     }
-    Ok(context as usize)
+    Ok(context)
+}
+
+/// What the driver says of `address`'s `attribute` (a context handle or
+/// an `int` or a 64-bit id, in the low bytes of a zeroed word).
+fn pointer_attribute(address: u64, attribute: CUpointer_attribute) -> Result<u64, CudaError> {
+    let mut value = 0u64;
+    // SAFETY: the driver writes one handle or id (8 bytes) or one `int` (4)
+    // to the word, and does not touch the memory at `address`.
+    driver_result(unsafe { cust::sys::cuPointerGetAttribute((&mut value as *mut u64).cast(), attribute, address) })?;
+    Ok(value)
 }
 
 /// A kernel handle, valid while the module it came from is loaded.

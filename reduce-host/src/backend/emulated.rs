@@ -181,6 +181,13 @@ impl Launcher for Emulated {
         Ok(slice.to_vec())
     }
 
+    fn element_to_host<T: DeviceCopy + Default>(&mut self, slice: &[T], index: u64) -> Result<T> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|index| slice.get(index).copied())
+            .ok_or(Error::Cuda(cust::error::CudaError::InvalidValue))
+    }
+
     fn tuning(&self) -> Tuning {
         Tuning {
             block_threads: self.policy.block_threads(),
@@ -227,7 +234,7 @@ impl Launcher for Emulated {
         Ok(())
     }
 
-    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<&Stream>) -> Result<()> {
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<&Stream>) -> Result<()> {
         let (name, entry) = dispatch::entry(launch.kernel).ok_or(Error::MissingKernel(launch.kernel))?;
         let function = A::entry(entry).ok_or(Error::MissingKernel(launch.kernel))?;
         let blocks = launch.shape.blocks;

@@ -2,7 +2,7 @@
 //! descriptions of a launch they hand it. Crate-internal: the public face of
 //! a backend is [`super::Backend`].
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::shape::LaunchShape;
 use crate::tuning::Tuning;
 use cust::memory::DeviceCopy;
@@ -45,6 +45,33 @@ impl Access {
     }
 }
 
+impl Access {
+    /// Whether the two byte ranges share a byte.
+    fn overlaps(&self, other: &Access) -> bool {
+        let end = |a: &Access| a.address.saturating_add(a.bytes);
+        self.bytes > 0 && other.bytes > 0 && self.address < end(other) && other.address < end(self)
+    }
+}
+
+/// [`Error::Aliasing`] if a buffer that `accesses` writes shares a byte with
+/// another buffer of the same launch (an input, or another output): the
+/// kernels read their inputs while writing their outputs and assume no
+/// overlap. Safe code cannot make such a pair (an output is borrowed
+/// mutably); raw-pointer-built slices can.
+pub fn check_aliasing(accesses: &[Access]) -> Result<()> {
+    for (index, written) in accesses.iter().enumerate().filter(|(_, a)| a.writable) {
+        for (other_index, other) in accesses.iter().enumerate() {
+            if other_index != index && written.overlaps(other) {
+                return Err(Error::Aliasing {
+                    output: written.name,
+                    other: other.name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One launch: a kernel, its grid, its typed arguments and the caller's
 /// buffers it touches (the backend adds its own workspace).
 #[derive(Clone, Copy, Debug)]
@@ -84,6 +111,9 @@ pub trait Launcher: Sized {
     fn alloc<T: DeviceCopy>(&mut self, len: usize) -> Result<Self::Buffer<T>>;
     /// `slice`'s elements on the host (an error path: it synchronizes).
     fn to_host<T: DeviceCopy + Default>(&mut self, slice: &Self::Slice<T>) -> Result<Vec<T>>;
+    /// Element `index` of `slice` on the host (it synchronizes);
+    /// [`Error::Cuda`] (`InvalidValue`) if `index` is out of bounds.
+    fn element_to_host<T: DeviceCopy + Default>(&mut self, slice: &Self::Slice<T>, index: u64) -> Result<T>;
 
     /// The launch policy: the tuning row of the device, with the block
     /// size of the reducer's [`Policy`](crate::Policy).
@@ -107,7 +137,17 @@ pub trait Launcher: Sized {
     /// `address` is 4-byte aligned, with `count` writable words (the
     /// result slot, or a buffer the caller lent for the launch).
     unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<&Stream>) -> Result<()>;
-    /// Launches `launch` on `stream`.
+    /// Launches `launch` on `stream` (after [`Launcher::launch`]'s checks).
+    ///
+    /// # Safety
+    /// As [`Launcher::launch`], and no buffer `launch.accesses` writes
+    /// overlaps another of them.
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()>;
+
+    /// Launches `launch` on `stream`: [`Error::Aliasing`] if an output
+    /// overlaps another buffer of the launch, else the backend's own checks
+    /// (the CUDA backend's: every buffer is in this context's memory) and the
+    /// launch.
     ///
     /// # Safety
     /// `launch.args` are what `launch.kernel`'s family expects
@@ -115,5 +155,47 @@ pub trait Launcher: Sized {
     /// `launch.accesses` (with the size the kernel touches) or the
     /// backend's own workspace, scratch or result slot, and the shape and
     /// shared memory are what the kernel needs.
-    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()>;
+    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()> {
+        check_aliasing(launch.accesses)?;
+        // SAFETY: the caller's promise, and no output overlaps (checked above).
+        unsafe { self.submit(launch, stream) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_may_not_overlap_any_other_buffer() {
+        let input = Access::read::<u32>("input", 1000, 10); // bytes 1000..1040
+        let out = |address| Access::write::<u32>("out", address, 1);
+        assert!(check_aliasing(&[input, out(1040)]).is_ok(), "just past the end");
+        assert!(check_aliasing(&[input, out(996)]).is_ok(), "just before the start");
+        assert!(
+            check_aliasing(&[input, Access::read::<u32>("b", 1000, 10)]).is_ok(),
+            "inputs may share"
+        );
+        assert!(
+            check_aliasing(&[input, Access::write::<u8>("out", 1040, 0)]).is_ok(),
+            "empty"
+        );
+        for address in [997, 1000, 1036, 1039] {
+            assert!(
+                matches!(
+                    check_aliasing(&[input, out(address)]),
+                    Err(Error::Aliasing {
+                        output: "out",
+                        other: "input"
+                    })
+                ),
+                "{address}"
+            );
+        }
+        let outputs = [
+            Access::write::<u64>("value", 64, 1),
+            Access::write::<u64>("index", 64, 1),
+        ];
+        assert!(matches!(check_aliasing(&outputs), Err(Error::Aliasing { .. })));
+    }
 }

@@ -192,9 +192,8 @@ impl Group {
         self.member(member)?.make_current()
     }
 
-    /// The stream member `member`'s work runs on (for
-    /// [`Group::all_reduce_into`]'s results: wait on it, or on
-    /// [`Group::synchronize`]).
+    /// The stream member `member`'s work runs on (to order other work on
+    /// that GPU after the group's).
     pub fn stream(&self, member: usize) -> Result<&Stream> {
         Ok(self.member(member)?.stream())
     }
@@ -215,12 +214,10 @@ impl Group {
         self.members[0].result_to_host()
     }
 
-    /// Enqueues the reduction of the data made of `shards` with `op`, leaving
-    /// the result in `outs[i]` on member `i`'s GPU, for every member, and
-    /// returns without waiting: the results are ready once member `i`'s
-    /// [`Group::stream`] gets there ([`Group::synchronize`] waits for all).
-    ///
-    /// The shards and outputs must stay alive until then. Errors found before
+    /// Reduces the data made of `shards` with `op`, leaving the result in
+    /// `outs[i]` on member `i`'s GPU, for every member; returns once every
+    /// member's work is done (it waits for every [`Group::stream`], so the
+    /// borrowed shards and outputs are free again). Errors found before
     /// anything is enqueued: [`Error::InvalidGroup`] if `outs` does not have
     /// one output per member, or a shard or output is not in the memory of
     /// its member's GPU, or names a member that does not exist;
@@ -240,7 +237,11 @@ impl Group {
             )));
         }
         let outs: Vec<u64> = outs.iter_mut().map(|out| out.as_device_ptr().as_raw()).collect();
-        self.enqueue(shards, op, &outs)
+        let enqueued = self.enqueue(shards, op, &outs);
+        // Wait even if a later member failed to enqueue: earlier members'
+        // work borrows `shards` and `outs`.
+        let waited = self.synchronize();
+        enqueued.and(waited)
     }
 
     /// The three steps of a reduction (see [`Member`]); the combine runs on
@@ -348,7 +349,8 @@ impl FromStr for UniqueId {
     fn from_str(text: &str) -> Result<UniqueId> {
         let invalid = || Error::InvalidGroup(format!("{text:?} is not a unique id: it must be 256 hex digits"));
         let text = text.trim();
-        if text.len() != 256 || !text.is_ascii() {
+        // Hex digits only: `from_str_radix` alone would take a `+` sign.
+        if text.len() != 256 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(invalid());
         }
         let mut bytes = [0u8; 128];
@@ -453,9 +455,10 @@ impl Communicator {
         Ok(value)
     }
 
-    /// Enqueues the same reduction as [`Communicator::reduce`], leaving the
-    /// result in `out` on this rank's GPU, and returns without waiting (the
-    /// result is there once [`Communicator::stream`] gets there).
+    /// The same reduction as [`Communicator::reduce`], leaving the result in
+    /// `out` on this rank's GPU; returns once it is there (it waits for
+    /// [`Communicator::stream`], so the borrowed shards and output are free
+    /// again).
     ///
     /// If every rank's shards are empty and `op` has no identity, `out`
     /// receives the operator's neutral element (`-inf` for a float `Max`,
@@ -470,10 +473,18 @@ impl Communicator {
     ) -> Result<()> {
         self.check(shards, op)?;
         self.member.check_owns(out.as_device_ptr().as_raw(), "the output")?;
+        let enqueued = self.enqueue_all_reduce(shards, op, out.as_device_ptr().as_raw());
+        // Wait even after a failed step: the earlier steps borrow `shards`.
+        let waited = self.member.stream().synchronize();
+        enqueued.and(waited.map_err(Error::from))
+    }
+
+    /// The three steps of [`Communicator::all_reduce_into`], enqueued.
+    fn enqueue_all_reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op, out: u64) -> Result<()> {
         self.member.enqueue_local(shards, op)?;
         // One rank per process: no NCCL group needed.
         self.member.enqueue_gather::<T>()?;
-        self.member.enqueue_combine::<T>(op, Some(out.as_device_ptr().as_raw()))
+        self.member.enqueue_combine::<T>(op, Some(out))
     }
 
     /// The checks before the collective: the op is defined for `T` and the

@@ -1,0 +1,477 @@
+//! Work on your own streams, without waiting for it: [`Scope`].
+//!
+//! A blocking call ([`Reducer::reduce`], [`crate::sum`], ...) waits for its
+//! kernel before it returns, so the buffers it borrowed are free again when
+//! it does. Work *enqueued* on a stream runs later, while the host goes on: the
+//! buffers it reads and writes must stay allocated and untouched until the
+//! GPU gets there. A [`Scope`] makes the borrow checker hold them that long,
+//! as [`std::thread::scope`] does for threads:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use cust::memory::DeviceBox;
+//! use cust::prelude::*;
+//! use reduce::{Op, Reducer};
+//! let _ctx = cust::quick_init()?;
+//! let (a, b) = (DeviceBuffer::from_slice(&[1.0f32; 1000])?, DeviceBuffer::from_slice(&[2i64; 10])?);
+//! let (mut sum_a, mut max_b) = (DeviceBox::new(&0.0f32)?, DeviceBox::new(&0i64)?);
+//! let (s1, s2) = (Stream::new(StreamFlags::NON_BLOCKING, None)?, Stream::new(StreamFlags::NON_BLOCKING, None)?);
+//! let mut reducer = Reducer::new()?;
+//! reducer.scope(|scope| {
+//!     scope.reduce_into(&a, Op::Sum, &mut sum_a, &s1)?; // returns at once
+//!     scope.reduce_into(&b, Op::Max, &mut max_b, &s2)?; // may overlap the first on the GPU
+//!     Ok(())
+//! })?; // waits for s1 and s2: `a`, `b` and the outputs are free again
+//! assert_eq!((sum_a.as_host_value()?, max_b.as_host_value()?), (1000.0, 2));
+//! # Ok(()) }
+//! ```
+//!
+//! Everything a scope's calls borrow stays borrowed until
+//! [`Reducer::scope`] returns, after waiting for every stream the scope
+//! launched on (also when the closure returns an error or panics). Inputs
+//! are [`Input`]s: `&buffer` of a [`DeviceBuffer`], or part of one
+//! (`Input::from(&buffer).get(3..)`), borrowed shared (other calls may read
+//! them too). Outputs are [`Output`]s: `&mut` a [`DeviceBox`] or
+//! [`DeviceBuffer`], or part of one, borrowed uniquely; to enqueue several
+//! calls into one output (on one stream, where they run in order), make the
+//! `Output` once and pass it each time.
+//!
+//! The compiler holds those borrows. Each of these fails to build:
+//! freeing an input while the GPU may read it,
+//! ```compile_fail,E0505
+//! # fn main() -> Result<(), reduce::Error> {
+//! # use cust::prelude::*;
+//! # use cust::memory::DeviceBox;
+//! # use reduce::{Op, Reducer};
+//! # let _ctx = cust::quick_init()?;
+//! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
+//! # let mut out = DeviceBox::new(&0.0f32)?;
+//! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+//! # let mut reducer = Reducer::new()?;
+//! reducer.scope(|scope| {
+//!     scope.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+//!     drop(input); // cannot move out of `input` because it is borrowed
+//!     Ok(())
+//! })?;
+//! # Ok(()) }
+//! ```
+//! reading an output before the GPU has written it,
+//! ```compile_fail,E0502
+//! # fn main() -> Result<(), reduce::Error> {
+//! # use cust::prelude::*;
+//! # use cust::memory::DeviceBox;
+//! # use reduce::{Op, Reducer};
+//! # let _ctx = cust::quick_init()?;
+//! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
+//! # let mut out = DeviceBox::new(&0.0f32)?;
+//! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+//! # let mut reducer = Reducer::new()?;
+//! reducer.scope(|scope| {
+//!     scope.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+//!     let mut early = 0.0f32;
+//!     out.copy_to(&mut early)?; // cannot borrow `out` as immutable: it is borrowed as mutable
+//!     Ok(())
+//! })?;
+//! # Ok(()) }
+//! ```
+//! destroying a stream with the work still on it,
+//! ```compile_fail,E0505
+//! # fn main() -> Result<(), reduce::Error> {
+//! # use cust::prelude::*;
+//! # use cust::memory::DeviceBox;
+//! # use reduce::{Op, Reducer};
+//! # let _ctx = cust::quick_init()?;
+//! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
+//! # let mut out = DeviceBox::new(&0.0f32)?;
+//! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+//! # let mut reducer = Reducer::new()?;
+//! reducer.scope(|scope| {
+//!     scope.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+//!     drop(stream); // cannot move out of `stream` because it is borrowed
+//!     Ok(())
+//! })?;
+//! # Ok(()) }
+//! ```
+//! and passing a `DeviceSlice` view, which cust does not tie to its buffer
+//! (use `Input::from(&input).get(1..)`):
+//! ```compile_fail,E0277
+//! # fn main() -> Result<(), reduce::Error> {
+//! # use cust::prelude::*;
+//! # use cust::memory::DeviceBox;
+//! # use reduce::{Op, Reducer};
+//! # let _ctx = cust::quick_init()?;
+//! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
+//! # let mut out = DeviceBox::new(&0.0f32)?;
+//! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+//! # let mut reducer = Reducer::new()?;
+//! reducer.scope(|scope| scope.reduce_into(&input.index(1..), Op::Sum, &mut out, &stream))?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Without waiting: `unsafe`
+//! Code that cannot wait at the end of a scope (capturing a CUDA graph,
+//! whose replays run long after; or overlapping host work with the GPU across
+//! a larger structure) uses [`Reducer::scope_unsynchronized`], whose `unsafe`
+//! contract is that the scope outlives its work. `examples/graph_replay.rs`
+//! captures and replays a scope's call.
+//!
+//! # Workspaces
+//! The kernels need a workspace per stream (per-block partials and tickets
+//! that each launch leaves at zero). A scope gives each stream it launches
+//! on its own, taken from the workspaces of ended scopes or allocated (a few
+//! KiB) on the stream's first call; [`Scope::prepare`] does that ahead of
+//! time, so that the calls allocate nothing (before capturing a graph). When
+//! the scope ends, its workspaces go back for the next scopes.
+
+use crate::backend::Cuda;
+use crate::element::{ArgInput, Element, WidensTo};
+use crate::error::{Error, Result};
+use crate::reducer::Reducer;
+use crate::segmented::Layout;
+use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use cust::stream::Stream;
+use kernels_gpu::abi::Op;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+/// Enqueues reductions on the caller's streams, holding what they borrow
+/// until the work is done (see the [module](crate::scope) docs). Made by
+/// [`Reducer::scope`] (which waits for the work before it returns) or
+/// [`Reducer::scope_unsynchronized`].
+///
+/// Every call enqueues its kernel and returns without waiting. It sets no
+/// memory and synchronizes nothing, and allocates nothing once its stream
+/// has a workspace in the scope, so it can be captured in a CUDA graph.
+/// Calls on one stream run in order; calls on different streams may overlap
+/// on the GPU. Errors found before anything is enqueued (an empty input of
+/// `Max`/`Min`, a wrong output length, overlapping buffers, buffers of
+/// another context) are returned; a call that returns an error enqueued
+/// nothing.
+#[derive(Debug)]
+pub struct Scope<'r, 'b> {
+    reducer: &'r mut Reducer<Cuda>,
+    /// Whether dropping the scope waits for its streams (for a scope of
+    /// [`Reducer::scope`] left by a panic).
+    wait_on_drop: bool,
+    /// `'b` is invariant, as `std::thread::Scope`'s `'env`: a scope cannot be
+    /// taken for one whose borrows end sooner.
+    borrows: PhantomData<&'b mut &'b ()>,
+}
+
+impl Reducer<Cuda> {
+    /// Runs `f` with a [`Scope`] that enqueues work on the caller's streams,
+    /// then waits for every stream it launched on, and returns what `f`
+    /// returned (or the first error of the waits, if `f` succeeded).
+    ///
+    /// The buffers and streams `f` passes to the scope are borrowed until
+    /// this returns, so no safe code can free or touch them while the GPU
+    /// uses them. If `f` panics, the streams are waited for before the panic
+    /// goes on.
+    pub fn scope<'b, R>(&mut self, f: impl FnOnce(&mut Scope<'_, 'b>) -> Result<R>) -> Result<R> {
+        let mut scope = Scope {
+            reducer: self,
+            wait_on_drop: true,
+            borrows: PhantomData,
+        };
+        let result = f(&mut scope);
+        scope.wait_on_drop = false;
+        let waited = scope.reducer.backend.synchronize_scope();
+        let value = result?;
+        waited?;
+        Ok(value)
+    }
+
+    /// A [`Scope`] that does not wait for its work when dropped, for work
+    /// that must outlive a closure: a CUDA graph captured from it, or host
+    /// work overlapped with the GPU.
+    ///
+    /// # Safety
+    /// All the work enqueued through the returned scope, including every
+    /// launch of a CUDA graph captured from it, must complete on the GPU
+    /// before the scope is dropped, and before anything it borrowed is freed
+    /// or touched (those borrows end when the scope is dropped, or when it is
+    /// last used if it is forgotten). Synchronizing its streams before
+    /// dropping it meets this. The GPU would otherwise read freed memory, and
+    /// the stream workspaces the scope hands back when dropped would be shared
+    /// by running kernels.
+    pub unsafe fn scope_unsynchronized<'b>(&mut self) -> Scope<'_, 'b> {
+        Scope {
+            reducer: self,
+            wait_on_drop: false,
+            borrows: PhantomData,
+        }
+    }
+}
+
+impl Drop for Scope<'_, '_> {
+    fn drop(&mut self) {
+        if self.wait_on_drop {
+            // Only reached by a panic in `Reducer::scope`'s closure, which
+            // carries its own message. A failed wait means the context is
+            // broken and its work stopped: nothing is left running either way.
+            let _ = self.reducer.backend.synchronize_scope();
+        }
+        self.reducer.backend.end_scope();
+    }
+}
+
+/// An input of calls in a [`Scope`]: a shared borrow of a [`DeviceBuffer`]
+/// (or of part of it: [`Input::get`]) for as long as the scope's borrows.
+///
+/// Not made from a `&DeviceSlice`: cust 0.3.2's `DeviceSlice::index`
+/// returns a view that does not borrow its buffer, so borrowing such a view
+/// would not keep the buffer alive while the GPU reads it.
+#[derive(Debug)]
+pub struct Input<'b, T> {
+    address: u64,
+    len: usize,
+    borrow: PhantomData<&'b [T]>,
+}
+
+/// An output of calls in a [`Scope`]: a unique borrow of a [`DeviceBox`] or
+/// [`DeviceBuffer`] (or of part of it: [`Output::get`]) for as long as the
+/// scope's borrows. It is `Copy`, so several calls may write it: calls on one
+/// stream run in order; calls on different streams that write one output
+/// race, and it ends with one of their results in each element.
+#[derive(Debug)]
+pub struct Output<'b, T> {
+    address: u64,
+    len: usize,
+    borrow: PhantomData<&'b mut [T]>,
+}
+
+/// `Clone`, `Copy`, the conversions and `get` for [`Input`] and [`Output`],
+/// which differ only in the borrow they hold.
+macro_rules! device_view {
+    ($view:ident, $reference:ty, $boxed:ty, $view_reference:ty) => {
+        impl<T> Clone for $view<'_, T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<T> Copy for $view<'_, T> {}
+
+        impl<'b, T: DeviceCopy> From<$reference> for $view<'b, T> {
+            fn from(buffer: $reference) -> Self {
+                $view {
+                    address: buffer.as_device_ptr().as_raw(),
+                    len: buffer.len(),
+                    borrow: PhantomData,
+                }
+            }
+        }
+
+        impl<'b, T: DeviceCopy> From<$boxed> for $view<'b, T> {
+            fn from(boxed: $boxed) -> Self {
+                $view {
+                    address: boxed.as_device_ptr().as_raw(),
+                    len: 1,
+                    borrow: PhantomData,
+                }
+            }
+        }
+
+        impl<'b, T: DeviceCopy> $view<'b, T> {
+            /// A view of `view`'s elements, which cust's `DeviceSlice` does
+            /// not tie to its buffer (for example one made by
+            /// `DeviceSlice::index`).
+            ///
+            /// # Safety
+            /// The memory of `view` stays allocated, and is accessed by
+            /// nothing but the scope's work (read only, for an input), until
+            /// the scope's borrows end, as if `view` borrowed its buffer.
+            pub unsafe fn from_view(view: $view_reference) -> Self {
+                $view {
+                    address: view.as_device_ptr().as_raw(),
+                    len: view.len(),
+                    borrow: PhantomData,
+                }
+            }
+        }
+
+        impl<T> $view<'_, T> {
+            /// The elements `range` of it (as `slice::get`): `None` if the
+            /// range is out of bounds.
+            pub fn get(self, range: impl RangeBounds<usize>) -> Option<Self> {
+                let start = match range.start_bound() {
+                    Bound::Included(&start) => start,
+                    Bound::Excluded(&start) => start.checked_add(1)?,
+                    Bound::Unbounded => 0,
+                };
+                let end = match range.end_bound() {
+                    Bound::Included(&end) => end.checked_add(1)?,
+                    Bound::Excluded(&end) => end,
+                    Bound::Unbounded => self.len,
+                };
+                if start > end || end > self.len {
+                    return None;
+                }
+                Some($view {
+                    address: self.address + (start * std::mem::size_of::<T>()) as u64,
+                    len: end - start,
+                    borrow: PhantomData,
+                })
+            }
+
+            /// Its number of elements.
+            pub fn len(self) -> usize {
+                self.len
+            }
+
+            /// Whether it has no elements.
+            pub fn is_empty(self) -> bool {
+                self.len == 0
+            }
+        }
+    };
+}
+
+device_view!(Input, &'b DeviceBuffer<T>, &'b DeviceBox<T>, &'b DeviceSlice<T>);
+device_view!(
+    Output,
+    &'b mut DeviceBuffer<T>,
+    &'b mut DeviceBox<T>,
+    &'b mut DeviceSlice<T>
+);
+
+impl<T: DeviceCopy> Input<'_, T> {
+    /// It as a `DeviceSlice`, for the operations.
+    pub(crate) fn slice(self) -> DeviceSlice<T> {
+        // SAFETY: the elements of a live buffer that `self` borrows (it was
+        // made from one, or is part of one by `get`).
+        unsafe { DeviceSlice::from_raw_parts(DevicePointer::from_raw(self.address), self.len) }
+    }
+}
+
+impl<T> Output<'_, T> {
+    /// The address of a one-element output; [`Error::OutputLength`] for other lengths.
+    pub(crate) fn single(self, name: &'static str) -> Result<u64> {
+        if self.len != 1 {
+            return Err(Error::OutputLength {
+                output: name,
+                found: self.len,
+            });
+        }
+        Ok(self.address)
+    }
+}
+
+impl<'b> Scope<'_, 'b> {
+    /// Gives `stream` its workspace in this scope now, so that the calls on
+    /// it allocate nothing (for example before capturing it into a graph).
+    pub fn prepare(&mut self, stream: &'b Stream) -> Result<()> {
+        self.reducer.backend.prepare(stream)
+    }
+
+    /// The reducer, for the crate's other enqueueing operations.
+    pub(crate) fn reducer(&mut self) -> &mut Reducer<Cuda> {
+        self.reducer
+    }
+
+    /// Enqueues the reduction of `input` with `op` on `stream`, its result
+    /// to `out` (one element). An empty `input` with `Max`/`Min` is
+    /// [`Error::Empty`], as for [`Reducer::reduce`].
+    pub fn reduce_into<T: Element>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        op: Op,
+        out: impl Into<Output<'b, T>>,
+        stream: &'b Stream,
+    ) -> Result<()> {
+        let out = out.into().single("out")?;
+        self.reducer
+            .enqueue_reduce(&input.into().slice(), op, out, Some(stream))
+    }
+
+    /// [`Reducer::reduce_as`], enqueued on `stream`, its result to `out`.
+    pub fn reduce_as_into<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: impl Into<Input<'b, In>>,
+        op: Op,
+        out: impl Into<Output<'b, A>>,
+        stream: &'b Stream,
+    ) -> Result<()> {
+        let out = out.into().single("out")?;
+        self.reducer
+            .enqueue_widened::<A, In>(&input.into().slice(), op, out, Some(stream))
+    }
+
+    /// [`Reducer::argmax`] (`op` = [`Op::Max`]) or [`Reducer::argmin`]
+    /// ([`Op::Min`]), enqueued on `stream`: the index to `index`, the value
+    /// (in [`ArgInput::Value`]: the element type, or `f32` for the half
+    /// types) to `value`. An empty `input` is [`Error::Empty`]; other ops are
+    /// [`Error::UnsupportedOp`].
+    pub fn arg_into<T: ArgInput>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        op: Op,
+        index: impl Into<Output<'b, u64>>,
+        value: impl Into<Output<'b, T::Value>>,
+        stream: &'b Stream,
+    ) -> Result<()> {
+        let index = index.into().single("index")?;
+        let value = value.into().single("value")?;
+        self.reducer
+            .enqueue_arg(&input.into().slice(), op, (value, index), Some(stream))
+    }
+
+    /// [`Reducer::dot`], enqueued on `stream`, its result to `out`.
+    pub fn dot_into<T: Element>(
+        &mut self,
+        a: impl Into<Input<'b, T>>,
+        b: impl Into<Input<'b, T>>,
+        out: impl Into<Output<'b, T>>,
+        stream: &'b Stream,
+    ) -> Result<()> {
+        let out = out.into().single("out")?;
+        self.reducer
+            .enqueue_dot(&a.into().slice(), &b.into().slice(), out, Some(stream))
+    }
+
+    /// [`Reducer::segmented_reduce`], enqueued on `stream`, one result per
+    /// segment to `out`. Offsets are not validated (that would need the host
+    /// to wait): invalid ones are clamped into `[0, values.len()]` so nothing
+    /// outside `values` is read (see the [`segmented`](crate::segmented)
+    /// module).
+    ///
+    /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
+    /// length is not the number of segments, [`Error::UnsupportedOp`].
+    pub fn segmented_reduce_into<T: Element>(
+        &mut self,
+        values: impl Into<Input<'b, T>>,
+        offsets: impl Into<Input<'b, u64>>,
+        op: Op,
+        out: impl Into<Output<'b, T>>,
+        stream: &'b Stream,
+    ) -> Result<()> {
+        let layout = Layout::of_offsets::<Cuda>(&offsets.into().slice())?;
+        let out = out.into();
+        let out = (out.address, out.len);
+        self.reducer
+            .enqueue_segmented(&values.into().slice(), layout, op, out, None, Some(stream))
+    }
+
+    /// [`Reducer::reduce_rows`], enqueued on `stream`, one result per row
+    /// to `out`.
+    ///
+    /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
+    /// `matrix.len()` or `out` does not have `rows` elements,
+    /// [`Error::UnsupportedOp`].
+    pub fn reduce_rows_into<T: Element>(
+        &mut self,
+        matrix: impl Into<Input<'b, T>>,
+        rows: usize,
+        row_len: usize,
+        op: Op,
+        out: impl Into<Output<'b, T>>,
+        stream: &'b Stream,
+    ) -> Result<()> {
+        let matrix = matrix.into();
+        let layout = Layout::of_rows(matrix.len, rows, row_len)?;
+        let out = out.into();
+        let out = (out.address, out.len);
+        self.reducer
+            .enqueue_segmented(&matrix.slice(), layout, op, out, None, Some(stream))
+    }
+}
