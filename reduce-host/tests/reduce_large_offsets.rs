@@ -1,4 +1,6 @@
-//! More than 2³² elements (about 17 GB of u32). Opt-in: set REDUCE_TEST_HUGE=1.
+//! More than 2³² elements (about 17 GB of u32): whole-input, argmax/argmin
+//! with the extreme past 2³² and near the end, segments and rows crossing
+//! 2³². Opt-in: set REDUCE_TEST_HUGE=1.
 
 #[macro_use]
 mod common;
@@ -41,4 +43,37 @@ fn sum_max_min_argmax_u32_more_than_2_pow_32_elements() {
         ((n as u64 - 1001 - 2) + 14) as u32
     );
     assert_eq!(reduce::argmax(&tail).unwrap(), ((first_seven - 1001) as u64, 7));
+
+    // A 0 near the very end: argmin of the tail must find it past 2³².
+    buffer.index(n - 2..n - 1).copy_from(&[0u32]).unwrap();
+    assert_eq!(reduce::argmin(&tail).unwrap(), ((n - 2 - 1001) as u64, 0));
+
+    // Segments, the last crossing 2³²: [0, 1000) of ones, [1000, 2³² − 7)
+    // with the 0 at 1000, [2³² − 7, n) with 7, 0, 7 (at 2³² + 5, n − 2, n − 1).
+    let offsets = DeviceBuffer::from_slice(&[0u64, 1000, (1 << 32) - 7, n as u64]).unwrap();
+    let long = (1u64 << 32) - 7 - 1000;
+    let last = n as u64 - ((1 << 32) - 7);
+    let per_segment = |op| {
+        reduce::segmented_reduce(&buffer, &offsets, op)
+            .unwrap()
+            .as_host_vec()
+            .unwrap()
+    };
+    assert_eq!(per_segment(Op::Sum), [1000, (long - 1) as u32, (last - 3 + 14) as u32]);
+    assert_eq!(per_segment(Op::Max), [1, 1, 7]);
+    assert_eq!(per_segment(Op::Min), [1, 0, 0]);
+
+    // Two rows of 2³¹ + 2¹⁹ elements (the first 2³² + 2²⁰), the second
+    // crossing 2³²: the 0 at 1000 in the first, the 7 at 2³² + 5 in the second.
+    let row_len = (1usize << 31) + (1 << 19);
+    let matrix = buffer.index(..2 * row_len);
+    let per_row = |op| {
+        reduce::reduce_rows(&matrix, 2, row_len, op)
+            .unwrap()
+            .as_host_vec()
+            .unwrap()
+    };
+    assert_eq!(per_row(Op::Sum), [(row_len - 1) as u32, (row_len + 6) as u32]);
+    assert_eq!(per_row(Op::Max), [1, 7]);
+    assert_eq!(per_row(Op::Min), [0, 1]);
 }

@@ -10,11 +10,17 @@ use common::*;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use reduce::{Error, Input, Op, Output, Reducer};
+use std::sync::Mutex;
+
+/// One test at a time: the workspace test measures free device memory,
+/// which the others' buffers would change.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Two long reductions on two streams, read back at once after the scope:
 /// had the scope not waited for both, the outputs would still hold poison.
 #[test]
 fn scope_waits_for_every_stream_before_returning() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if gpu("scope_waits_for_every_stream_before_returning").is_none() {
         return;
     }
@@ -48,6 +54,7 @@ fn scope_waits_for_every_stream_before_returning() {
 /// with `from_view` can) is `Error::Aliasing`, and nothing is written.
 #[test]
 fn an_output_overlapping_another_buffer_is_aliasing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if gpu("an_output_overlapping_another_buffer_is_aliasing").is_none() {
         return;
     }
@@ -84,6 +91,7 @@ fn an_output_overlapping_another_buffer_is_aliasing() {
 /// stream handle forever, about 20 KiB each on an H100).
 #[test]
 fn scopes_on_new_streams_reuse_workspaces() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if gpu("scopes_on_new_streams_reuse_workspaces").is_none() {
         return;
     }

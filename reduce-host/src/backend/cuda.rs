@@ -14,6 +14,7 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys::{cuLaunchKernel, cudaError_enum, CUcontext, CUfunction, CUpointer_attribute, CUstream};
 use kernels_gpu::abi::{Kernel, KernelMap, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
+use std::collections::HashSet;
 use std::ffi::c_void;
 
 /// `(compute capability × 10, PTX)`, newest first; written by `build.rs`.
@@ -46,6 +47,11 @@ pub struct Cuda {
     /// The workspaces of ended scopes, for the next scopes' streams. Bounded
     /// by the most streams one scope used.
     idle: Vec<StreamWorkspace>,
+    /// Buffers of the current scope found to be this context's memory: the
+    /// scope borrows them until it ends, so they stay so, and each is asked
+    /// of the driver once per scope rather than once per launch (about
+    /// 0.3 µs a query on an H100, which a 2^10-element reduction would feel).
+    owned_in_scope: HashSet<u64>,
     /// The context the module is loaded in, and its device's ordinal: the
     /// buffers a launch touches must be its memory.
     context: u64,
@@ -107,6 +113,7 @@ impl Cuda {
             own: StreamWorkspace::new(max_grid)?,
             scoped: Vec::new(),
             idle: Vec::new(),
+            owned_in_scope: HashSet::new(),
             context: context as u64,
             ordinal: u64::try_from(device.as_raw()).unwrap_or(u64::MAX),
             result,
@@ -192,13 +199,18 @@ impl Cuda {
     /// next scope (the caller has waited for the work that used them).
     pub(crate) fn end_scope(&mut self) {
         self.idle.extend(self.scoped.drain(..).map(|(_, workspace)| workspace));
+        self.owned_in_scope.clear();
     }
 
     /// [`Error::ForeignBuffer`] unless every buffer of `accesses` is memory
     /// of this backend's context (or, for allocations the driver ties to no
-    /// context, such as stream-ordered pools', of its device).
-    fn check_owned(&self, accesses: &[Access]) -> Result<()> {
+    /// context, such as stream-ordered pools', of its device). In a scope
+    /// (`in_scope`), each buffer is asked of the driver once.
+    fn check_owned(&mut self, accesses: &[Access], in_scope: bool) -> Result<()> {
         for access in accesses.iter().filter(|a| a.bytes > 0) {
+            if in_scope && self.owned_in_scope.contains(&access.address) {
+                continue;
+            }
             let foreign = |found: String| Error::ForeignBuffer {
                 buffer: access.name,
                 address: access.address,
@@ -206,16 +218,19 @@ impl Cuda {
             };
             let context = pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT)
                 .map_err(|status| foreign(format!("not CUDA memory ({status:?})")))?;
-            if context == self.context {
-                continue;
+            if context != self.context {
+                if context != 0 {
+                    return Err(foreign(format!("memory of another context ({context:#x})")));
+                }
+                let ordinal =
+                    pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+                        .map_err(|status| foreign(format!("memory of no device ({status:?})")))?;
+                if ordinal != self.ordinal {
+                    return Err(foreign(format!("memory of device {ordinal}")));
+                }
             }
-            if context != 0 {
-                return Err(foreign(format!("memory of another context ({context:#x})")));
-            }
-            let ordinal = pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
-                .map_err(|status| foreign(format!("memory of no device ({status:?})")))?;
-            if ordinal != self.ordinal {
-                return Err(foreign(format!("memory of device {ordinal}")));
+            if in_scope {
+                self.owned_in_scope.insert(access.address);
             }
         }
         Ok(())
@@ -333,7 +348,7 @@ impl Launcher for Cuda {
         if !A::fits(launch.kernel) {
             return Err(Error::MissingKernel(launch.kernel));
         }
-        self.check_owned(launch.accesses)?;
+        self.check_owned(launch.accesses, stream.is_some())?;
         let stream = self.enqueue_on(stream)?;
         let (handle, _) = self.kernel(launch.kernel)?;
         // Arrays, not vectors: no allocation per launch.
