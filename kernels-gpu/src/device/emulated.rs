@@ -9,31 +9,31 @@
 //! before it is made.
 
 use crate::emulator::{self, Access, SharedAccess, SharedArray};
+use core::mem::size_of;
 use core::panic::Location;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Index of this thread in its block.
-#[inline(always)]
-pub fn thread_idx_x() -> u32 {
-    emulator::with_thread(|t| t.thread)
+/// The indices that place this thread in the launch, under `cuda_std`'s
+/// names: each the field `$field` of the calling emulated thread's.
+macro_rules! special_registers {
+    ($($(#[$doc:meta])* $name:ident => $field:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            emulator::with_thread(|t| t.$field)
+        }
+    )*};
 }
 
-/// Index of this block in the grid.
-#[inline(always)]
-pub fn block_idx_x() -> u32 {
-    emulator::with_thread(|t| t.block)
-}
-
-/// Threads per block.
-#[inline(always)]
-pub fn block_dim_x() -> u32 {
-    emulator::with_thread(|t| t.block_threads)
-}
-
-/// Blocks in the grid.
-#[inline(always)]
-pub fn grid_dim_x() -> u32 {
-    emulator::with_thread(|t| t.grid_blocks)
+special_registers! {
+    /// Index of this thread in its block.
+    thread_idx_x => thread;
+    /// Index of this block in the grid.
+    block_idx_x => block;
+    /// Threads per block.
+    block_dim_x => block_threads;
+    /// Blocks in the grid.
+    grid_dim_x => grid_blocks;
 }
 
 /// Block-wide barrier.
@@ -63,60 +63,49 @@ pub fn to_global(generic: u64) -> u64 {
     generic
 }
 
-/// One 16-byte load through the read-only (non-coherent) path.
-///
-/// # Safety
-/// `address` is a 16-byte-aligned global address of 16 readable bytes that no
-/// thread writes during the kernel.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn load_global_nc_v4(address: u64) -> [u32; 4] {
-    emulator::check_access(address, 16, Access::NonCoherentLoad);
-    (address as *const [u32; 4]).read()
+/// Loads through the read-only (non-coherent) path: one `$t` read at
+/// `address` once [`emulator::check_access`] has allowed it. A plain read, not
+/// an atomic one: the contract is that no thread writes these bytes during
+/// the kernel, and the check faults a load from a buffer the launch writes.
+macro_rules! load_global_nc {
+    ($($(#[$doc:meta])* $name:ident -> $t:ty;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name(address: u64) -> $t {
+            emulator::check_access(address, size_of::<$t>() as u64, Access::NonCoherentLoad);
+            (address as *const $t).read()
+        }
+    )*};
 }
 
-/// One 4-byte load through the read-only path.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 4 bytes at a 4-byte-aligned address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn load_global_nc_u32(address: u64) -> u32 {
-    emulator::check_access(address, 4, Access::NonCoherentLoad);
-    (address as *const u32).read()
-}
-
-/// One 8-byte load through the read-only path.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 8 bytes at an 8-byte-aligned address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn load_global_nc_u64(address: u64) -> u64 {
-    emulator::check_access(address, 8, Access::NonCoherentLoad);
-    (address as *const u64).read()
-}
-
-/// One 2-byte load through the read-only path.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 2 bytes at a 2-byte-aligned address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn load_global_nc_u16(address: u64) -> u16 {
-    emulator::check_access(address, 2, Access::NonCoherentLoad);
-    (address as *const u16).read()
-}
-
-/// One 1-byte load through the read-only path.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 1 byte.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn load_global_nc_u8(address: u64) -> u8 {
-    emulator::check_access(address, 1, Access::NonCoherentLoad);
-    (address as *const u8).read()
+load_global_nc! {
+    /// One 16-byte load through the read-only (non-coherent) path.
+    ///
+    /// # Safety
+    /// `address` is a 16-byte-aligned global address of 16 readable bytes that no
+    /// thread writes during the kernel.
+    load_global_nc_v4 -> [u32; 4];
+    /// One 4-byte load through the read-only path.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 4 bytes at a 4-byte-aligned address.
+    load_global_nc_u32 -> u32;
+    /// One 8-byte load through the read-only path.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 8 bytes at an 8-byte-aligned address.
+    load_global_nc_u64 -> u64;
+    /// One 2-byte load through the read-only path.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 2 bytes at a 2-byte-aligned address.
+    load_global_nc_u16 -> u16;
+    /// One 1-byte load through the read-only path.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 1 byte.
+    load_global_nc_u8 -> u8;
 }
 
 /// The IEEE half-precision value with bits `bits`, as an `f32` (`cvt.f32.f16`
@@ -136,26 +125,60 @@ pub fn f16_to_f32(bits: u16) -> f32 {
     f32::from_bits(sign | magnitude)
 }
 
-/// Plain 4-byte store to global memory.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn store_global_u32(address: u64, value: u32) {
-    emulator::check_access(address, 4, Access::Store);
-    AtomicU32::from_ptr(address as *mut u32).store(value, Ordering::Relaxed)
+/// The global accesses that other threads may make to the same bytes during
+/// the kernel (stores, coherent loads, read-modify-writes): `$method` of the
+/// `$atomic` at `address`, with `$ordering`, once [`emulator::check_access`]
+/// has allowed `$access` to its bytes. Atomics even for the plain ones, as
+/// the emulated threads are OS threads: where the GPU defines what such
+/// accesses see, a data race on the CPU would be undefined behaviour.
+macro_rules! atomic_global {
+    ($($(#[$doc:meta])* $name:ident($($value:ident: $t:ty)?) $(-> $r:ty)? = $atomic:ident::$method:ident($ordering:ident) as $access:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name(address: u64 $(, $value: $t)?) $(-> $r)? {
+            emulator::check_access(address, size_of::<$atomic>() as u64, Access::$access);
+            $atomic::from_ptr(address as *mut _).$method($($value,)? Ordering::$ordering)
+        }
+    )*};
 }
 
-/// Plain 8-byte store to global memory.
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, writable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn store_global_u64(address: u64, value: u64) {
-    emulator::check_access(address, 8, Access::Store);
-    AtomicU64::from_ptr(address as *mut u64).store(value, Ordering::Relaxed)
+atomic_global! {
+    /// Plain 4-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    store_global_u32(value: u32) = AtomicU32::store(Relaxed) as Store;
+    /// Plain 8-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, writable global address.
+    store_global_u64(value: u64) = AtomicU64::store(Relaxed) as Store;
+    /// 8-byte load that sees other blocks' writes made visible at GPU scope.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, readable global address.
+    load_relaxed_gpu_u64() -> u64 = AtomicU64::load(Relaxed) as Load;
+    /// Atomic add with acquire-release ordering; returns the old value.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    atomic_add_acq_rel_gpu_u32(value: u32) -> u32 = AtomicU32::fetch_add(AcqRel) as Atomic;
+    /// Relaxed atomic 8-byte add; returns the old value.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, writable global address.
+    atomic_add_relaxed_gpu_u64(value: u64) -> u64 = AtomicU64::fetch_add(Relaxed) as Atomic;
+    /// Relaxed 8-byte store.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, writable global address.
+    store_relaxed_gpu_u64(value: u64) = AtomicU64::store(Relaxed) as Store;
+    /// Relaxed 4-byte store.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    store_relaxed_gpu_u32(value: u32) = AtomicU32::store(Relaxed) as Store;
 }
 
 /// Plain 16-byte store to global memory.
@@ -171,61 +194,6 @@ pub unsafe fn store_global_v4(address: u64, words: [u32; 4]) {
     }
 }
 
-/// 8-byte load that sees other blocks' writes made visible at GPU scope.
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, readable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn load_relaxed_gpu_u64(address: u64) -> u64 {
-    emulator::check_access(address, 8, Access::Load);
-    AtomicU64::from_ptr(address as *mut u64).load(Ordering::Relaxed)
-}
-
-/// Atomic add with acquire-release ordering; returns the old value.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn atomic_add_acq_rel_gpu_u32(address: u64, value: u32) -> u32 {
-    emulator::check_access(address, 4, Access::Atomic);
-    AtomicU32::from_ptr(address as *mut u32).fetch_add(value, Ordering::AcqRel)
-}
-
-/// Relaxed atomic 8-byte add; returns the old value.
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, writable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn atomic_add_relaxed_gpu_u64(address: u64, value: u64) -> u64 {
-    emulator::check_access(address, 8, Access::Atomic);
-    AtomicU64::from_ptr(address as *mut u64).fetch_add(value, Ordering::Relaxed)
-}
-
-/// Relaxed 8-byte store.
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, writable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn store_relaxed_gpu_u64(address: u64, value: u64) {
-    emulator::check_access(address, 8, Access::Store);
-    AtomicU64::from_ptr(address as *mut u64).store(value, Ordering::Relaxed)
-}
-
-/// Relaxed 4-byte store.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn store_relaxed_gpu_u32(address: u64, value: u32) {
-    emulator::check_access(address, 4, Access::Store);
-    AtomicU32::from_ptr(address as *mut u32).store(value, Ordering::Relaxed)
-}
-
 /// Reads a value from shared memory.
 ///
 /// # Safety
@@ -235,7 +203,7 @@ pub unsafe fn store_relaxed_gpu_u32(address: u64, value: u32) {
 #[inline(always)]
 #[track_caller]
 pub unsafe fn load_shared<T: Copy>(address: *const T) -> T {
-    emulator::check_shared(address as u64, core::mem::size_of::<T>() as u64, SharedAccess::Read);
+    emulator::check_shared(address as u64, size_of::<T>() as u64, SharedAccess::Read);
     address.read_volatile()
 }
 
@@ -248,7 +216,7 @@ pub unsafe fn load_shared<T: Copy>(address: *const T) -> T {
 #[inline(always)]
 #[track_caller]
 pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
-    emulator::check_shared(address as u64, core::mem::size_of::<T>() as u64, SharedAccess::Write);
+    emulator::check_shared(address as u64, size_of::<T>() as u64, SharedAccess::Write);
     address.write_volatile(value)
 }
 

@@ -9,32 +9,28 @@ global_asm!(".shared .align 8 .b8 reduce_block_word[8];");
 // The ladder's shared array, sized by the host at launch (dynamic shared memory).
 global_asm!(".extern .shared .align 16 .b8 ladder_shared[];");
 
-/// Index of this thread in its block (`%tid.x`).
-#[inline(always)]
-pub fn thread_idx_x() -> u32 {
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { nvptx::_thread_idx_x() as u32 }
+/// The special registers that place this thread in the launch, under
+/// `cuda_std`'s names: each one `mov` from the register.
+macro_rules! special_registers {
+    ($($(#[$doc:meta])* $name:ident => $read:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            // SAFETY: reading a special register has no preconditions.
+            unsafe { nvptx::$read() as u32 }
+        }
+    )*};
 }
 
-/// Index of this block in the grid (`%ctaid.x`).
-#[inline(always)]
-pub fn block_idx_x() -> u32 {
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { nvptx::_block_idx_x() as u32 }
-}
-
-/// Threads per block (`%ntid.x`).
-#[inline(always)]
-pub fn block_dim_x() -> u32 {
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { nvptx::_block_dim_x() as u32 }
-}
-
-/// Blocks in the grid (`%nctaid.x`).
-#[inline(always)]
-pub fn grid_dim_x() -> u32 {
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { nvptx::_grid_dim_x() as u32 }
+special_registers! {
+    /// Index of this thread in its block (`%tid.x`).
+    thread_idx_x => _thread_idx_x;
+    /// Index of this block in the grid (`%ctaid.x`).
+    block_idx_x => _block_idx_x;
+    /// Threads per block (`%ntid.x`).
+    block_dim_x => _block_dim_x;
+    /// Blocks in the grid (`%nctaid.x`).
+    grid_dim_x => _grid_dim_x;
 }
 
 /// Block-wide barrier (`bar.sync 0`); also orders shared-memory accesses.
@@ -63,20 +59,35 @@ pub unsafe fn shfl_xor_u32(value: u32, lane_mask: u32) -> u32 {
     result
 }
 
-/// Converts a generic address of device memory to the global window.
-#[inline(always)]
-pub fn to_global(generic: u64) -> u64 {
-    let global: u64;
-    // SAFETY: pure address arithmetic; nothing is dereferenced.
-    unsafe {
-        asm!(
-            "cvta.to.global.u64 {g}, {p};",
-            g = out(reg64) global,
-            p = in(reg64) generic,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    global
+/// Conversions of one register into another by one instruction,
+/// `$instruction`, from a `$from` in a register of class `$in` to a `$to` in
+/// one of class `$out`.
+macro_rules! convert {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $from:ty) -> $to:ty => $instruction:literal ($in:ident -> $out:ident);)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name($arg: $from) -> $to {
+            let converted: $to;
+            // SAFETY: one register-to-register instruction; nothing is dereferenced.
+            unsafe {
+                asm!(
+                    concat!($instruction, " {r}, {a};"),
+                    r = out($out) converted,
+                    a = in($in) $arg,
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+            }
+            converted
+        }
+    )*};
+}
+
+convert! {
+    /// Converts a generic address of device memory to the global window.
+    to_global(generic: u64) -> u64 => "cvta.to.global.u64" (reg64 -> reg64);
+    /// The IEEE half-precision value with bits `bits`, as an `f32` (exact: every
+    /// half is an `f32`).
+    f16_to_f32(bits: u16) -> f32 => "cvt.f32.f16" (reg16 -> reg32);
 }
 
 /// One 16-byte load through the read-only (non-coherent) path.
@@ -99,113 +110,109 @@ pub unsafe fn load_global_nc_v4(address: u64) -> [u32; 4] {
     [a, b, c, d]
 }
 
-/// One 4-byte load through the read-only path.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 4 bytes at a 4-byte-aligned address.
-#[inline(always)]
-pub unsafe fn load_global_nc_u32(address: u64) -> u32 {
-    let value: u32;
-    asm!(
-        "ld.global.nc.u32 {v}, [{p}];",
-        v = out(reg32) value,
-        p = in(reg64) address,
-        options(pure, readonly, nostack, preserves_flags),
-    );
-    value
+/// Loads of one value from a global address: the `ld` instruction
+/// `$instruction` into a register of class `$reg` holding a `$r`, returned as
+/// a `$t` (PTX has no 8-bit registers: a 1- or 2-byte load zero-extends into
+/// a 32-bit one). `$option`s are the `asm!` options: `pure, readonly` only for
+/// the read-only path, whose data no thread writes during the kernel, so a
+/// load may be merged or moved; a load that sees other threads' writes must
+/// run where it stands.
+macro_rules! load_global {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $instruction:literal ($reg:ident $r:ty) [$($option:ident),*];)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub unsafe fn $name(address: u64) -> $t {
+            let value: $r;
+            asm!(
+                concat!($instruction, " {v}, [{p}];"),
+                v = out($reg) value,
+                p = in(reg64) address,
+                options($($option),*),
+            );
+            value as $t
+        }
+    )*};
 }
 
-/// One 8-byte load through the read-only path.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 8 bytes at an 8-byte-aligned address.
-#[inline(always)]
-pub unsafe fn load_global_nc_u64(address: u64) -> u64 {
-    let value: u64;
-    asm!(
-        "ld.global.nc.u64 {v}, [{p}];",
-        v = out(reg64) value,
-        p = in(reg64) address,
-        options(pure, readonly, nostack, preserves_flags),
-    );
-    value
+load_global! {
+    /// One 4-byte load through the read-only path.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 4 bytes at a 4-byte-aligned address.
+    load_global_nc_u32: u32 => "ld.global.nc.u32" (reg32 u32) [pure, readonly, nostack, preserves_flags];
+    /// One 8-byte load through the read-only path.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 8 bytes at an 8-byte-aligned address.
+    load_global_nc_u64: u64 => "ld.global.nc.u64" (reg64 u64) [pure, readonly, nostack, preserves_flags];
+    /// One 2-byte load through the read-only path, zero-extended.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 2 bytes at a 2-byte-aligned address.
+    load_global_nc_u16: u16 => "ld.global.nc.u16" (reg32 u32) [pure, readonly, nostack, preserves_flags];
+    /// One 1-byte load through the read-only path, zero-extended.
+    ///
+    /// # Safety
+    /// As [`load_global_nc_v4`], for 1 byte.
+    load_global_nc_u8: u8 => "ld.global.nc.u8" (reg32 u32) [pure, readonly, nostack, preserves_flags];
+    /// 8-byte load that sees other blocks' writes made visible at GPU scope
+    /// (`ld.relaxed.gpu`: never served from a stale L1 line).
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, readable global address.
+    load_relaxed_gpu_u64: u64 => "ld.relaxed.gpu.global.u64" (reg64 u64) [nostack, preserves_flags];
 }
 
-/// One 2-byte load through the read-only path, zero-extended.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 2 bytes at a 2-byte-aligned address.
-#[inline(always)]
-pub unsafe fn load_global_nc_u16(address: u64) -> u16 {
-    let value: u32;
-    asm!(
-        "ld.global.nc.u16 {v}, [{p}];",
-        v = out(reg32) value,
-        p = in(reg64) address,
-        options(pure, readonly, nostack, preserves_flags),
-    );
-    value as u16
+/// Stores to a global address, and reductions there (which return nothing):
+/// the instruction `$instruction` with the value in a register of class
+/// `$reg`; `$bits` names the method that gives a float's bits, which is how
+/// it goes into the register.
+macro_rules! store_global {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $instruction:literal ($reg:ident $($bits:ident)?);)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub unsafe fn $name(address: u64, value: $t) {
+            asm!(
+                concat!($instruction, " [{p}], {v};"),
+                p = in(reg64) address,
+                v = in($reg) value$(.$bits())?,
+                options(nostack, preserves_flags),
+            );
+        }
+    )*};
 }
 
-/// One 1-byte load through the read-only path, zero-extended.
-///
-/// # Safety
-/// As [`load_global_nc_v4`], for 1 byte.
-#[inline(always)]
-pub unsafe fn load_global_nc_u8(address: u64) -> u8 {
-    let value: u32;
-    asm!(
-        "ld.global.nc.u8 {v}, [{p}];",
-        v = out(reg32) value,
-        p = in(reg64) address,
-        options(pure, readonly, nostack, preserves_flags),
-    );
-    value as u8
-}
-
-/// The IEEE half-precision value with bits `bits`, as an `f32` (exact: every
-/// half is an `f32`).
-#[inline(always)]
-pub fn f16_to_f32(bits: u16) -> f32 {
-    let value: f32;
-    // SAFETY: a register-to-register conversion.
-    unsafe {
-        asm!(
-            "cvt.f32.f16 {v}, {h};",
-            v = out(reg32) value,
-            h = in(reg16) bits,
-            options(pure, nomem, nostack, preserves_flags),
-        )
-    };
-    value
-}
-
-/// Plain 4-byte store to global memory.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn store_global_u32(address: u64, value: u32) {
-    asm!(
-        "st.global.u32 [{p}], {v};",
-        p = in(reg64) address,
-        v = in(reg32) value,
-        options(nostack, preserves_flags),
-    );
-}
-
-/// Plain 8-byte store to global memory.
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn store_global_u64(address: u64, value: u64) {
-    asm!(
-        "st.global.u64 [{p}], {v};",
-        p = in(reg64) address,
-        v = in(reg64) value,
-        options(nostack, preserves_flags),
-    );
+store_global! {
+    /// Plain 4-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    store_global_u32: u32 => "st.global.u32" (reg32);
+    /// Plain 8-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, writable global address.
+    store_global_u64: u64 => "st.global.u64" (reg64);
+    /// `st.relaxed.gpu.global.u64`.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, writable global address.
+    store_relaxed_gpu_u64: u64 => "st.relaxed.gpu.global.u64" (reg64);
+    /// `st.relaxed.gpu.global.u32`.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    store_relaxed_gpu_u32: u32 => "st.relaxed.gpu.global.u32" (reg32);
+    /// `red.global.add.f32`: adds `value` at `address`, returns nothing.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    red_add_f32: f32 => "red.global.add.f32" (reg32 to_bits);
+    /// `red.global.add.u32` (also the two's-complement add of `i32` bits).
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    red_add_u32: u32 => "red.global.add.u32" (reg32);
 }
 
 /// Plain 16-byte store to global memory.
@@ -225,86 +232,41 @@ pub unsafe fn store_global_v4(address: u64, words: [u32; 4]) {
     );
 }
 
-/// 8-byte load that sees other blocks' writes made visible at GPU scope
-/// (`ld.relaxed.gpu`: never served from a stale L1 line).
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, readable global address.
-#[inline(always)]
-pub unsafe fn load_relaxed_gpu_u64(address: u64) -> u64 {
-    let value: u64;
-    asm!(
-        "ld.relaxed.gpu.global.u64 {v}, [{p}];",
-        v = out(reg64) value,
-        p = in(reg64) address,
-        options(nostack, preserves_flags),
-    );
-    value
+/// Atomic read-modify-writes of a global address that return the old value:
+/// the `atom` instruction `$instruction`, with the operand and the old value
+/// in registers of class `$reg`.
+macro_rules! atomic_global {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $instruction:literal ($reg:ident);)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub unsafe fn $name(address: u64, value: $t) -> $t {
+            let old: $t;
+            asm!(
+                concat!($instruction, " {o}, [{p}], {v};"),
+                o = out($reg) old,
+                p = in(reg64) address,
+                v = in($reg) value,
+                options(nostack, preserves_flags),
+            );
+            old
+        }
+    )*};
 }
 
-/// `atom.acq_rel.gpu.global.add.u32`: adds `value`, returns the old value.
-/// Release: this thread's earlier writes are visible to whoever acquires the
-/// new value; acquire: writes released before the old value are visible here.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn atomic_add_acq_rel_gpu_u32(address: u64, value: u32) -> u32 {
-    let old: u32;
-    asm!(
-        "atom.acq_rel.gpu.global.add.u32 {o}, [{p}], {v};",
-        o = out(reg32) old,
-        p = in(reg64) address,
-        v = in(reg32) value,
-        options(nostack, preserves_flags),
-    );
-    old
-}
-
-/// `atom.relaxed.gpu.global.add.u64`: adds `value`, returns the old value;
-/// orders nothing else (for counters that hand out work, not publish data).
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn atomic_add_relaxed_gpu_u64(address: u64, value: u64) -> u64 {
-    let old: u64;
-    asm!(
-        "atom.relaxed.gpu.global.add.u64 {o}, [{p}], {v};",
-        o = out(reg64) old,
-        p = in(reg64) address,
-        v = in(reg64) value,
-        options(nostack, preserves_flags),
-    );
-    old
-}
-
-/// `st.relaxed.gpu.global.u64`.
-///
-/// # Safety
-/// `address` is an 8-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn store_relaxed_gpu_u64(address: u64, value: u64) {
-    asm!(
-        "st.relaxed.gpu.global.u64 [{p}], {v};",
-        p = in(reg64) address,
-        v = in(reg64) value,
-        options(nostack, preserves_flags),
-    );
-}
-
-/// `st.relaxed.gpu.global.u32`.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn store_relaxed_gpu_u32(address: u64, value: u32) {
-    asm!(
-        "st.relaxed.gpu.global.u32 [{p}], {v};",
-        p = in(reg64) address,
-        v = in(reg32) value,
-        options(nostack, preserves_flags),
-    );
+atomic_global! {
+    /// `atom.acq_rel.gpu.global.add.u32`: adds `value`, returns the old value.
+    /// Release: this thread's earlier writes are visible to whoever acquires the
+    /// new value; acquire: writes released before the old value are visible here.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, writable global address.
+    atomic_add_acq_rel_gpu_u32: u32 => "atom.acq_rel.gpu.global.add.u32" (reg32);
+    /// `atom.relaxed.gpu.global.add.u64`: adds `value`, returns the old value;
+    /// orders nothing else (for counters that hand out work, not publish data).
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, writable global address.
+    atomic_add_relaxed_gpu_u64: u64 => "atom.relaxed.gpu.global.add.u64" (reg64);
 }
 
 /// Reads a value from shared memory.
@@ -327,78 +289,36 @@ pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
     address.write_volatile(value)
 }
 
-/// Generic address of this block's warp-slot scratch (32 slots of 16 bytes).
-#[inline(always)]
-pub fn warp_slots() -> *mut [u64; 2] {
-    let address: u64;
-    // SAFETY: takes the address of a module-scope `.shared` array.
-    unsafe {
-        asm!(
-            "cvta.shared.u64 {a}, reduce_warp_slots;",
-            a = out(reg64) address,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    address as *mut [u64; 2]
+/// Generic addresses of the module-scope shared arrays declared at the top
+/// of this file: `cvta.shared` of the array's symbol `$symbol`, as a `$t`.
+macro_rules! shared_arrays {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $symbol:literal;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> $t {
+            let address: u64;
+            // SAFETY: takes the address of a module-scope `.shared` array
+            // (declared by `global_asm!` above); nothing is dereferenced.
+            unsafe {
+                asm!(
+                    concat!("cvta.shared.u64 {a}, ", $symbol, ";"),
+                    a = out(reg64) address,
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+            }
+            address as $t
+        }
+    )*};
 }
 
-/// Generic address of this block's one 8-byte word in shared memory (for
-/// values that thread 0 shares with the block).
-#[inline(always)]
-pub fn block_word() -> *mut u64 {
-    let address: u64;
-    // SAFETY: takes the address of a module-scope `.shared` word.
-    unsafe {
-        asm!(
-            "cvta.shared.u64 {a}, reduce_block_word;",
-            a = out(reg64) address,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    address as *mut u64
-}
-
-/// Generic address of the dynamic shared array (its size is set at launch).
-#[inline(always)]
-pub fn dynamic_shared() -> *mut u8 {
-    let address: u64;
-    // SAFETY: takes the address of the module-scope `.extern .shared` array.
-    unsafe {
-        asm!(
-            "cvta.shared.u64 {a}, ladder_shared;",
-            a = out(reg64) address,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    address as *mut u8
-}
-
-/// `red.global.add.f32`: adds `value` at `address`, returns nothing.
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn red_add_f32(address: u64, value: f32) {
-    asm!(
-        "red.global.add.f32 [{p}], {v};",
-        p = in(reg64) address,
-        v = in(reg32) value.to_bits(),
-        options(nostack, preserves_flags),
-    );
-}
-
-/// `red.global.add.u32` (also the two's-complement add of `i32` bits).
-///
-/// # Safety
-/// `address` is a 4-byte-aligned, writable global address.
-#[inline(always)]
-pub unsafe fn red_add_u32(address: u64, value: u32) {
-    asm!(
-        "red.global.add.u32 [{p}], {v};",
-        p = in(reg64) address,
-        v = in(reg32) value,
-        options(nostack, preserves_flags),
-    );
+shared_arrays! {
+    /// Generic address of this block's warp-slot scratch (32 slots of 16 bytes).
+    warp_slots: *mut [u64; 2] => "reduce_warp_slots";
+    /// Generic address of this block's one 8-byte word in shared memory (for
+    /// values that thread 0 shares with the block).
+    block_word: *mut u64 => "reduce_block_word";
+    /// Generic address of the dynamic shared array (its size is set at launch).
+    dynamic_shared: *mut u8 => "ladder_shared";
 }
 
 /// `redux.sync` over all 32 lanes of the warp (sm_80+): one instruction where
@@ -437,38 +357,33 @@ redux_sync! {
     redux_min_u32: u32 => "redux.sync.min.u32";
 }
 
-/// `max.NaN.f32` (sm_80+): the larger operand, or NaN if either is NaN.
-#[cfg(target_feature = "sm_80")]
-#[inline(always)]
-pub fn max_nan_f32(a: f32, b: f32) -> f32 {
-    let r: u32;
-    // SAFETY: register-only arithmetic.
-    unsafe {
-        asm!(
-            "max.NaN.f32 {r}, {a}, {b};",
-            r = out(reg32) r,
-            a = in(reg32) a.to_bits(),
-            b = in(reg32) b.to_bits(),
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    f32::from_bits(r)
+/// The NaN-propagating `f32` minimum and maximum (sm_80+): `$instruction`,
+/// register-only arithmetic on the operands' bits.
+macro_rules! nan_f32 {
+    ($($(#[$doc:meta])* $name:ident => $instruction:literal;)*) => {$(
+        $(#[$doc])*
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        pub fn $name(a: f32, b: f32) -> f32 {
+            let r: u32;
+            // SAFETY: register-only arithmetic.
+            unsafe {
+                asm!(
+                    concat!($instruction, " {r}, {a}, {b};"),
+                    r = out(reg32) r,
+                    a = in(reg32) a.to_bits(),
+                    b = in(reg32) b.to_bits(),
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+            }
+            f32::from_bits(r)
+        }
+    )*};
 }
 
-/// `min.NaN.f32` (sm_80+): the smaller operand, or NaN if either is NaN.
-#[cfg(target_feature = "sm_80")]
-#[inline(always)]
-pub fn min_nan_f32(a: f32, b: f32) -> f32 {
-    let r: u32;
-    // SAFETY: register-only arithmetic.
-    unsafe {
-        asm!(
-            "min.NaN.f32 {r}, {a}, {b};",
-            r = out(reg32) r,
-            a = in(reg32) a.to_bits(),
-            b = in(reg32) b.to_bits(),
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    f32::from_bits(r)
+nan_f32! {
+    /// `max.NaN.f32` (sm_80+): the larger operand, or NaN if either is NaN.
+    max_nan_f32 => "max.NaN.f32";
+    /// `min.NaN.f32` (sm_80+): the smaller operand, or NaN if either is NaN.
+    min_nan_f32 => "min.NaN.f32";
 }
