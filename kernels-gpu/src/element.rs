@@ -5,20 +5,20 @@
 //! result is NaN, so a NaN anywhere in the input reaches the result.
 
 use num_traits::float::FloatCore;
-use num_traits::{Bounded, One, WrappingAdd, WrappingMul, Zero};
+use num_traits::{WrappingAdd, WrappingMul};
 
 /// A type the kernels can reduce: 4 or 8 bytes, carried between threads as bits.
 pub trait Element: Copy {
     /// 32-bit words per element (1 or 2): how many shuffles move one value.
     const WORDS: u32;
     /// The additive identity.
-    fn zero() -> Self;
+    const ZERO: Self;
     /// The multiplicative identity.
-    fn one() -> Self;
+    const ONE: Self;
     /// The identity of `max`: the type's minimum, `-inf` for floats.
-    fn lowest() -> Self;
+    const LOWEST: Self;
     /// The identity of `min`: the type's maximum, `+inf` for floats.
-    fn highest() -> Self;
+    const HIGHEST: Self;
     fn add(self, other: Self) -> Self;
     fn mul(self, other: Self) -> Self;
     fn max(self, other: Self) -> Self;
@@ -131,14 +131,33 @@ macro_rules! integer_abs {
     };
 }
 
-macro_rules! integer_element {
-    ($($t:ty, $words:expr $(, $native:path)?);* $(;)?) => {$(
+/// `impl Element for $t`: what every element type states alike (its width,
+/// its operators' identities, and `equals` and `less`, which `==` and `<`
+/// are for every type), with the arithmetic of its kind, `$methods`.
+macro_rules! element {
+    ($t:ty, words $words:expr, identities [$zero:expr, $one:expr, $lowest:expr, $highest:expr], $($methods:tt)*) => {
         impl Element for $t {
             const WORDS: u32 = $words;
-            #[inline(always)] fn zero() -> Self { Zero::zero() }
-            #[inline(always)] fn one() -> Self { One::one() }
-            #[inline(always)] fn lowest() -> Self { Bounded::min_value() }
-            #[inline(always)] fn highest() -> Self { Bounded::max_value() }
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            const LOWEST: Self = $lowest;
+            const HIGHEST: Self = $highest;
+            #[inline(always)]
+            fn equals(self, other: Self) -> bool {
+                self == other
+            }
+            #[inline(always)]
+            fn less(self, other: Self) -> bool {
+                self < other
+            }
+            $($methods)*
+        }
+    };
+}
+
+macro_rules! integer_element {
+    ($($t:ty, $words:expr $(, $native:path)?);* $(;)?) => {$(
+        element! { $t, words $words, identities [0, 1, <$t>::MIN, <$t>::MAX],
             #[inline(always)] fn add(self, other: Self) -> Self { WrappingAdd::wrapping_add(&self, &other) }
             #[inline(always)] fn mul(self, other: Self) -> Self { WrappingMul::wrapping_mul(&self, &other) }
             #[inline(always)] fn max(self, other: Self) -> Self { Ord::max(self, other) }
@@ -149,8 +168,6 @@ macro_rules! integer_element {
             #[inline(always)] fn is_nan(self) -> bool { false }
             #[inline(always)] fn nan() -> Option<Self> { None }
             #[inline(always)] fn abs(self) -> Self { integer_abs!(self, $t) }
-            #[inline(always)] fn equals(self, other: Self) -> bool { self == other }
-            #[inline(always)] fn less(self, other: Self) -> bool { self < other }
             $(
                 #[inline(always)]
                 unsafe fn warp_reduce_native(self, op: WarpOp) -> Option<Self> {
@@ -231,24 +248,7 @@ use {max_propagating_nan as max_nan_f32, min_propagating_nan as min_nan_f32};
 
 macro_rules! float_element {
     ($($t:ty, $words:expr, $max:ident, $min:ident);* $(;)?) => {$(
-        impl Element for $t {
-            const WORDS: u32 = $words;
-            #[inline(always)]
-            fn zero() -> Self {
-                Zero::zero()
-            }
-            #[inline(always)]
-            fn one() -> Self {
-                One::one()
-            }
-            #[inline(always)]
-            fn lowest() -> Self {
-                FloatCore::neg_infinity()
-            }
-            #[inline(always)]
-            fn highest() -> Self {
-                FloatCore::infinity()
-            }
+        element! { $t, words $words, identities [0.0, 1.0, <$t>::NEG_INFINITY, <$t>::INFINITY],
             #[inline(always)]
             fn add(self, other: Self) -> Self {
                 self + other
@@ -284,14 +284,6 @@ macro_rules! float_element {
             #[inline(always)]
             fn abs(self) -> Self {
                 <$t>::abs(self)
-            }
-            #[inline(always)]
-            fn equals(self, other: Self) -> bool {
-                self == other
-            }
-            #[inline(always)]
-            fn less(self, other: Self) -> bool {
-                self < other
             }
         }
     )*};

@@ -84,7 +84,7 @@ pub fn combine<T: Element>(a: Indexed<T>, b: Indexed<T>, largest: bool) -> Index
 #[inline(always)]
 pub fn identity<T: Element>(largest: bool) -> Indexed<T> {
     Indexed {
-        value: if largest { T::lowest() } else { T::highest() },
+        value: if largest { T::LOWEST } else { T::HIGHEST },
         index: u64::MAX,
     }
 }

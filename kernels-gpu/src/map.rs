@@ -28,7 +28,7 @@ impl<T: Element> ElementMap<T> for NanToZero {
     #[inline(always)]
     fn map(x: T) -> T {
         if x.is_nan() {
-            T::zero()
+            T::ZERO
         } else {
             x
         }

@@ -117,7 +117,7 @@ macro_rules! ignoring_nan {
 operator! {
     /// Sum; wraps for integers, IEEE for floats (`inf + -inf` is NaN).
     Sum {
-        identity: T::zero(),
+        identity: T::ZERO,
         combine: |a, b| a.add(b),
         warp: Sum,
     }
@@ -126,7 +126,7 @@ operator! {
 operator! {
     /// Maximum; starts from the type's minimum (`-inf` for floats); NaN wins.
     Max {
-        identity: T::lowest(),
+        identity: T::LOWEST,
         combine: |a, b| a.max(b),
         warp: Max,
         /// argmax: see [`crate::indexed`].
@@ -137,7 +137,7 @@ operator! {
 operator! {
     /// Minimum; starts from the type's maximum (`+inf` for floats); NaN wins.
     Min {
-        identity: T::highest(),
+        identity: T::HIGHEST,
         combine: |a, b| a.min(b),
         warp: Min,
         /// argmin: see [`crate::indexed`].
@@ -148,7 +148,7 @@ operator! {
 operator! {
     /// Product; wraps for integers, IEEE for floats.
     Product {
-        identity: T::one(),
+        identity: T::ONE,
         combine: |a, b| a.mul(b),
     }
 }
@@ -158,7 +158,7 @@ operator! {
     /// operand yields the other one, so only an input of nothing but NaNs gives
     /// NaN. Integers have no NaN: the same as [`Max`].
     NanMax {
-        identity: T::nan().unwrap_or_else(T::lowest),
+        identity: T::nan().unwrap_or(T::LOWEST),
         combine: |a, b| ignoring_nan!(a, b, max),
     }
 }
@@ -168,7 +168,7 @@ operator! {
     /// operand yields the other one, so only an input of nothing but NaNs gives
     /// NaN. Integers have no NaN: the same as [`Min`].
     NanMin {
-        identity: T::nan().unwrap_or_else(T::highest),
+        identity: T::nan().unwrap_or(T::HIGHEST),
         combine: |a, b| ignoring_nan!(a, b, min),
     }
 }
