@@ -33,9 +33,14 @@ unsafe fn shared_tree<T: Element>(value: T, strides: impl Iterator<Item = u32>, 
     device::load_shared(shared)
 }
 
-/// `shared[to] = combine(shared[to], shared[to + stride])`.
+/// `shared[to] = combine(shared[to], shared[to + stride])` in a thread that
+/// combines at this stride: each rung names the slot `to` it combines into,
+/// `None` in the threads that do not.
 #[inline(always)]
-unsafe fn combine_into<T: Element, O: Operator<T>>(shared: *mut T, to: u32, stride: u32) {
+unsafe fn combine_into<T: Element, O: Operator<T>>(shared: *mut T, slot: Option<u32>, stride: u32) {
+    let Some(to) = slot else {
+        return;
+    };
     let a = device::load_shared(shared.add(to as usize));
     let b = device::load_shared(shared.add((to + stride) as usize));
     device::store_shared(shared.add(to as usize), O::combine(a, b));
@@ -57,9 +62,7 @@ impl TreeShape for InterleavedDivergent {
     unsafe fn combine<T: Element, O: Operator<T>>(value: T) -> T {
         shared_tree(value, doubling(block_dim_x()), |shared, tid, stride| {
             // `checked_rem` keeps a panic path out of the PTX; the `%` stays.
-            if tid.checked_rem(2 * stride) == Some(0) {
-                combine_into::<T, O>(shared, tid, stride);
-            }
+            combine_into::<T, O>(shared, (tid.checked_rem(2 * stride) == Some(0)).then_some(tid), stride);
         })
     }
 }
@@ -76,9 +79,7 @@ impl TreeShape for InterleavedStrided {
         let block = block_dim_x();
         shared_tree(value, doubling(block), |shared, tid, stride| {
             let index = 2 * stride * tid;
-            if index < block {
-                combine_into::<T, O>(shared, index, stride);
-            }
+            combine_into::<T, O>(shared, (index < block).then_some(index), stride);
         })
     }
 }
@@ -94,9 +95,7 @@ impl TreeShape for Sequential {
     unsafe fn combine<T: Element, O: Operator<T>>(value: T) -> T {
         let strides = core::iter::successors(Some(block_dim_x() / 2), |s| Some(s / 2)).take_while(|&s| s > 0);
         shared_tree(value, strides, |shared, tid, stride| {
-            if tid < stride {
-                combine_into::<T, O>(shared, tid, stride);
-            }
+            combine_into::<T, O>(shared, (tid < stride).then_some(tid), stride)
         })
     }
 }
