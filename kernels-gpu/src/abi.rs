@@ -358,18 +358,14 @@ impl Kernel {
 
     /// Every kernel of the module with its name.
     pub fn all() -> impl Iterator<Item = (Kernel, &'static str)> {
+        let per_kind = [ARG_KERNELS, SEED_DOT_KERNELS].into_iter().flatten().copied().flatten();
         let ladder = LADDER_KERNELS.iter().copied().flatten().copied().flatten();
-        [
-            REDUCE_KERNELS,
-            WIDENED_KERNELS,
-            ARG_KERNELS,
-            DOT_KERNELS,
-            SEED_DOT_KERNELS,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(ladder)
-        .copied()
+        [REDUCE_KERNELS, WIDENED_KERNELS, DOT_KERNELS]
+            .into_iter()
+            .flatten()
+            .chain(per_kind)
+            .chain(ladder)
+            .copied()
     }
 }
 
@@ -588,24 +584,21 @@ macro_rules! for_each_reduce_kernel {
 /// [(Op, stem, Operator) ...]), ... }` with every widening reduction
 /// ([`Kernel::Widened`]): the input is read as elements of the input type,
 /// each converted to the accumulator type (`crate::widen`), and reduced in it.
+/// The list is grouped by the operators a widening has (every one sums; the
+/// half types also take max and min), and each row is given its group's.
 #[macro_export]
 macro_rules! for_each_widened_kernel {
+    (@rows [$callback:ident $($extra:tt)*] $($ops:tt: $(($input:ident, $name:ident, $acc:ident))*;)*) => {
+        $callback! { $($extra)* $($(($input, $name, $acc, $ops),)*)* }
+    };
     ($callback:ident $($extra:tt)*) => {
-        $callback! { $($extra)*
-            (i8, i8, i64, [(Sum, sum, Sum)]),
-            (i16, i16, i64, [(Sum, sum, Sum)]),
-            (i32, i32, i64, [(Sum, sum, Sum)]),
-            (u8, u8, u64, [(Sum, sum, Sum)]),
-            (u16, u16, u64, [(Sum, sum, Sum)]),
-            (u32, u32, u64, [(Sum, sum, Sum)]),
-            (i32, i32, f64, [(Sum, sum, Sum)]),
-            (u32, u32, f64, [(Sum, sum, Sum)]),
-            (i64, i64, f64, [(Sum, sum, Sum)]),
-            (u64, u64, f64, [(Sum, sum, Sum)]),
-            (f32, f32, f64, [(Sum, sum, Sum)]),
-            (f64, f64, f64, [(Sum, sum, Sum)]),
-            (F16, f16, f32, [(Sum, sum, Sum) (Max, max, Max) (Min, min, Min)]),
-            (Bf16, bf16, f32, [(Sum, sum, Sum) (Max, max, Max) (Min, min, Min)]),
+        $crate::for_each_widened_kernel! { @rows [$callback $($extra)*]
+            [(Sum, sum, Sum)]:
+                (i8, i8, i64) (i16, i16, i64) (i32, i32, i64)
+                (u8, u8, u64) (u16, u16, u64) (u32, u32, u64)
+                (i32, i32, f64) (u32, u32, f64) (i64, i64, f64) (u64, u64, f64) (f32, f32, f64) (f64, f64, f64);
+            [(Sum, sum, Sum) (Max, max, Max) (Min, min, Min)]:
+                (F16, f16, f32) (Bf16, bf16, f32);
         }
     };
 }
@@ -735,12 +728,18 @@ macro_rules! widened_kernel_table {
 #[cfg(not(target_arch = "nvptx64"))]
 for_each_widened_kernel!(widened_kernel_table);
 
+/// One type's kernels of a family that comes in kinds (argmax and argmin,
+/// seed 004's two dot products), a row per kind: a slice, as a
+/// `macro_rules` transcription cannot repeat the kinds within the types.
+macro_rules! rows_per_kind {
+    ($family:ident { $kind_field:ident: $kinds:ident::[$($kind:ident)*], $type_field:ident: $t:ident }, $stem:ident) => {
+        &[$((Kernel::$family { $kind_field: $kinds::$kind, $type_field: scalar!($t) }, kernel_name!($stem, $kind, $t))),*]
+    };
+}
+
 macro_rules! arg_kernel_table {
     ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
-        const ARG_KERNELS: &[(Kernel, &str)] = &[$(
-            (Kernel::Arg { op: Op::Max, input: scalar!($name) }, kernel_name!(arg, Max, $name)),
-            (Kernel::Arg { op: Op::Min, input: scalar!($name) }, kernel_name!(arg, Min, $name)),
-        )*];
+        const ARG_KERNELS: &[&[(Kernel, &str)]] = &[$(rows_per_kind!(Arg { op: Op::[Max Min], input: $name }, arg)),*];
     };
 }
 #[cfg(not(target_arch = "nvptx64"))]
@@ -782,10 +781,8 @@ for_each_ladder_rung!(ladder_kernel_table);
 
 macro_rules! seed_dot_kernel_table {
     (ops $ops:tt types [$($t:ident)*]; $($rungs:tt)*) => {
-        const SEED_DOT_KERNELS: &[(Kernel, &str)] = &[$(
-            (Kernel::SeedDot { kind: SeedDot::AtomicPerElement, element: scalar!($t) }, kernel_name!(seed_dot, AtomicPerElement, $t)),
-            (Kernel::SeedDot { kind: SeedDot::BlockTree, element: scalar!($t) }, kernel_name!(seed_dot, BlockTree, $t)),
-        )*];
+        const SEED_DOT_KERNELS: &[&[(Kernel, &str)]] =
+            &[$(rows_per_kind!(SeedDot { kind: SeedDot::[AtomicPerElement BlockTree], element: $t }, seed_dot)),*];
     };
 }
 #[cfg(not(target_arch = "nvptx64"))]
