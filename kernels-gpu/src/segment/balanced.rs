@@ -3,7 +3,7 @@
 
 #[cfg(doc)]
 use super::reduce;
-use super::{accumulate_share, Segments};
+use super::{accumulate_share, element_at, Segments};
 use crate::abi::SegmentPlan;
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
@@ -41,7 +41,6 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
     counter: u64,
     out: u64,
 ) {
-    let element = size_of::<T>() as u64;
     let team_threads = plan.team_threads as u64;
     let team_shift = team_threads.trailing_zeros();
     // The taker: this thread's warp, or with `BLOCK_TAKES` its block.
@@ -95,7 +94,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
             first + teams_per_taker
         };
         if team.thread == 0 && segment < segments.count {
-            thread::store_element(out + segment * element, total);
+            thread::store_element(element_at::<T>(out, segment), total);
         }
         if BLOCK_TAKES {
             // The next round's block reduction and take reuse the shared slots.

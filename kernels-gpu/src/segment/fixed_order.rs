@@ -3,7 +3,7 @@
 
 use super::packed_rows::{packs_rows, reduce_packed_rows};
 use super::per_thread::reduce_per_thread;
-use super::{accumulate_share, Segments};
+use super::{accumulate_share, element_at, Segments};
 use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
@@ -37,7 +37,6 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     tickets: u64,
     out: u64,
 ) {
-    let element = size_of::<T>() as u64;
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
     let units = segments.count * parts;
@@ -84,7 +83,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             acc = accumulate_share::<T, M, O>(input, &segments, segment, team);
         }
         let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
-        let destination = out + segment * element;
+        let destination = element_at::<T>(out, segment);
         if parts == 1 {
             if thread_in_team == 0 && unit < units {
                 thread::store_element(destination, total);

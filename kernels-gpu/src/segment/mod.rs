@@ -145,6 +145,13 @@ impl Segments {
     }
 }
 
+/// Global address of element `index` of the `T`s at `base`: an input's
+/// element, or a segment's result.
+#[inline(always)]
+fn element_at<T>(base: u64, index: u64) -> u64 {
+    base + index * size_of::<T>() as u64
+}
+
 /// This thread's fold of its share of `segment` (the team's part
 /// `team.worker` of `team.workers`).
 ///
@@ -158,6 +165,6 @@ unsafe fn accumulate_share<T: Element, M: ElementMap<T>, O: Operator<T> + AnyEle
     team: Team,
 ) -> T {
     let (begin, end) = segments.bounds(segment);
-    let source = thread::Mapped::<M>::new(input + begin * size_of::<T>() as u64);
+    let source = thread::Mapped::<M>::new(element_at::<T>(input, begin));
     thread::accumulate::<T, O, _>(source, end - begin, team)
 }

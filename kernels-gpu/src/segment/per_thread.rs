@@ -3,7 +3,7 @@
 #[cfg(doc)]
 use super::reduce;
 use super::windows::{fold_windows, reads_windows};
-use super::Segments;
+use super::{element_at, Segments};
 use crate::device;
 use crate::element::Element;
 use crate::map::ElementMap;
@@ -46,8 +46,7 @@ pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator
     out: u64,
     threads: u64,
 ) {
-    let element = size_of::<T>() as u64;
-    let short_segment = SHORT_SEGMENT_BYTES / element;
+    let short_segment = SHORT_SEGMENT_BYTES / size_of::<T>() as u64;
     let windows = reads_windows::<T>(input, &segments);
     let mut first = device::index_1d();
     while first < segments.count {
@@ -65,7 +64,7 @@ pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator
                 let mut j = 0;
                 while j < short_segment as usize {
                     if begin + (j as u64) < end {
-                        values[j] = M::map(thread::load_element::<T>(input + (begin + j as u64) * element));
+                        values[j] = M::map(thread::load_element::<T>(element_at::<T>(input, begin + j as u64)));
                     }
                     j += 1;
                 }
@@ -84,7 +83,7 @@ pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator
                 }
                 j += 1;
             }
-            thread::store_element(out + segment(k) * element, acc);
+            thread::store_element(element_at::<T>(out, segment(k)), acc);
         };
         // Four named segments, not a loop over an array: constant indices
         // keep the loaded values in registers (as in `thread::accumulate`;
@@ -126,11 +125,11 @@ pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator
                     let total = match windowed {
                         Some(total) => total,
                         None => {
-                            let source = thread::Mapped::<M>::new(input + begin * element);
+                            let source = thread::Mapped::<M>::new(element_at::<T>(input, begin));
                             thread::accumulate::<T, O, _>(source, end - begin, Team::single())
                         }
                     };
-                    thread::store_element(out + segment(k) * element, total);
+                    thread::store_element(element_at::<T>(out, segment(k)), total);
                 }
             }
             k += 1;
