@@ -77,7 +77,7 @@ impl Reducer<Cuda> {
     /// writes the operator's neutral element (`-inf` for a float `Max`), which
     /// is what [`crate::multi`] needs for a GPU whose shards are all empty.
     pub(crate) fn enqueue_partial<T: Element>(&mut self, input: &DeviceSlice<T>, op: Op, out: u64) -> Result<()> {
-        self.launch_reduce::<T>(input, op, out, None)
+        self.enqueue_reduce(input, op, out, None, true)
     }
 
     /// The `T` at the start of the result slot, after the own stream's work.
@@ -100,7 +100,7 @@ impl<B: Backend> Reducer<B> {
     /// run for the same input at the same address and the same device.
     pub fn reduce<T: Element>(&mut self, input: &B::Slice<T>, op: Op) -> Result<T> {
         let out = self.backend.result_slot();
-        self.enqueue_reduce(input, op, out, None)?;
+        self.enqueue_reduce(input, op, out, None, false)?;
         self.read_result()
     }
 
@@ -192,35 +192,27 @@ impl<B: Backend> Reducer<B> {
         self.production_shape(kernel, len, T::TYPE.size())
     }
 
+    /// Enqueues the production kernel for `op` over `input`, its result to
+    /// `out`. An empty `input` where `op` has no identity is
+    /// [`Error::Empty`], unless `neutral_if_empty`: the kernel then writes
+    /// the operator's neutral element (`-inf` for a float `Max`).
     pub(crate) fn enqueue_reduce<T: Element>(
         &mut self,
         input: &B::Slice<T>,
         op: Op,
         out: u64,
         stream: Option<&Stream>,
+        neutral_if_empty: bool,
     ) -> Result<()> {
         // An op the type lacks is that error whatever the length (as in the
         // segmented calls), before the empty-input rule.
         if !op.is_defined_for(T::TYPE) {
             return Err(Error::UnsupportedOp { op, element: T::TYPE });
         }
-        if B::parts(input).1 == 0 && !op.defined_on_empty() {
+        let (address, len) = checked_parts::<B, T>(input)?;
+        if len == 0 && !op.defined_on_empty() && !neutral_if_empty {
             return Err(Error::Empty { op });
         }
-        self.launch_reduce(input, op, out, stream)
-    }
-
-    fn launch_reduce<T: Element>(
-        &mut self,
-        input: &B::Slice<T>,
-        op: Op,
-        out: u64,
-        stream: Option<&Stream>,
-    ) -> Result<()> {
-        if !op.is_defined_for(T::TYPE) {
-            return Err(Error::UnsupportedOp { op, element: T::TYPE });
-        }
-        let (address, len) = checked_parts::<B, T>(input)?;
         let kernel = Kernel::Reduce { op, element: T::TYPE };
         self.launch_one_input::<T>(kernel, address, len, Access::write::<T>("out", out, 1), stream)
     }

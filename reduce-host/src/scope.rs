@@ -381,7 +381,7 @@ impl<'b> Scope<'_, 'b> {
     ) -> Result<()> {
         let out = out.into().single("out")?;
         self.reducer
-            .enqueue_reduce(&input.into().slice(), op, out, Some(stream))
+            .enqueue_reduce(&input.into().slice(), op, out, Some(stream), false)
     }
 
     /// [`Reducer::reduce_as`], enqueued on `stream`, its result to `out`.

@@ -180,67 +180,24 @@ mod tests {
     #[test]
     fn balanced_takes_are_about_32_kib_of_segments() {
         use SegmentSchedule::{BlocksTake, FixedOrder, WarpsTake};
-        // (segments, elements, element bytes, offsets) → (team, segments per take, schedule).
+        // segments, elements, element bytes, offsets → team, segments per take, schedule: one case a line.
+        #[rustfmt::skip]
         let cases = [
-            (
-                (1 << 18, 1000 << 18, 4, true),
-                (16, 8, WarpsTake),
-                "f32, mean 1000: 2 teams a round, 4 rounds",
-            ),
-            (
-                (1 << 18, 1 << 28, 4, true),
-                (32, 8, WarpsTake),
-                "f32, 1024 each: 8 rounds",
-            ),
-            (
-                (1 << 17, 1000 << 17, 8, true),
-                (32, 4, WarpsTake),
-                "f64, mean 1000: 4 rounds",
-            ),
-            (
-                (1 << 14, 1000 << 14, 4, true),
-                (16, 2, FixedOrder),
-                "f32, mean 1000, 2^14 of them: too few to balance",
-            ),
-            (
-                (1 << 18, 1 << 28, 4, false),
-                (32, 8, FixedOrder),
-                "rows: all one length, fixed order",
-            ),
-            (
-                (1 << 22, 100 << 22, 4, true),
-                (4, 64, FixedOrder),
-                "teams of 4: fixed order",
-            ),
-            (
-                (1 << 14, 10_000 << 14, 4, true),
-                (256, 2, BlocksTake),
-                "f32, mean 10^4: teams of 8 warps, 2 a block",
-            ),
-            (
-                (1 << 14, 10_000 << 14, 8, true),
-                (512, 1, BlocksTake),
-                "f64, mean 10^4: a block each",
-            ),
-            (
-                (1 << 10, 10_000 << 10, 4, true),
-                (256, 2, FixedOrder),
-                "f32, mean 10^4, 2^10 of them: too few to balance",
-            ),
+            ((1 << 18, 1000 << 18, 4, true), (16, 8, WarpsTake), "f32, mean 1000: 2 teams a round, 4 rounds"),
+            ((1 << 18, 1 << 28, 4, true), (32, 8, WarpsTake), "f32, 1024 each: 8 rounds"),
+            ((1 << 17, 1000 << 17, 8, true), (32, 4, WarpsTake), "f64, mean 1000: 4 rounds"),
+            ((1 << 14, 1000 << 14, 4, true), (16, 2, FixedOrder), "f32, mean 1000, 2^14 of them: too few to balance"),
+            ((1 << 18, 1 << 28, 4, false), (32, 8, FixedOrder), "rows: all one length, fixed order"),
+            ((1 << 22, 100 << 22, 4, true), (4, 64, FixedOrder), "teams of 4: fixed order"),
+            ((1 << 14, 10_000 << 14, 4, true), (256, 2, BlocksTake), "f32, mean 10^4: teams of 8 warps, 2 a block"),
+            ((1 << 14, 10_000 << 14, 8, true), (512, 1, BlocksTake), "f64, mean 10^4: a block each"),
+            ((1 << 10, 10_000 << 10, 4, true), (256, 2, FixedOrder), "f32, mean 10^4, 2^10 of them: too few to balance"),
             // `tests/kernel_sweep.rs`'s balanced cases (lengths 1024–2047 and
             // 2048–4095) at their smallest and largest averages.
             ((17_000, 17_000 * 1024, 4, true), (32, 1, WarpsTake), "sweep, f32, 1024"),
             ((17_000, 17_000 * 2047, 4, true), (32, 1, WarpsTake), "sweep, f32, 2047"),
-            (
-                (17_000, 17_000 * 1024, 8, true),
-                (64, 8, BlocksTake),
-                "sweep, f64, 1024",
-            ),
-            (
-                (17_000, 17_000 * 2047, 8, true),
-                (64, 8, BlocksTake),
-                "sweep, f64, 2047",
-            ),
+            ((17_000, 17_000 * 1024, 8, true), (64, 8, BlocksTake), "sweep, f64, 1024"),
+            ((17_000, 17_000 * 2047, 8, true), (64, 8, BlocksTake), "sweep, f64, 2047"),
             ((9000, 9000 * 2048, 4, true), (64, 8, BlocksTake), "sweep, f32, 2048"),
             ((9000, 9000 * 4095, 4, true), (64, 8, BlocksTake), "sweep, f32, 4095"),
             ((9000, 9000 * 2048, 8, true), (128, 4, BlocksTake), "sweep, f64, 2048"),
@@ -276,36 +233,21 @@ mod tests {
 
     #[test]
     fn segmented_shape_adapts_to_segment_length() {
-        // (segments, elements, element bytes) → (team, blocks per segment, grid).
+        // segments, elements, element bytes → team, blocks per segment, grid: one case a line.
         // A tile is 16 f32 or 8 f64 elements per thread.
+        #[rustfmt::skip]
         let cases = [
             ((1 << 20, 1 << 20, 4), (1, 1, 264), "1-element rows: a thread each"),
-            (
-                (1 << 18, 1 << 24, 4),
-                (4, 1, 264),
-                "64-element rows: 4 lanes each, one tile",
-            ),
-            (
-                (1 << 16, 1 << 24, 4),
-                (8, 1, 264),
-                "256-element rows: 8 lanes each, two tiles",
-            ),
+            ((1 << 18, 1 << 24, 4), (4, 1, 264), "64-element rows: 4 lanes each, one tile"),
+            ((1 << 16, 1 << 24, 4), (8, 1, 264), "256-element rows: 8 lanes each, two tiles"),
             ((1 << 14, 1 << 24, 4), (32, 1, 264), "1024-element rows: a warp each"),
-            (
-                (1 << 12, 1 << 24, 4),
-                (128, 1, 264),
-                "4096-element rows: four warps each",
-            ),
+            ((1 << 12, 1 << 24, 4), (128, 1, 264), "4096-element rows: four warps each"),
             ((1 << 10, 1 << 26, 4), (512, 1, 264), "2^16-element rows: a block each"),
             ((4, 1 << 26, 4), (512, 66, 264), "4 long rows: 66 blocks each"),
             ((1, 1 << 30, 4), (512, 264, 264), "one row: the whole grid"),
             ((3, 3, 4), (1, 1, 1), "tiny: one block"),
             ((5, 0, 8), (1, 1, 1), "all empty"),
-            (
-                (1 << 10, 1 << 20, 8),
-                (64, 1, 128),
-                "1024-element f64 rows: two warps each",
-            ),
+            ((1 << 10, 1 << 20, 8), (64, 1, 128), "1024-element f64 rows: two warps each"),
         ];
         for ((segments, len, bytes), expected, why) in cases {
             assert_eq!(shape(segments, len, bytes), expected, "{why}");
