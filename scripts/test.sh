@@ -5,5 +5,7 @@
 source "$(dirname "$0")/env.sh"
 cargo build --workspace --all-targets --release
 cargo test --workspace --release "$@"
+# The host crate's tests again with overflow checks and debug assertions on.
+cargo test -p reduce-host --profile checked "$@"
 # The kernel crate's own unit tests (the emulator's pieces), on the host.
 (cd kernels-gpu && cargo test --release --locked "$@")

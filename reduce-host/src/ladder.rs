@@ -363,18 +363,24 @@ impl LadderPlan {
 
     /// 8-byte words of scratch the passes need (at least 1).
     pub(crate) fn scratch_words(&self) -> usize {
-        (self.region_words[0] + self.region_words[1]).max(1)
+        let [first, second] = self.region_words;
+        (first + second).max(1)
     }
 
     /// The passes over `len` elements at `input`, with per-block results in
     /// the scratch at `scratch` and the final result at `out`.
     pub(crate) fn passes(&self, input: u64, len: u64, scratch: u64, out: u64) -> Vec<LadderPass> {
-        let regions = [scratch, scratch + 8 * self.region_words[0] as u64];
+        let [first_words, _] = self.region_words;
+        let regions = (scratch, scratch + 8 * first_words as u64);
         let mut passes = Vec::new();
         let (mut source, mut len) = (input, len);
         loop {
             let blocks = blocks_for(self.rung, len, source, self.block_threads, self.element);
-            let destination = if blocks == 1 { out } else { regions[passes.len() % 2] };
+            let destination = match (blocks, passes.len() % 2) {
+                (1, _) => out,
+                (_, 0) => regions.0,
+                _ => regions.1,
+            };
             passes.push(LadderPass {
                 source,
                 len,

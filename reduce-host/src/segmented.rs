@@ -322,15 +322,15 @@ impl<B: Backend> Reducer<B> {
 /// out of order or past `len`.
 pub(crate) fn invalid_offsets(offsets: &[u64], len: usize) -> Error {
     let message = offsets
-        .windows(2)
+        .iter()
+        .zip(offsets.iter().skip(1))
         .enumerate()
-        .find(|(_, pair)| pair[0] > pair[1] || pair[1] > len as u64)
+        .find(|&(_, (&begin, &end))| begin > end || end > len as u64)
         .map_or_else(
             || "an offset is out of order or past the end of the values".to_string(),
-            |(s, pair)| {
+            |(s, (begin, end))| {
                 format!(
-                    "segment {s} is [{}, {}), but offsets must not decrease and must not exceed the {len} values",
-                    pair[0], pair[1]
+                    "segment {s} is [{begin}, {end}), but offsets must not decrease and must not exceed the {len} values"
                 )
             },
         );

@@ -76,7 +76,7 @@ pub struct Tuning {
 ///   10^4 (blocks take: teams of 256 and 512) 7% (f32) and 14–15% (f64)
 ///   faster, equal lengths 0–3% faster; random lengths of mean 100 (teams of
 ///   4) 2.5% slower.
-const HOPPER: Tuning = Tuning {
+pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,
     segmented_max_registers: 64,

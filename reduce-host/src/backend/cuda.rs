@@ -333,7 +333,7 @@ impl Launcher for Cuda {
         // SAFETY: `result_host` is pinned and not touched until the stream is synchronized.
         unsafe { self.result.async_copy_to(&mut *self.result_host, &self.stream)? };
         self.stream.synchronize()?;
-        Ok([self.result_host[0], self.result_host[1]])
+        <[u64; 2]>::try_from(&*self.result_host).map_err(|_| Error::Cuda(CudaError::InvalidValue))
     }
 
     unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<&Stream>) -> Result<()> {

@@ -191,7 +191,7 @@ impl Launcher for Emulated {
     fn tuning(&self) -> Tuning {
         Tuning {
             block_threads: self.policy.block_threads(),
-            ..tuning::BY_ARCHITECTURE[0]
+            ..tuning::HOPPER
         }
     }
 

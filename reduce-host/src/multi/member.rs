@@ -144,7 +144,9 @@ impl Member {
     /// elements over all ranks, gathered alongside the values.
     pub(crate) fn reduce_counting<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<(T, u64)> {
         self.enqueue_local(shards, op)?;
-        self.length_host[0] = shards.iter().map(|s| s.len() as u64).sum();
+        if let Some(length) = self.length_host.first_mut() {
+            *length = shards.iter().map(|s| s.len() as u64).sum();
+        }
         let stream = self.reducer.stream();
         // SAFETY: the pinned buffers are not touched again before the
         // stream is synchronized (in `result_to_host`).

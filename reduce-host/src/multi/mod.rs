@@ -144,7 +144,7 @@ impl Group {
                     "there is no CUDA device {device}: this machine has {count}"
                 )));
             }
-            if devices[..index].contains(&device) {
+            if devices.iter().take(index).any(|&earlier| earlier == device) {
                 return Err(Error::InvalidGroup(format!(
                     "device {device} is listed twice: NCCL cannot put two ranks on one GPU; put several shards on it instead"
                 )));
@@ -210,8 +210,9 @@ impl Group {
         self.enqueue(shards, op, &[])?;
         self.synchronize()?;
         let _restore = RestoreContext::new();
-        self.members[0].make_current()?;
-        self.members[0].result_to_host()
+        let first = self.first_member()?;
+        first.make_current()?;
+        first.result_to_host()
     }
 
     /// Reduces the data made of `shards` with `op`, leaving the result in
@@ -267,8 +268,8 @@ impl Group {
             self.member(shard.member)?
                 .check_owns(shard.data.as_device_ptr().as_raw(), "a shard")?;
         }
-        for (member, &out) in outs.iter().enumerate() {
-            self.members[member].check_owns(out, "an output")?;
+        for (member, &out) in self.members.iter().zip(outs) {
+            member.check_owns(out, "an output")?;
         }
         let _restore = RestoreContext::new();
         for (index, member) in self.members.iter_mut().enumerate() {
@@ -278,14 +279,23 @@ impl Group {
         }
         nccl::group(|| self.members.iter().try_for_each(Member::enqueue_gather::<T>))?;
         if outs.is_empty() {
-            self.members[0].make_current()?;
-            return self.members[0].enqueue_combine::<T>(op, None);
+            let first = self.first_member()?;
+            first.make_current()?;
+            return first.enqueue_combine::<T>(op, None);
         }
         for (member, &out) in self.members.iter_mut().zip(outs) {
             member.make_current()?;
             member.enqueue_combine::<T>(op, Some(out))?;
         }
         Ok(())
+    }
+
+    /// Member 0, which [`Group::reduce`] returns the result from (a group
+    /// has at least one member).
+    fn first_member(&mut self) -> Result<&mut Member> {
+        self.members
+            .first_mut()
+            .ok_or_else(|| Error::InvalidGroup("the group has no members".to_string()))
     }
 
     fn member(&self, member: usize) -> Result<&Member> {
