@@ -118,3 +118,44 @@ fn scopes_on_new_streams_reuse_workspaces() {
     let grown = before.saturating_sub(free_memory());
     assert!(grown < 4 << 20, "2,000 scopes on new streams took {grown} more bytes");
 }
+
+/// A whole-input result goes to exactly one element: an `Output` of other
+/// lengths is `Error::OutputLength`, and a segmented output must have one
+/// element per segment; nothing is written.
+#[test]
+fn outputs_of_the_wrong_length_are_errors() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if gpu("outputs_of_the_wrong_length_are_errors").is_none() {
+        return;
+    }
+    let input = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut three = DeviceBuffer::from_slice(&[f32::NAN; 3]).unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let mut reducer = Reducer::new().unwrap();
+    let refused = reducer.scope(|scope| scope.reduce_into(&input, Op::Sum, &mut three, &stream));
+    assert!(
+        matches!(
+            refused,
+            Err(Error::OutputLength {
+                output: "out",
+                found: 3
+            })
+        ),
+        "{refused:?}"
+    );
+    let refused = reducer.scope(|scope| scope.reduce_rows_into(&input, 2, 2, Op::Sum, &mut three, &stream));
+    assert!(matches!(refused, Err(Error::InvalidSegments(_))), "{refused:?}");
+    assert!(
+        three.as_host_vec().unwrap().iter().all(|x| x.is_nan()),
+        "nothing was written"
+    );
+    let one = Output::from(&mut three).get(1..2).unwrap();
+    reducer
+        .scope(|scope| scope.reduce_into(&input, Op::Sum, one, &stream))
+        .unwrap();
+    let written = three.as_host_vec().unwrap();
+    assert!(
+        written[0].is_nan() && written[1] == 10.0 && written[2].is_nan(),
+        "{written:?}"
+    );
+}
