@@ -6,6 +6,9 @@
 //! Each test makes its own contexts; none uses the shared test context, whose
 //! retain would keep the primary context alive.
 
+#[macro_use]
+mod common;
+use common::skipped;
 use cust::context::legacy::{Context as OwnContext, ContextFlags};
 use cust::device::Device;
 use cust::memory::DeviceBuffer;
@@ -20,7 +23,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn has_gpu(test: &str) -> bool {
     let found = cust::init(cust::CudaFlags::empty()).is_ok() && Device::num_devices().is_ok_and(|n| n > 0);
     if !found {
-        println!("skipped {test}: no CUDA device");
+        skipped(test, "on the GPU: no CUDA device");
     }
     found
 }

@@ -23,7 +23,7 @@ fn all_gpus(test: &str) -> Option<MutexGuard<'static, Group>> {
             std::env::var("REDUCE_TEST_REQUIRE_NCCL").is_err(),
             "REDUCE_TEST_REQUIRE_NCCL is set but NCCL is not available: {e}"
         );
-        println!("skipped {test} on the GPUs: {e}");
+        skipped(test, &format!("on the GPUs: {e}"));
         return None;
     }
     static GROUP: OnceLock<Mutex<Group>> = OnceLock::new();

@@ -12,7 +12,7 @@ use reduce::Op;
 fn sum_max_min_argmax_u32_more_than_2_pow_32_elements() {
     let test = "sum_max_min_argmax_u32_more_than_2_pow_32_elements";
     if std::env::var("REDUCE_TEST_HUGE").as_deref() != Ok("1") {
-        println!("skipped {test}: set REDUCE_TEST_HUGE=1 to run it (needs ~17 GB of GPU memory)");
+        skipped(test, "(set REDUCE_TEST_HUGE=1 to run it: needs ~17 GB of GPU memory)");
         return;
     }
     if gpu(test).is_none() {
