@@ -174,6 +174,16 @@ macro_rules! float_test_element {
                         };
                         if rng.gen() { magnitude } else { -magnitude }
                     }
+                    // Nonzero integers small enough that every partial sum
+                    // (of squares, for `SumOfSquares`) is exact in the element
+                    // type in any order: the sum is checked bit for bit, and a
+                    // dropped or repeated element changes it by at least 1.
+                    Op::Sum | Op::NanSum | Op::SumOfSquares => {
+                        let budget = (1u64 << (<$t>::MANTISSA_DIGITS - 1)) as f64 / n.max(1) as f64;
+                        let limit = if op == Op::SumOfSquares { budget.sqrt() } else { budget };
+                        let x = rng.gen_range(1..=limit.clamp(1.0, 1000.0) as i64) as $t;
+                        if rng.gen() { x } else { -x }
+                    }
                     _ => {
                         let x: f64 = rng.gen_range(-1000.0..1000.0);
                         if x == 0.0 { 1.0 } else { x as $t }
