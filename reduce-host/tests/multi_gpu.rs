@@ -42,7 +42,7 @@ struct Sharded<T: TestElement> {
 }
 
 impl<T: TestElement> Sharded<T> {
-    fn new(group: &Group, rng: &mut StdRng, data: &[T], shard_count: usize) -> Self {
+    fn new(group: &Group, rng: &mut StdRng, data: &[T], shard_count: usize, op: Op) -> Self {
         let mut cuts: Vec<usize> = (1..shard_count).map(|_| rng.gen_range(0..=data.len())).collect();
         cuts.sort_unstable();
         let bounds: Vec<usize> = std::iter::once(0)
@@ -53,7 +53,7 @@ impl<T: TestElement> Sharded<T> {
         for w in bounds.windows(2) {
             let member = rng.gen_range(0..group.world_size());
             let offset = rng.gen_range(0..8);
-            let mut staged = vec![T::poison(); offset + (w[1] - w[0]) + 4];
+            let mut staged = vec![T::poison_for(op); offset + (w[1] - w[0]) + 4];
             staged[offset..offset + w[1] - w[0]].copy_from_slice(&data[w[0]..w[1]]);
             group.make_current(member).expect("make a member current");
             let buffer = DeviceBuffer::from_slice(&staged).expect("upload a shard");
@@ -81,7 +81,7 @@ impl<T: TestElement> Sharded<T> {
 /// exact (integers, max/min and their NaN-ignoring forms).
 fn check_sharded<T: TestElement>(group: &mut Group, rng: &mut StdRng, data: &[T], op: Op) -> Result<(), String> {
     let shard_count = rng.gen_range(1..=2 * group.world_size() + 2);
-    let sharded = Sharded::new(group, rng, data, shard_count);
+    let sharded = Sharded::new(group, rng, data, shard_count, op);
     let layout: Vec<(usize, usize)> = sharded.slices.iter().map(|(m, s)| (*m, s.len())).collect();
     let context =
         |e: &dyn std::fmt::Display| format!("{op} of {} over shards (member, length) {layout:?}: {e}", data.len());

@@ -234,7 +234,7 @@ fn compare_case_with_gpu<T: TestElement>(case: &Case, gpu: &mut Tester<reduce::C
     let emulated = reduce_with(
         &mut emulator,
         case.strategy,
-        Staged::new(&data, case.offset).slice(),
+        Staged::new(&data, case.offset, case.op).slice(),
         case.op,
     )
     .map_err(|e| e.to_string())?;

@@ -47,7 +47,7 @@ macro_rules! float_input {
                 let x: $t = rng.gen_range(-1000.0..1000.0);
                 if x == 0.0 { 1.0 } else { x }
             }
-            fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
+            fn poison() -> Self { <$t as TestElement>::poison() }
             fn wide(self) -> Wide { Wide::Float(self as f64) }
         }
     )*};
@@ -55,7 +55,7 @@ macro_rules! float_input {
 float_input!(f32, f64);
 
 macro_rules! half_input {
-    ($($t:ident),*) => {$(
+    ($(($t:ident, $poison:expr)),*) => {$(
         impl TestInput for $t {
             fn random(rng: &mut StdRng) -> Self {
                 // Beyond the type's integers (2048 for f16, 256 for bf16), so
@@ -63,12 +63,12 @@ macro_rules! half_input {
                 let x: f32 = rng.gen_range(-3000.0..3000.0);
                 $t::from_f32(if x.abs() < 1.0 { 1.0 } else { x })
             }
-            fn poison() -> Self { $t::from_bits(0xA5A5) }
+            fn poison() -> Self { $t::from_bits($poison) }
             fn wide(self) -> Wide { Wide::Float(self.to_f64()) }
         }
     )*};
 }
-half_input!(f16, bf16);
+half_input!((f16, F16_POISON), (bf16, BF16_POISON));
 
 /// The CPU reference for `op` over `data` in `A`, and the check of `got`:
 /// integer accumulators exactly (the sum wraps in the low 64 bits); float

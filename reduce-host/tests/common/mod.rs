@@ -81,7 +81,18 @@ pub trait TestElement: Element + Default {
     /// floats (and subnormals, except in products, whose CPU reference in
     /// f64 would not underflow where the element type does).
     fn special(rng: &mut StdRng, op: Op) -> Self;
+    /// What the tests put into outputs before a call, and around inputs
+    /// where no op is known: for floats a signalling NaN with an `A5`
+    /// payload, which no arithmetic produces (an unwritten output is caught
+    /// even where the answer is NaN) and which turns any sum, product, max
+    /// or min that reads it into NaN; for integers `0xA5…`, odd and nonzero,
+    /// so it changes any sum or wrapping product that reads it.
     fn poison() -> Self;
+    /// What the tests put around an input reduced with `op`: a value that
+    /// changes `op`'s result if a kernel reads it (the extreme for max and
+    /// min, an infinity or the largest float for the NaN-ignoring ops,
+    /// [`TestElement::poison`] otherwise).
+    fn poison_for(op: Op) -> Self;
     /// `op`'s identity: what an empty segment reduces to (0, 1, the lowest
     /// value for max, the highest for min, NaN for the NaN-ignoring max and
     /// min of floats).
@@ -130,6 +141,13 @@ macro_rules! integer_test_element {
                 [<$t>::MIN, <$t>::MAX, 0, 1][rng.gen_range(0..4)]
             }
             fn poison() -> Self { 0xA5A5_A5A5_A5A5_A5A5u64 as $t }
+            fn poison_for(op: Op) -> Self {
+                match op {
+                    Op::Max | Op::NanMax | Op::MaxAbs => <$t>::MAX,
+                    Op::Min | Op::NanMin => <$t>::MIN,
+                    _ => Self::poison(),
+                }
+            }
             fn identity(op: Op) -> Self {
                 match op {
                     Op::Product => 1,
@@ -158,7 +176,7 @@ macro_rules! integer_test_element {
 integer_test_element!(i32, u32, i64, u64);
 
 macro_rules! float_test_element {
-    ($($t:ty),*) => {$(
+    ($(($t:ty, $poison:expr)),*) => {$(
         impl TestElement for $t {
             fn random(rng: &mut StdRng, op: Op, n: usize) -> Self {
                 match op {
@@ -199,7 +217,16 @@ macro_rules! float_test_element {
                 let count = if op == Op::Product { specials.len() - 1 } else { specials.len() };
                 specials[rng.gen_range(0..count)]
             }
-            fn poison() -> Self { <$t>::from_bits(0xA5A5_A5A5_A5A5_A5A5u64 as _) }
+            fn poison() -> Self { <$t>::from_bits($poison) }
+            fn poison_for(op: Op) -> Self {
+                match op {
+                    // These skip NaN: a huge value changes them instead.
+                    Op::NanSum => <$t>::MAX,
+                    Op::NanMax => <$t>::INFINITY,
+                    Op::NanMin => <$t>::NEG_INFINITY,
+                    _ => Self::poison(),
+                }
+            }
             fn identity(op: Op) -> Self {
                 match op {
                     Op::Product => 1.0,
@@ -251,7 +278,12 @@ macro_rules! float_test_element {
         }
     )*};
 }
-float_test_element!(f32, f64);
+// The poisons: exponent all ones, quiet bit clear, an A5 payload.
+float_test_element!((f32, 0x7FA5_A5A5), (f64, 0x7FF5_A5A5_A5A5_A5A5));
+
+/// The half floats' poisons, made as the floats' ([`TestElement::poison`]).
+pub const F16_POISON: u16 = 0x7DA5;
+pub const BF16_POISON: u16 = 0x7FA5;
 
 /// `Ok` if `results` holds the right result of `op` for each segment of
 /// `values` that `offsets` describes (the identity for an empty one).
@@ -700,7 +732,7 @@ impl<B: TestBackend> Tester<B> {
     /// Reduces `data` staged at `offset` and returns the result; panics
     /// (fails the test) if a second run or another form disagrees with it.
     pub fn reduce<T: TestElement>(&mut self, data: &[T], offset: usize, op: Op) -> Result<T, reduce::Error> {
-        let staged = B::stage(data, offset, T::poison());
+        let staged = B::stage(data, offset, T::poison_for(op));
         let input = B::slice(&staged);
         let first = reduce_with(&mut self.reducer, self.ladder, input, op)?;
         let again = reduce_with(&mut self.reducer, self.ladder, input, op)?;
@@ -739,7 +771,7 @@ impl<B: TestBackend> Tester<B> {
         offset: usize,
         op: Op,
     ) -> Result<(u64, T), String> {
-        self.arg_with_poison(data, offset, T::poison(), op)
+        self.arg_with_poison(data, offset, T::poison_for(op), op)
     }
 
     /// [`Tester::arg`] for any argmax input (the half floats too), staged
@@ -812,7 +844,7 @@ impl<B: TestBackend> Tester<B> {
         segments: StagedSegments<'_, B>,
         op: Op,
     ) -> Result<Result<Vec<T>, reduce::Error>, String> {
-        let staged = B::stage(values, offset, T::poison());
+        let staged = B::stage(values, offset, T::poison_for(op));
         let input = B::slice(&staged);
         let run = |reducer: &mut Reducer<B>| -> Result<Result<Vec<T>, reduce::Error>, String> {
             let results = match &segments {
@@ -864,8 +896,9 @@ pub struct Staged<T> {
 }
 
 impl<T: TestElement> Staged<T> {
-    pub fn new(data: &[T], offset: usize) -> Self {
-        Self::with_poison(data, offset, T::poison())
+    /// `data` staged for a reduction with `op` ([`TestElement::poison_for`]).
+    pub fn new(data: &[T], offset: usize, op: Op) -> Self {
+        Self::with_poison(data, offset, T::poison_for(op))
     }
 }
 
