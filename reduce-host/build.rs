@@ -16,6 +16,12 @@
 //! kernel ABI (`kernels-gpu/src/abi.rs`). Both files are compiled into this
 //! script as they are (`#[path]`): they depend on nothing else.
 
+// As in the library (`src/lib.rs`): no arithmetic that can wrap, which a
+// build script, compiled without overflow checks in release, would do
+// silently. The library's panic lints do not apply: a build script reports a
+// failure by panicking.
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::collections::HashSet;
 use std::env;
 use std::fs;
@@ -126,26 +132,28 @@ fn ptx_files(deps: &Path) -> Vec<PathBuf> {
 /// directives).
 fn cap_registers(ptx: &str, names: &HashSet<&str>, registers: u32) -> String {
     let mut capped = String::with_capacity(ptx.len());
-    let mut in_parameters = false;
-    let mut entries = 0;
+    // The entry point whose parameter list is being copied, and those done.
+    let mut in_parameters: Option<&str> = None;
+    let mut done: HashSet<&str> = HashSet::with_capacity(names.len());
     for line in ptx.lines() {
         capped.push_str(line);
         capped.push('\n');
         let entry = line
             .strip_prefix(".visible .entry ")
             .and_then(|rest| rest.split('(').next());
-        if entry.is_some_and(|name| names.contains(name)) {
-            in_parameters = true;
-        } else if in_parameters && line.trim() == ")" {
+        if let Some(name) = entry.filter(|name| names.contains(name)) {
+            in_parameters = Some(name);
+        } else if let Some(name) = in_parameters.filter(|_| line.trim() == ")") {
             capped.push_str(&format!(".maxnreg {registers}\n"));
-            in_parameters = false;
-            entries += 1;
+            in_parameters = None;
+            done.insert(name);
         }
     }
-    assert_eq!(
-        entries,
-        names.len(),
-        "not every segmented entry point of the ABI is in the PTX"
+    let mut missing: Vec<&str> = names.difference(&done).copied().collect();
+    missing.sort_unstable();
+    assert!(
+        missing.is_empty(),
+        "not every segmented entry point of the ABI is in the PTX: missing {missing:?}"
     );
     capped
 }

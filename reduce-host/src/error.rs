@@ -118,7 +118,9 @@ pub enum Error {
         /// Its length.
         found: usize,
     },
-    /// A [`Policy`](crate::Policy) that cannot be launched.
+    /// A launch that cannot be made: a [`Policy`](crate::Policy) or ladder
+    /// block size the kernels do not take, or sizes too large for one launch
+    /// (its grid, or the launch shape's 64-bit arithmetic).
     #[error("invalid launch configuration: {0}")]
     InvalidPolicy(String),
     /// A kernel run by the SIMT emulator ([`crate::emulated`]) did something

@@ -19,13 +19,13 @@
 //! # Ok(()) }
 //! ```
 
-use crate::backend::launcher::{Access, Launch};
+use crate::backend::launcher::{element_address, Access, Launch};
 use crate::backend::Backend;
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_pair, checked_parts, Reducer};
 use crate::scope::{Input, Output, Scope};
-use crate::shape::LaunchShape;
+use crate::shape::{self, LaunchShape};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, LadderArgs, SeedDotArgs, VECTOR_BYTES};
@@ -123,28 +123,26 @@ fn enqueue_reduce<B: Backend, T: Element>(
     }
     let backend = &mut reducer.backend;
     let plan = LadderPlan::new(rung, block_threads, T::TYPE, input, len as u64)?;
+    let shared_bytes = shared_bytes(rung, block_threads, T::TYPE).ok_or_else(|| {
+        Error::InvalidPolicy(format!(
+            "rung {rung} at {block_threads} threads needs more shared memory than a launch can ask for"
+        ))
+    })?;
     let scratch = backend.scratch(stream, plan.scratch_words())?;
-    let element = T::TYPE.size() as u64;
-    for pass in plan.passes(input, len as u64, scratch, out) {
+    let passes = plan
+        .passes(input, len as u64, scratch, out)
+        .ok_or_else(|| too_many_blocks(len as u64, block_threads))?;
+    for pass in passes {
         let (source, destination) = match (pass.source == input, pass.destination == out) {
             (true, true) => ("input", "out"),
             (true, false) => ("input", "per-block results"),
             (false, true) => ("previous pass's results", "out"),
             (false, false) => ("previous pass's results", "per-block results"),
         };
+        // `pass.len` is the input's length or a count of blocks: a `usize` either way.
         let accesses = [
-            Access {
-                name: source,
-                address: pass.source,
-                bytes: pass.len * element,
-                writable: false,
-            },
-            Access {
-                name: destination,
-                address: pass.destination,
-                bytes: pass.blocks as u64 * element,
-                writable: true,
-            },
+            Access::read::<T>(source, pass.source, pass.len as usize),
+            Access::write::<T>(destination, pass.destination, pass.blocks as usize),
         ];
         let launch = Launch {
             kernel,
@@ -152,7 +150,7 @@ fn enqueue_reduce<B: Backend, T: Element>(
                 blocks: pass.blocks,
                 threads_per_block: block_threads,
             },
-            shared_bytes: shared_bytes(rung, block_threads, T::TYPE),
+            shared_bytes,
             args: LadderArgs {
                 input: pass.source,
                 len: pass.len,
@@ -239,7 +237,8 @@ fn enqueue_dot<B: Backend, T: Element>(
             blocks,
             threads_per_block: SEED_DOT_THREADS,
         },
-        shared_bytes: SEED_DOT_THREADS * T::TYPE.size() as u32,
+        // A constant, so an overflow would not compile.
+        shared_bytes: const { SEED_DOT_THREADS * std::mem::size_of::<T>() as u32 },
         args: SeedDotArgs {
             a,
             b,
@@ -279,38 +278,49 @@ fn seed_dot_blocks(len: usize) -> Result<u32> {
         .ok_or_else(|| Error::InvalidPolicy(format!("{len} elements are too many for one thread each")))
 }
 
-/// Input elements each thread of `rung` reads.
-fn elements_per_thread(rung: Rung, element: ElementType) -> u64 {
+/// [`Error::InvalidPolicy`]: `len` elements are too many for one ladder
+/// reduction with blocks of `block_threads` threads.
+fn too_many_blocks(len: u64, block_threads: u32) -> Error {
+    Error::InvalidPolicy(format!(
+        "{len} elements need more than 2^31 blocks of {block_threads} threads; use more threads per block"
+    ))
+}
+
+/// Input elements each thread of `rung` reads (at most 16); `None` as
+/// [`shape::elements_per_vector`].
+fn elements_per_thread(rung: Rung, element: ElementType) -> Option<u64> {
     match rung {
-        Rung::InterleavedDivergent | Rung::InterleavedStrided | Rung::SequentialAddressing => 1,
-        Rung::FirstAddDuringLoad => 2,
-        Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => VECTOR_BYTES / element.size() as u64,
+        Rung::InterleavedDivergent | Rung::InterleavedStrided | Rung::SequentialAddressing => Some(1),
+        Rung::FirstAddDuringLoad => Some(2),
+        Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => shape::elements_per_vector(element.size()),
     }
 }
 
 /// Blocks one pass of `rung` over `len` elements starting at `address`
 /// needs. The vector rungs read the 16-byte-aligned groups of the address
-/// range, so an input that starts inside a group needs that group counted too.
-fn blocks_for(rung: Rung, len: u64, address: u64, block_threads: u32, element: ElementType) -> u64 {
-    let per_thread = elements_per_thread(rung, element);
+/// range, so an input that starts inside a group needs that group counted
+/// too. `None` where the count passes `u64::MAX` (far more than 2^31 blocks).
+fn blocks_for(rung: Rung, len: u64, address: u64, block_threads: u32, element: ElementType) -> Option<u64> {
+    let per_thread = elements_per_thread(rung, element)?;
     let threads = match rung {
         Rung::VectorViaShared | Rung::CoarsenedVector | Rung::WarpShuffle => {
-            let skipped = address % VECTOR_BYTES / element.size() as u64;
-            (skipped + len).div_ceil(per_thread)
+            let skipped = (address % VECTOR_BYTES).checked_div(element.size() as u64)?;
+            skipped.checked_add(len)?.div_ceil(per_thread)
         }
         _ => len.div_ceil(per_thread),
     };
-    threads.div_ceil(block_threads as u64).max(1)
+    Some(threads.div_ceil(u64::from(block_threads)).max(1))
 }
 
-/// Dynamic shared memory one block of `rung` needs.
-fn shared_bytes(rung: Rung, block_threads: u32, element: ElementType) -> u32 {
+/// Dynamic shared memory one block of `rung` needs (at most 64 KiB for a
+/// [`Ladder`]'s block sizes); `None` past `u32::MAX`.
+fn shared_bytes(rung: Rung, block_threads: u32, element: ElementType) -> Option<u32> {
     let values = match rung {
-        Rung::VectorViaShared => block_threads * elements_per_thread(rung, element) as u32,
+        Rung::VectorViaShared => block_threads.checked_mul(elements_per_thread(rung, element)? as u32)?,
         Rung::WarpShuffle => 0,
         _ => block_threads,
     };
-    values * element.size() as u32
+    values.checked_mul(element.size() as u32)
 }
 
 /// The launches of one ladder reduction: each pass reduces the previous
@@ -321,9 +331,11 @@ pub(crate) struct LadderPlan {
     rung: Rung,
     block_threads: u32,
     element: ElementType,
-    /// 8-byte words of scratch for the per-block results: the first pass's
-    /// region, then the second's (later passes alternate between the two).
-    region_words: [usize; 2],
+    /// 8-byte words of scratch for the first pass's per-block results; the
+    /// second pass's region follows (later passes alternate between the two).
+    first_region_words: usize,
+    /// 8-byte words of scratch the passes need (at least 1).
+    scratch_words: usize,
 }
 
 /// One launch of a ladder rung: `blocks` blocks reduce `len` elements at
@@ -339,43 +351,48 @@ pub(crate) struct LadderPass {
 impl LadderPlan {
     /// The plan for `len` elements of `element` at address `input`.
     pub(crate) fn new(rung: Rung, block_threads: u32, element: ElementType, input: u64, len: u64) -> Result<Self> {
-        let first = blocks_for(rung, len, input, block_threads, element);
-        if first > i32::MAX as u64 {
-            return Err(Error::InvalidPolicy(format!(
-                "{len} elements need more than 2^31 blocks of {block_threads} threads; use more threads per block"
-            )));
-        }
+        let too_many = || too_many_blocks(len, block_threads);
+        let first = blocks_for(rung, len, input, block_threads, element)
+            .filter(|&blocks| blocks <= i32::MAX as u64)
+            .ok_or_else(too_many)?;
         // Later passes read a region at an 8-byte-aligned address; count the
         // worst case (it starts one 8-byte word into a 16-byte group).
         let second = if first > 1 {
-            blocks_for(rung, first, 8, block_threads, element)
+            blocks_for(rung, first, 8, block_threads, element).ok_or_else(too_many)?
         } else {
             0
         };
-        let words = |results: u64| (results as usize * element.size()).div_ceil(8);
+        // Below 2^31 results of at most 8 bytes: these never overflow.
+        let words = |results: u64| Some(usize::try_from(results).ok()?.checked_mul(element.size())?.div_ceil(8));
+        let (first_region_words, second_region_words) = words(first).zip(words(second)).ok_or_else(too_many)?;
+        let scratch_words = first_region_words
+            .checked_add(second_region_words)
+            .ok_or_else(too_many)?
+            .max(1);
         Ok(LadderPlan {
             rung,
             block_threads,
             element,
-            region_words: [words(first), words(second)],
+            first_region_words,
+            scratch_words,
         })
     }
 
     /// 8-byte words of scratch the passes need (at least 1).
     pub(crate) fn scratch_words(&self) -> usize {
-        let [first, second] = self.region_words;
-        (first + second).max(1)
+        self.scratch_words
     }
 
     /// The passes over `len` elements at `input`, with per-block results in
-    /// the scratch at `scratch` and the final result at `out`.
-    pub(crate) fn passes(&self, input: u64, len: u64, scratch: u64, out: u64) -> Vec<LadderPass> {
-        let [first_words, _] = self.region_words;
-        let regions = (scratch, scratch + 8 * first_words as u64);
+    /// the scratch at `scratch` and the final result at `out`. `None` only
+    /// where [`LadderPlan::new`] would have refused `len` at `input`, or for
+    /// a scratch that ends past `u64::MAX`.
+    pub(crate) fn passes(&self, input: u64, len: u64, scratch: u64, out: u64) -> Option<Vec<LadderPass>> {
+        let regions = (scratch, element_address::<u64>(scratch, self.first_region_words)?);
         let mut passes = Vec::new();
         let (mut source, mut len) = (input, len);
         loop {
-            let blocks = blocks_for(self.rung, len, source, self.block_threads, self.element);
+            let blocks = blocks_for(self.rung, len, source, self.block_threads, self.element)?;
             let destination = match (blocks, passes.len() % 2) {
                 (1, _) => out,
                 (_, 0) => regions.0,
@@ -388,7 +405,7 @@ impl LadderPlan {
                 destination,
             });
             if blocks == 1 {
-                return passes;
+                return Some(passes);
             }
             (source, len) = (destination, blocks);
         }

@@ -97,7 +97,8 @@
 //! enqueue one kernel and nothing else, so they can be captured in a CUDA
 //! graph (`examples/graph_replay.rs`).
 
-// Nothing reachable from the public API may panic: errors are `Result`s.
+// Nothing reachable from the public API may panic, or let a number wrap
+// silently: errors are `Result`s.
 #![cfg_attr(
     not(test),
     deny(
@@ -107,7 +108,8 @@
         clippy::panic,
         clippy::unreachable,
         clippy::todo,
-        clippy::unimplemented
+        clippy::unimplemented,
+        clippy::arithmetic_side_effects
     )
 )]
 

@@ -2,12 +2,13 @@
 //! [`Backend`]. The dispatch layer of the library: it checks the call, picks
 //! the kernel and its launch shape, and launches it through the backend.
 
-use crate::backend::launcher::{Access, Launch, Launcher};
+use crate::backend::launcher::{element_address, Access, Launch, Launcher};
 use crate::backend::{Backend, Cuda};
 use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::shape::{self, LaunchShape};
+use cust::error::CudaError;
 use cust::memory::{DeviceCopy, DeviceSlice};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
@@ -268,7 +269,9 @@ impl<B: Backend> Reducer<B> {
 
     fn arg_to_host<T: ArgInput>(&mut self, input: &B::Slice<T>, op: Op) -> Result<(u64, T)> {
         let slot = self.backend.result_slot();
-        self.enqueue_arg(input, op, (slot, slot + 8), None)?;
+        // The slot's second word: inside the backend's 16-byte slot, so always an address.
+        let index_word = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        self.enqueue_arg(input, op, (slot, index_word), None)?;
         let [value, index] = self.backend.read_result_slot()?;
         let value: T::Value = from_word(value);
         // A half-float NaN comes back through `f32`, which keeps its payload
@@ -368,12 +371,13 @@ impl<B: Backend> Reducer<B> {
 
     fn production_shape(&mut self, kernel: Kernel, len: usize, element_bytes: usize) -> Result<LaunchShape> {
         let grid_cap = self.backend.grid_cap(kernel)?;
-        Ok(shape::production_shape(
-            self.backend.tuning(),
-            len,
-            element_bytes,
-            grid_cap,
-        ))
+        let tuning = self.backend.tuning();
+        shape::production_shape(tuning, len, element_bytes, grid_cap).ok_or_else(|| {
+            Error::InvalidPolicy(format!(
+                "no launch shape for {len} elements of {element_bytes} bytes in blocks of {} threads",
+                tuning.block_threads
+            ))
+        })
     }
 
     /// The `T` at the start of the result slot.

@@ -123,6 +123,7 @@
 //! time, so that the calls allocate nothing (before capturing a graph). When
 //! the scope ends, its workspaces go back for the next scopes.
 
+use crate::backend::launcher::element_address;
 use crate::backend::Cuda;
 use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
@@ -304,12 +305,14 @@ macro_rules! device_view {
                     Bound::Excluded(&end) => end,
                     Bound::Unbounded => self.len,
                 };
-                if start > end || end > self.len {
+                if end > self.len {
                     return None;
                 }
                 Some($view {
-                    address: self.address + (start * std::mem::size_of::<T>()) as u64,
-                    len: end - start,
+                    // `None` past `u64::MAX`: only a view of a bogus pointer
+                    // (unsafe code) gets there.
+                    address: element_address::<T>(self.address, start)?,
+                    len: end.checked_sub(start)?,
                     borrow: PhantomData,
                 })
             }

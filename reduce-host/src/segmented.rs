@@ -200,6 +200,10 @@ impl<B: Backend> Reducer<B> {
     /// blocks per segment and the grid (see the [`segmented`](crate::segmented)
     /// module). Like [`Reducer::launch_shape`], it depends only on its
     /// arguments and the device.
+    ///
+    /// Errors: [`Error::InvalidPolicy`] if an average segment of `len`
+    /// elements has more bytes than a `u64` counts (no buffer does),
+    /// [`Error::UnsupportedOp`].
     pub fn segmented_launch_shape<T: Element>(
         &mut self,
         op: Op,
@@ -230,8 +234,17 @@ impl<B: Backend> Reducer<B> {
         // schedule depends on the shape.
         let grid_cap = self.backend.grid_cap(kernel(SegmentSchedule::FixedOrder))?;
         let tuning = self.backend.tuning();
-        let shape = shape::segmented_shape(tuning, segments, len, T::TYPE.size(), grid_cap);
-        Ok((kernel(shape::segment_schedule(tuning, shape, segments, offsets)), shape))
+        let element_bytes = T::TYPE.size();
+        let plan = shape::segmented_shape(tuning, segments, len, element_bytes, grid_cap).and_then(|shape| {
+            let schedule = shape::segment_schedule(tuning, shape, segments, offsets)?;
+            Some((kernel(schedule), shape))
+        });
+        plan.ok_or_else(|| {
+            Error::InvalidPolicy(format!(
+                "no launch shape for {len} elements of {element_bytes} bytes in {segments} segments \
+                 with a grid of at most {grid_cap} blocks: the sizes overflow 64 bits"
+            ))
+        })
     }
 
     /// Runs a segmented reduction on the backend's own stream into a new
@@ -288,7 +301,11 @@ impl<B: Backend> Reducer<B> {
             Access::write::<T>("out", out, segments),
         ];
         if offsets != 0 {
-            accesses.push(Access::read::<u64>("offsets", offsets, segments + 1));
+            // `segments` is the offsets' length less one (`segment_count`).
+            let offsets_len = segments.checked_add(1).ok_or_else(|| {
+                Error::InvalidSegments(format!("{segments} segments need more offsets than a usize counts"))
+            })?;
+            accesses.push(Access::read::<u64>("offsets", offsets, offsets_len));
         }
         accesses.extend(status.map(|status| Access::write::<u32>("status", status, 1)));
         let launch = Launch {

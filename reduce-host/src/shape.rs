@@ -16,18 +16,35 @@ pub struct LaunchShape {
     pub threads_per_block: u32,
 }
 
+/// Elements of `element_bytes` each in one 16-byte vector; `None` unless one
+/// fits (the element types have 1 to 8 bytes).
+pub(crate) fn elements_per_vector(element_bytes: usize) -> Option<u64> {
+    VECTOR_BYTES
+        .checked_div(element_bytes as u64)
+        .filter(|&elements| elements > 0)
+}
+
+/// Elements of `element_bytes` each in one thread's tile of
+/// `VECTORS_PER_THREAD` 16-byte vectors (at most 64); `None` as
+/// [`elements_per_vector`].
+fn tile_elements(element_bytes: usize) -> Option<u64> {
+    elements_per_vector(element_bytes)?.checked_mul(VECTORS_PER_THREAD)
+}
+
 /// The production kernels' launch shape for `len` input elements of
 /// `element_bytes` each: enough blocks for one full tile of 16-byte loads per
 /// thread, at most `grid_cap`. (The GPU and the emulator both launch with it.)
-pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize, grid_cap: u32) -> LaunchShape {
+/// `None` if its arithmetic overflows, which no length does with the library's
+/// element types and block sizes.
+pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize, grid_cap: u32) -> Option<LaunchShape> {
     let block = tuning.block_threads;
-    let elements_per_tile = block as u64 * VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
+    let elements_per_tile = u64::from(block).checked_mul(tile_elements(element_bytes)?)?;
     let blocks_needed = (len as u64).div_ceil(elements_per_tile).max(1);
     let blocks = blocks_needed.min(grid_cap as u64) as u32;
-    LaunchShape {
+    Some(LaunchShape {
         blocks,
         threads_per_block: block,
-    }
+    })
 }
 
 /// How a segmented reduction is launched: how many threads reduce each
@@ -74,63 +91,71 @@ impl SegmentedShape {
 /// several blocks when there are fewer segments than the grid holds blocks,
 /// so that a few long rows still fill the GPU; the grid then has one block
 /// per part, at most `grid_cap`.
+///
+/// `None` if its arithmetic overflows: where the bytes of an average
+/// segment pass `u64::MAX` (a `len` no buffer has), or for a grid cap of 0.
 pub(crate) fn segmented_shape(
     tuning: Tuning,
     segments: usize,
     len: usize,
     element_bytes: usize,
     grid_cap: u32,
-) -> SegmentedShape {
+) -> Option<SegmentedShape> {
     let block = tuning.block_threads;
     let segments = segments.max(1) as u64;
-    let tile_elements = VECTORS_PER_THREAD * (VECTOR_BYTES / element_bytes as u64);
+    let tile_elements = tile_elements(element_bytes)?;
     let average = (len as u64).div_ceil(segments);
     // The largest power of two not above each count of threads.
     let floor_power_of_two = |threads: u64| 1u64 << threads.max(1).ilog2();
-    let wanted = floor_power_of_two(average / (tuning.segment_tiles_per_thread * tile_elements))
-        .max(floor_power_of_two(average / tile_elements).min(tuning.min_segment_lanes));
+    let thread_elements = tuning.segment_tiles_per_thread.checked_mul(tile_elements)?;
+    let wanted = floor_power_of_two(average.checked_div(thread_elements)?)
+        .max(floor_power_of_two(average.checked_div(tile_elements)?).min(tuning.min_segment_lanes));
     let largest_team = 1u64 << block.trailing_zeros();
     let team_threads = wanted.min(largest_team) as u32;
 
-    let parts_wanted = average.div_ceil(block as u64 * tile_elements);
+    let parts_wanted = average.div_ceil(u64::from(block).checked_mul(tile_elements)?);
     let blocks_per_segment = if team_threads == block && parts_wanted > 1 {
-        parts_wanted.min(grid_cap as u64 / segments).max(1) as u32
+        parts_wanted.min(u64::from(grid_cap).checked_div(segments)?).max(1) as u32
     } else {
         1
     };
+    // At most `grid_cap` either way (a split segment's parts are at most
+    // `grid_cap / segments`), so the grid fits its `u32`.
     let blocks = if blocks_per_segment > 1 {
-        segments * blocks_per_segment as u64
+        segments.checked_mul(u64::from(blocks_per_segment))?
     } else {
-        let teams_per_block = (block / team_threads) as u64;
-        segments.div_ceil(teams_per_block).min(grid_cap as u64)
+        let teams_per_block = block.checked_div(team_threads)?;
+        segments.div_ceil(u64::from(teams_per_block)).min(u64::from(grid_cap))
     };
     let launch = LaunchShape {
         blocks: blocks as u32,
         threads_per_block: block,
     };
-    let (takers, teams_per_taker) = takers(launch, team_threads);
-    let average_bytes = (average * element_bytes as u64).max(1);
-    let segments_per_take = floor_power_of_two(tuning.take_bytes / average_bytes)
-        .min(floor_power_of_two(segments / (takers * tuning.min_takes_per_taker)))
+    let (takers, teams_per_taker) = takers(launch, team_threads)?;
+    let average_bytes = average.checked_mul(element_bytes as u64)?.max(1);
+    let takes = takers.checked_mul(tuning.min_takes_per_taker)?;
+    let segments_per_take = floor_power_of_two(tuning.take_bytes.checked_div(average_bytes)?)
+        .min(floor_power_of_two(segments.checked_div(takes)?))
         .clamp(teams_per_taker, tuning::MAX_SEGMENTS_PER_TAKE);
-    SegmentedShape {
+    Some(SegmentedShape {
         team_threads,
         blocks_per_segment,
         segments_per_take: segments_per_take as u32,
         launch,
-    }
+    })
 }
 
 /// Who takes segments from the balanced kernels' counter in `launch` with
 /// teams of `team_threads`, as `(takers, teams per taker)`: each warp, or
-/// each block where a team is several warps.
-fn takers(launch: LaunchShape, team_threads: u32) -> (u64, u64) {
-    let blocks = launch.blocks as u64;
+/// each block where a team is several warps. `None` for a team of 0 threads.
+fn takers(launch: LaunchShape, team_threads: u32) -> Option<(u64, u64)> {
+    let blocks = u64::from(launch.blocks);
     let block = launch.threads_per_block;
     if team_threads > 32 {
-        (blocks, (block / team_threads) as u64)
+        Some((blocks, u64::from(block.checked_div(team_threads)?)))
     } else {
-        (blocks * (block / 32) as u64, (32 / team_threads).max(1) as u64)
+        let warps = blocks.checked_mul(u64::from(block / 32))?;
+        Some((warps, u64::from(32u32.checked_div(team_threads)?.max(1))))
     }
 }
 
@@ -140,24 +165,30 @@ fn takers(launch: LaunchShape, team_threads: u32) -> (u64, u64) {
 /// length), each reduced by one team of at least [`Tuning::balanced_min_lanes`]
 /// lanes, with at least [`Tuning::min_takes_per_taker`] takes for each taker and, where
 /// blocks take, a power of two of teams per block (a take is a power of two
-/// of segments, a multiple of them); else in a fixed order.
+/// of segments, a multiple of them); else in a fixed order. `None` as
+/// [`takers`].
 pub(crate) fn segment_schedule(
     tuning: Tuning,
     shape: SegmentedShape,
     segments: usize,
     offsets: bool,
-) -> SegmentSchedule {
-    let (takers, teams_per_taker) = takers(shape.launch, shape.team_threads);
+) -> Option<SegmentSchedule> {
+    let (takers, teams_per_taker) = takers(shape.launch, shape.team_threads)?;
+    // The segments that many takes need; a count past `u64` is never there.
+    let enough_segments = takers
+        .checked_mul(u64::from(shape.segments_per_take))
+        .and_then(|takes| takes.checked_mul(tuning.min_takes_per_taker))
+        .is_some_and(|needed| segments as u64 >= needed);
     let balanced = offsets
         && shape.team_threads >= tuning.balanced_min_lanes
         && shape.blocks_per_segment == 1
         && teams_per_taker.is_power_of_two()
-        && segments as u64 >= takers * shape.segments_per_take as u64 * tuning.min_takes_per_taker;
-    match (balanced, shape.team_threads > 32) {
+        && enough_segments;
+    Some(match (balanced, shape.team_threads > 32) {
         (false, _) => SegmentSchedule::FixedOrder,
         (true, false) => SegmentSchedule::WarpsTake,
         (true, true) => SegmentSchedule::BlocksTake,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -173,7 +204,7 @@ mod tests {
     }
 
     fn shape(segments: usize, len: usize, element_bytes: usize) -> (u32, u32, u32) {
-        let s = segmented_shape(hopper(512), segments, len, element_bytes, 264);
+        let s = segmented_shape(hopper(512), segments, len, element_bytes, 264).unwrap();
         (s.team_threads, s.blocks_per_segment, s.launch.blocks)
     }
 
@@ -204,20 +235,20 @@ mod tests {
             ((9000, 9000 * 4095, 8, true), (128, 4, BlocksTake), "sweep, f64, 4095"),
         ];
         for ((segments, len, bytes, offsets), expected, why) in cases {
-            let s = segmented_shape(hopper(512), segments, len, bytes, 264);
+            let s = segmented_shape(hopper(512), segments, len, bytes, 264).unwrap();
             let got = (
                 s.team_threads,
                 s.segments_per_take,
-                segment_schedule(hopper(512), s, segments, offsets),
+                segment_schedule(hopper(512), s, segments, offsets).unwrap(),
             );
             assert_eq!(got, expected, "{why}");
             assert_eq!(SegmentPlan::from_bits(s.plan().to_bits()), s.plan(), "{why}");
         }
         // A block size that is not a power of two: three teams of 128
         // threads per block cannot share a take of a power of two.
-        let odd = segmented_shape(hopper(384), 1 << 14, 10_000 << 14, 8, 264);
+        let odd = segmented_shape(hopper(384), 1 << 14, 10_000 << 14, 8, 264).unwrap();
         assert_eq!(odd.team_threads, 128);
-        assert_eq!(segment_schedule(hopper(384), odd, 1 << 14, true), FixedOrder);
+        assert_eq!(segment_schedule(hopper(384), odd, 1 << 14, true), Some(FixedOrder));
         // The segmented tests' "warps" and "many blocks" cases on the
         // emulator (its default shape): 50 segments of about 1536 f32s, and
         // 30 of about 3250 (teams of the 64-thread block), take the balanced
@@ -225,9 +256,9 @@ mod tests {
         for (segments, average, team, schedule) in [(50, 1536, 32, WarpsTake), (30, 3250, 64, BlocksTake)] {
             let emulator = hopper(crate::policy::Policy::EMULATOR_DEFAULT.block_threads());
             let max_grid = crate::backend::Emulated::DEFAULT_MAX_GRID;
-            let emulated = segmented_shape(emulator, segments, segments * average, 4, max_grid);
+            let emulated = segmented_shape(emulator, segments, segments * average, 4, max_grid).unwrap();
             assert_eq!(emulated.team_threads, team);
-            assert_eq!(segment_schedule(emulator, emulated, segments, true), schedule);
+            assert_eq!(segment_schedule(emulator, emulated, segments, true), Some(schedule));
         }
     }
 
@@ -253,10 +284,19 @@ mod tests {
             assert_eq!(shape(segments, len, bytes), expected, "{why}");
         }
         // A block size that is not a power of two: teams stop at 32, never split.
-        let odd = segmented_shape(hopper(96), 2, 1 << 24, 4, 100);
+        let odd = segmented_shape(hopper(96), 2, 1 << 24, 4, 100).unwrap();
         assert_eq!(
             (odd.team_threads, odd.blocks_per_segment, odd.launch.blocks),
             (32, 1, 1)
         );
+    }
+
+    #[test]
+    fn segmented_shape_is_none_where_its_arithmetic_overflows() {
+        // An average segment of 2^64 bytes, and one element short of it.
+        assert_eq!(segmented_shape(hopper(512), 1, 1 << 62, 4, 264), None);
+        assert_eq!(shape(1, (1 << 62) - 1, 4), (512, 264, 264));
+        // No grid: no takers to divide the segments among.
+        assert_eq!(segmented_shape(hopper(512), 1 << 10, 1 << 20, 4, 0), None);
     }
 }

@@ -182,6 +182,23 @@ fn sum_f32_usize_max_empty_rows_on_the_emulator_is_an_error() {
     }
 }
 
+/// The launch shape of a segmented reduction whose average segment has more
+/// bytes than a `u64` counts is a typed error: the byte count wrapped before
+/// (in release; with overflow checks it panicked).
+#[test]
+fn segmented_launch_shape_of_usize_max_f64_elements_is_an_error() {
+    let mut emulator = reduce::emulated::Emulator::default();
+    match emulator.segmented_launch_shape::<f64>(Op::Sum, 1, usize::MAX) {
+        Err(Error::InvalidPolicy(message)) => assert!(message.contains("overflow 64 bits"), "{message}"),
+        other => panic!("usize::MAX f64 elements in one segment gave {other:?}"),
+    }
+    // Up to `u64::MAX` bytes, there is a shape: a whole grid on the segment.
+    let shape = emulator
+        .segmented_launch_shape::<f64>(Op::Sum, 1, usize::MAX / 8)
+        .unwrap();
+    assert_eq!(shape.launch.blocks, reduce::Emulated::DEFAULT_MAX_GRID);
+}
+
 /// A unique id is 256 hex digits: `from_str_radix` would also take a `+`.
 #[test]
 fn unique_id_rejects_signs() {

@@ -1,7 +1,7 @@
 //! The CUDA backend: the embedded PTX loaded into the current context, a
 //! stream, and a workspace per stream launched on.
 
-use super::launcher::{Access, Launch, Launcher, Workspace};
+use super::launcher::{partial_words, Access, Launch, Launcher, Workspace};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::Tuning;
@@ -12,7 +12,7 @@ use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCo
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{cuLaunchKernel, cudaError_enum, CUcontext, CUfunction, CUpointer_attribute, CUstream};
-use kernels_gpu::abi::{Kernel, KernelMap, PARTIAL_SLOT_BYTES};
+use kernels_gpu::abi::{Kernel, KernelMap};
 use kernels_gpu::dispatch::EntryArgs;
 use std::collections::HashSet;
 use std::ffi::c_void;
@@ -96,9 +96,10 @@ impl Cuda {
         let module = Module::from_ptx(chosen_ptx(major, minor)?, &[])?;
         let sms = attribute(DeviceAttribute::MultiprocessorCount)?;
         let threads_per_sm = attribute(DeviceAttribute::MaxThreadsPerMultiprocessor)?;
-        let max_grid = sms
-            .saturating_mul((threads_per_sm / tuning.block_threads).max(1))
-            .max(1);
+        let blocks_per_sm = threads_per_sm
+            .checked_div(tuning.block_threads)
+            .ok_or_else(|| Error::InvalidPolicy("a block of 0 threads cannot be launched".to_string()))?;
+        let max_grid = sms.saturating_mul(blocks_per_sm.max(1)).max(1);
         let result = DeviceBuffer::zeroed(2)?;
         let result_id = pointer_attribute(
             result.as_device_ptr().as_raw(),
@@ -152,22 +153,19 @@ impl Cuda {
             return Ok(&mut self.own);
         };
         let handle = stream.as_inner() as usize;
-        let index = match self.scoped.iter().position(|(h, _)| *h == handle) {
-            Some(index) => index,
+        let entry = match self.scoped.iter().position(|(h, _)| *h == handle) {
+            Some(index) => self.scoped.get_mut(index),
             None => {
                 let workspace = match self.idle.pop() {
                     Some(idle) => idle,
                     None => StreamWorkspace::new(self.max_grid)?,
                 };
                 self.scoped.push((handle, workspace));
-                self.scoped.len() - 1
+                self.scoped.last_mut()
             }
         };
         // `position` found it, or it was just pushed.
-        self.scoped
-            .get_mut(index)
-            .map(|(_, w)| w)
-            .ok_or(Error::Cuda(CudaError::InvalidValue))
+        entry.map(|(_, w)| w).ok_or(Error::Cuda(CudaError::InvalidValue))
     }
 
     /// `stream`'s handle (the own stream's for `None`), with the stream
@@ -262,9 +260,6 @@ impl Cuda {
 /// Most parameters any entry point has (the segmented ones have ten).
 const MAX_PARAMETERS: usize = 10;
 
-/// `u64`s per partial slot: the workspace holds one slot per block.
-const PARTIAL_SLOT_WORDS: usize = (PARTIAL_SLOT_BYTES / 8) as usize;
-
 impl Launcher for Cuda {
     type Slice<T: DeviceCopy> = DeviceSlice<T>;
     type Buffer<T: DeviceCopy> = DeviceBuffer<T>;
@@ -295,7 +290,7 @@ impl Launcher for Cuda {
             .filter(|&index| index < slice.len())
             .ok_or(Error::Cuda(CudaError::InvalidValue))?;
         let mut element = [T::default()];
-        slice.index(index..index + 1).copy_to(&mut element[..])?;
+        slice.index(index).copy_to(&mut element[..])?;
         let [element] = element;
         Ok(element)
     }
@@ -389,8 +384,10 @@ impl StreamWorkspace {
     /// A workspace for grids of up to `max_grid` blocks.
     fn new(max_grid: u32) -> Result<Self> {
         let slots = max_grid as usize;
+        // What cust reports for an element count whose bytes overflow `usize`.
+        let partials = partial_words(max_grid).ok_or(CudaError::InvalidMemoryAllocation)?;
         Ok(StreamWorkspace {
-            partials: DeviceBuffer::zeroed(slots * PARTIAL_SLOT_WORDS)?,
+            partials: DeviceBuffer::zeroed(partials)?,
             // Zeroed once: every launch leaves the tickets at zero again.
             ticket: DeviceBuffer::zeroed(1)?,
             segment_tickets: DeviceBuffer::zeroed(slots.max(4))?,

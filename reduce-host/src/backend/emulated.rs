@@ -1,13 +1,13 @@
 //! The emulator backend: the kernels' host build under the SIMT emulator
 //! (`kernels_gpu::emulator`), over host memory. See [`crate::emulated`].
 
-use super::launcher::{Launch, Launcher, Workspace};
+use super::launcher::{partial_words, Launch, Launcher, Workspace, PARTIAL_SLOT_WORDS};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::{self, Tuning};
 use cust::memory::DeviceCopy;
 use cust::stream::Stream;
-use kernels_gpu::abi::{Kernel, PARTIAL_SLOT_BYTES};
+use kernels_gpu::abi::Kernel;
 use kernels_gpu::dispatch::{self, EntryArgs};
 use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
 use std::marker::PhantomData;
@@ -43,11 +43,16 @@ impl Emulated {
         if max_grid == 0 {
             return Err(Error::InvalidPolicy("max_grid must be at least 1".to_string()));
         }
+        let partials = partial_words(max_grid).ok_or_else(|| {
+            Error::InvalidPolicy(format!(
+                "max_grid {max_grid} is too large: its workspace overflows this host's usize"
+            ))
+        })?;
         let slots = max_grid as usize;
         Ok(Emulated {
             policy,
             max_grid,
-            partials: vec![POISON_WORD; slots * (PARTIAL_SLOT_BYTES / 8) as usize],
+            partials: vec![POISON_WORD; partials],
             segment_tickets: vec![0; slots.max(4).div_ceil(2)],
             ..Self::with_default_shape()
         })
@@ -65,7 +70,8 @@ impl Emulated {
             policy: Policy::EMULATOR_DEFAULT,
             max_grid,
             next_seed: clock,
-            partials: vec![POISON_WORD; slots * (PARTIAL_SLOT_BYTES / 8) as usize],
+            // A constant, so an overflow would not compile.
+            partials: vec![POISON_WORD; const { Self::DEFAULT_MAX_GRID as usize * PARTIAL_SLOT_WORDS }],
             ticket: vec![0],
             segment_tickets: vec![0; slots.max(4).div_ceil(2)],
             scratch: Vec::new(),
@@ -239,12 +245,11 @@ impl Launcher for Emulated {
         let function = A::entry(entry).ok_or(Error::MissingKernel(launch.kernel))?;
         let blocks = launch.shape.blocks;
         self.partials.fill(POISON_WORD);
+        // Past `usize` (never on a 64-bit host): all of them, as for any grid
+        // above `max_grid`, since `writable` stops at the buffer's end.
+        let partial_words = partial_words(blocks).unwrap_or(usize::MAX);
         let workspace = [
-            writable(
-                "partials",
-                &self.partials,
-                blocks as usize * (PARTIAL_SLOT_BYTES / 8) as usize,
-            ),
+            writable("partials", &self.partials, partial_words),
             writable("ticket", &self.ticket, 1),
             writable("tickets", &self.segment_tickets, (blocks as usize).max(4).div_ceil(2)),
             writable("scratch", &self.scratch, self.scratch.len()),
@@ -292,12 +297,14 @@ impl Launcher for Emulated {
     }
 }
 
-/// The first `len` elements of `buffer` as a writable buffer of the launch.
+/// The first `len` elements of `buffer` (all of it, if it is shorter) as a
+/// writable buffer of the launch.
 fn writable<T>(name: &'static str, buffer: &[T], len: usize) -> Buffer {
+    let elements = buffer.get(..len).unwrap_or(buffer);
     Buffer {
         name,
-        address: buffer.as_ptr() as u64,
-        bytes: (len.min(buffer.len()) * std::mem::size_of::<T>()) as u64,
+        address: elements.as_ptr() as u64,
+        bytes: std::mem::size_of_val(elements) as u64,
         writable: true,
     }
 }

@@ -7,8 +7,24 @@ use crate::shape::LaunchShape;
 use crate::tuning::Tuning;
 use cust::memory::DeviceCopy;
 use cust::stream::Stream;
-use kernels_gpu::abi::{Kernel, KernelArgs};
+use kernels_gpu::abi::{Kernel, KernelArgs, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
+
+/// `u64`s per partial slot: a workspace holds one slot per block.
+pub(crate) const PARTIAL_SLOT_WORDS: usize = (PARTIAL_SLOT_BYTES / 8) as usize;
+
+/// `u64` words of partial slots for a grid of `blocks` blocks; `None` where
+/// they overflow `usize` (never on a 64-bit host).
+pub(crate) fn partial_words(blocks: u32) -> Option<usize> {
+    usize::try_from(blocks).ok()?.checked_mul(PARTIAL_SLOT_WORDS)
+}
+
+/// The address of element `index` of the `T`s at `base`; `None` past
+/// `u64::MAX` (which no element of a real buffer is).
+pub(crate) fn element_address<T>(base: u64, index: usize) -> Option<u64> {
+    let offset = index.checked_mul(std::mem::size_of::<T>())?;
+    base.checked_add(u64::try_from(offset).ok()?)
+}
 
 /// A caller's buffer that a launch reads or writes.
 #[derive(Clone, Copy, Debug)]

@@ -2,10 +2,12 @@
 //! and the small buffers its partial results pass through.
 
 use super::nccl::Comm;
+use crate::backend::launcher::element_address;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::reducer::Reducer;
 use cust::context::{Context, CurrentContext};
+use cust::error::CudaError;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
@@ -113,7 +115,8 @@ impl Member {
                 }
                 let local = self.local.as_device_ptr().as_raw();
                 for (index, shard) in shards.iter().enumerate() {
-                    let slot = local + (index * std::mem::size_of::<T>()) as u64;
+                    // Inside `local`, which has a slot per shard: always an address.
+                    let slot = element_address::<T>(local, index).ok_or(Error::Cuda(CudaError::InvalidValue))?;
                     self.reducer.enqueue_partial(shard, op, slot)?;
                 }
                 self.reducer
