@@ -77,9 +77,7 @@ pub fn reduce<B: Backend, T: Element>(
     op: Op,
     ladder: Ladder,
 ) -> Result<T> {
-    let out = reducer.backend.result_slot();
-    enqueue_reduce(reducer, input, op, ladder, out, None)?;
-    read_result(reducer)
+    reducer.blocking(|reducer, out| enqueue_reduce(reducer, input, op, ladder, out, None))
 }
 
 /// [`reduce()`] enqueued on `stream` in `scope`, with the result left in
@@ -179,9 +177,7 @@ pub fn dot<B: Backend, T: Element>(
     b: &B::Slice<T>,
     kernel: SeedDot,
 ) -> Result<T> {
-    let out = reducer.backend.result_slot();
-    enqueue_dot(reducer, a, b, kernel, out, None)?;
-    read_result(reducer)
+    reducer.blocking(|reducer, out| enqueue_dot(reducer, a, b, kernel, out, None))
 }
 
 /// [`dot()`] enqueued on `stream` in `scope`, with the result left in `out`
@@ -256,14 +252,6 @@ fn enqueue_dot<B: Backend, T: Element>(
         backend.zero_words(out, 1, stream)?;
         backend.launch(&launch, stream)
     }
-}
-
-/// The `T` (4 bytes: `i32` or `f32`) at the start of the result slot.
-fn read_result<B: Backend, T: Element>(reducer: &mut Reducer<B>) -> Result<T> {
-    let [bits, _] = reducer.backend.read_result_slot()?;
-    // SAFETY: the kernel wrote one 4-byte `T` (the ladder's types, checked by
-    // the kernel lookup) at the start of the slot.
-    Ok(unsafe { std::ptr::read(&bits as *const u64 as *const T) })
 }
 
 /// Threads per block of both seed 004 dot kernels (the seed's 256).

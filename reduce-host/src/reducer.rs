@@ -81,12 +81,6 @@ impl Reducer<Cuda> {
         self.enqueue_reduce(input, op, out, None, true)
     }
 
-    /// The `T` at the start of the result slot, after the own stream's work.
-    pub(crate) fn result_to_host<T: Element>(&mut self) -> Result<T> {
-        let [bits, _] = self.backend.read_result_slot()?;
-        Ok(from_word(bits))
-    }
-
     /// The result slot's device address.
     pub(crate) fn result_slot(&mut self) -> u64 {
         self.backend.result_slot()
@@ -100,9 +94,7 @@ impl<B: Backend> Reducer<B> {
     /// empty input, NaN and overflow; the result is bitwise the same on every
     /// run for the same input at the same address and the same device.
     pub fn reduce<T: Element>(&mut self, input: &B::Slice<T>, op: Op) -> Result<T> {
-        let out = self.backend.result_slot();
-        self.enqueue_reduce(input, op, out, None, false)?;
-        self.read_result()
+        self.blocking(|reducer, out| reducer.enqueue_reduce(input, op, out, None, false))
     }
 
     /// Reduces `input` with `op` in the wider accumulator type `A`: each
@@ -122,9 +114,7 @@ impl<B: Backend> Reducer<B> {
     /// Errors: [`Error::UnsupportedWidening`] for an op the pair does not
     /// have, [`Error::Empty`] for `Max`/`Min` of an empty input, CUDA errors.
     pub fn reduce_as<A: Element, In: WidensTo<A>>(&mut self, input: &B::Slice<In>, op: Op) -> Result<A> {
-        let out = self.backend.result_slot();
-        self.enqueue_widened::<A, In>(input, op, out, None)?;
-        self.read_result()
+        self.blocking(|reducer, out| reducer.enqueue_widened::<A, In>(input, op, out, None))
     }
 
     /// The index and value of the largest element of `input`: the first
@@ -176,9 +166,7 @@ impl<B: Backend> Reducer<B> {
     /// # Ok(()) }
     /// ```
     pub fn dot<T: Element>(&mut self, a: &B::Slice<T>, b: &B::Slice<T>) -> Result<T> {
-        let out = self.backend.result_slot();
-        self.enqueue_dot(a, b, out, None)?;
-        self.read_result()
+        self.blocking(|reducer, out| reducer.enqueue_dot(a, b, out, None))
     }
 
     /// The launch shape a reduction of `len` elements of `T` with `op` uses.
@@ -380,8 +368,17 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// The `T` at the start of the result slot.
-    fn read_result<T: DeviceCopy>(&mut self) -> Result<T> {
+    /// Runs `enqueue` with the result slot as its output (on the own
+    /// stream), then returns the `T` it wrote there: the blocking form of
+    /// each operation with one result.
+    pub(crate) fn blocking<T: DeviceCopy>(&mut self, enqueue: impl FnOnce(&mut Self, u64) -> Result<()>) -> Result<T> {
+        let out = self.backend.result_slot();
+        enqueue(self, out)?;
+        self.result_to_host()
+    }
+
+    /// The `T` at the start of the result slot, after the own stream's work.
+    pub(crate) fn result_to_host<T: DeviceCopy>(&mut self) -> Result<T> {
         let [bits, _] = self.backend.read_result_slot()?;
         Ok(from_word(bits))
     }

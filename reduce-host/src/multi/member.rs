@@ -148,7 +148,7 @@ impl Member {
     pub(crate) fn reduce_counting<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<(T, u64)> {
         self.enqueue_local(shards, op)?;
         if let Some(length) = self.length_host.first_mut() {
-            *length = shards.iter().map(|s| s.len() as u64).sum();
+            *length = total_elements(shards.iter().map(|s| s.len() as u64))?;
         }
         let stream = self.reducer.stream();
         // SAFETY: the pinned buffers are not touched again before the
@@ -173,7 +173,7 @@ impl Member {
                 .async_copy_to(&mut *self.lengths_host, self.reducer.stream())?
         };
         let value = self.result_to_host()?;
-        Ok((value, self.lengths_host.iter().sum()))
+        Ok((value, total_elements(self.lengths_host.iter().copied())?))
     }
 
     /// Enqueues the reduction of the gathered values into `out` (a device
@@ -228,4 +228,13 @@ impl Drop for RestoreContext {
         // SAFETY: the handle was current when this guard was made (or null).
         let _ = unsafe { cust::sys::cuCtxSetCurrent(self.0) };
     }
+}
+
+/// The sum of `lengths` (of shards, or of ranks, sent by the other ranks),
+/// or [`Error::InvalidGroup`] past `u64::MAX` (the same shard passed very
+/// many times; a rank that sent a wrong count).
+fn total_elements(mut lengths: impl Iterator<Item = u64>) -> Result<u64> {
+    lengths
+        .try_fold(0u64, u64::checked_add)
+        .ok_or_else(|| Error::InvalidGroup("the group's inputs hold more than u64::MAX elements in all".into()))
 }
