@@ -81,6 +81,25 @@
 //! errors (including those of earlier asynchronous work) come back as
 //! [`Error::Cuda`].
 //!
+//! # Safety: the two `unsafe` calls, and why
+//! Every other public function is safe: no safe call can make the GPU touch
+//! memory that Rust may free or reuse meanwhile. A [`Scope`] borrows its
+//! inputs, outputs and streams until [`Reducer::scope`] has waited for every
+//! stream it launched on (also on error or panic), an output that overlaps
+//! another buffer of the call is [`Error::Aliasing`], and a buffer of another
+//! context, or freed, is [`Error::ForeignBuffer`]. Two calls hand part of that
+//! duty to you, each with a `# Safety` section:
+//! - [`Reducer::scope_unsynchronized`]: a scope that does not wait when it
+//!   ends, for work the host must not wait on (capturing a CUDA graph and
+//!   replaying it, `examples/graph_replay.rs`). You keep every buffer and
+//!   stream alive, and unwritten by others, until the work and every replay
+//!   have completed.
+//! - [`Input::from_view`] and [`Output::from_view`]: a `cust` view
+//!   (`buffer.index(1..)`) does not borrow its buffer in cust 0.3, so
+//!   borrowing the view proves nothing. You promise the buffer outlives the
+//!   scope (and, for an output, that nothing else reads or writes it there).
+//!   [`Input::get`] and [`Output::get`] give parts of a borrowed buffer safely.
+//!
 //! # Which PTX runs
 //! PTX is built for sm_70 and sm_90; a [`Reducer`] loads the newest one the
 //! device runs. Setting `REDUCE_PTX_ARCH=sm_70` loads the sm_70 PTX on a newer
