@@ -1,20 +1,16 @@
-//! Builds `kernels-gpu` to PTX once per architecture of the tuning data and
-//! leaves `kernels_<arch>.ptx` in `OUT_DIR` for `include_str!`.
+//! Gives the library its kernel images: `kernel_images.rs` in `OUT_DIR`, the
+//! table of every module's PTX and machine code that `src/backend/images.rs`
+//! includes.
 //!
-//! The kernels go through rustc's own NVPTX backend: a nested `cargo rustc
-//! --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=asm`, with no link
-//! step (no `llvm-bitcode-linker` exists for this toolchain). Without a link
-//! step, any function the kernels call but do not inline would stay an
-//! unresolved `.extern .func` and fail only when the module is loaded, so the
-//! build rejects such PTX here.
-
-//!
-//! The PTX is built for the architecture of each row of the tuning data
-//! (`src/tuning.rs`), whose register cap it writes into the segmented
-//! entry points (`.maxnreg`, as CUDA C's `__launch_bounds__` would; rustc
-//! has no attribute for it). Which entry points are segmented comes from the
-//! kernel ABI (`kernels-gpu/src/abi.rs`). Both files are compiled into this
-//! script as they are (`#[path]`): they depend on nothing else.
+//! Two sources, chosen by the cargo feature `build-kernels`:
+//! - **off** (what a user gets, on stable Rust): the images shipped in
+//!   `kernels/`, xz-compressed, which `scripts/build_kernels.sh` regenerates
+//!   from `kernels-gpu` with the pinned nightly and `ptxas` (CI checks that
+//!   they match the source). Nothing is compiled here.
+//! - **on** (for people changing the kernels, in this repository): the PTX
+//!   is built here from `../kernels-gpu` with the pinned nightly
+//!   (`build/from_source.rs`), uncompressed, with no machine code: the driver
+//!   compiles each module when it is first loaded.
 
 // As in the library (`src/lib.rs`): no arithmetic that can wrap, which a
 // build script, compiled without overflow checks in release, would do
@@ -22,138 +18,124 @@
 // failure by panicking.
 #![deny(clippy::arithmetic_side_effects)]
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::env;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
+// Only with `build-kernels`: the kernel crate's files are not part of this
+// package (a module that is configured out is never read).
+#[cfg(feature = "build-kernels")]
 #[path = "../kernels-gpu/src/abi.rs"]
 #[allow(dead_code)]
 mod abi;
+#[cfg(feature = "build-kernels")]
+#[path = "build/from_source.rs"]
+mod from_source;
+#[cfg(feature = "build-kernels")]
 #[path = "src/tuning.rs"]
 #[allow(dead_code)]
 mod tuning;
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let kernel_crate = manifest_dir.join("..").join("kernels-gpu");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    #[cfg(feature = "build-kernels")]
+    let images = from_source::build(&manifest_dir, &out_dir);
+    #[cfg(not(feature = "build-kernels"))]
+    let images = shipped(&manifest_dir.join("kernels"));
+    fs::write(out_dir.join("kernel_images.rs"), table(&images)).expect("write kernel_images.rs");
+}
 
-    println!("cargo:rerun-if-changed={}", kernel_crate.join("src").display());
-    println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.toml").display());
-    println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.lock").display());
+/// One image folder: every module's PTX (`.ptx`) or machine code
+/// (`.cubin`) for one architecture.
+struct ImageSet {
+    /// Compute capability × 10 (`sm_<arch>`).
+    arch: u32,
+    cubin: bool,
+    compressed: bool,
+    /// Module file stem → file.
+    modules: BTreeMap<String, PathBuf>,
+}
 
-    println!(
-        "cargo:rerun-if-changed={}",
-        manifest_dir.join("src").join("tuning.rs").display()
-    );
-    let segmented: HashSet<&str> = abi::Kernel::all()
-        .filter(|(kernel, _)| matches!(kernel, abi::Kernel::Segmented { .. }))
-        .map(|(_, name)| name)
-        .collect();
-    for row in tuning::BY_ARCHITECTURE {
-        let arch = format!("sm_{}", row.min_cc);
-        let arch = arch.as_str();
-        // One target dir per architecture: a nested build that finds its crate
-        // fresh emits nothing, so each architecture keeps its own last PTX.
-        let ptx = build_ptx(&kernel_crate, &out_dir.join(format!("kernels-target-{arch}")), arch);
-        if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
-            panic!(
-                "the {arch} PTX of kernels-gpu calls a function that was not inlined: `{}`.\n\
-                 Kernels are built without a link step, so every call must inline \
-                 (no panics, no formatting, no bounds-checked indexing in kernel code).",
-                line.trim()
-            );
+/// The images shipped in `dir`: one folder per image set, named
+/// `ptx_sm_<arch>` or `cubin_sm_<arch>`, holding `<module>.<ptx|cubin>.xz`
+/// for every module of the ABI.
+#[cfg(not(feature = "build-kernels"))]
+fn shipped(dir: &std::path::Path) -> Vec<ImageSet> {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| {
+        panic!(
+            "the shipped kernels are missing ({}: {e}); regenerate them with scripts/build_kernels.sh, or build them from source with the feature build-kernels",
+            dir.display()
+        )
+    });
+    let mut sets = Vec::new();
+    for entry in entries {
+        let path = entry.expect("read the kernels directory").path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let (cubin, arch) = if let Some(arch) = name.strip_prefix("cubin_sm_") {
+            (true, arch)
+        } else if let Some(arch) = name.strip_prefix("ptx_sm_") {
+            (false, arch)
+        } else {
+            continue;
+        };
+        let arch: u32 = arch.parse().unwrap_or_else(|_| panic!("{name}: not an architecture"));
+        let extension = if cubin { ".cubin.xz" } else { ".ptx.xz" };
+        let mut modules = BTreeMap::new();
+        for file in fs::read_dir(&path).expect("read an image directory") {
+            let file = file.expect("read an image directory").path();
+            let stem = file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(extension));
+            if let Some(stem) = stem {
+                modules.insert(stem.to_owned(), file.clone());
+            }
         }
-        let ptx = cap_registers(&ptx, &segmented, row.segmented_max_registers);
-        fs::write(out_dir.join(format!("kernels_{arch}.ptx")), ptx).expect("write PTX to OUT_DIR");
+        sets.push(ImageSet {
+            arch,
+            cubin,
+            compressed: true,
+            modules,
+        });
     }
-
-    // The host's table of embedded PTX, newest architecture first:
-    // `&[(compute capability × 10, PTX text)]`.
-    let mut arches: Vec<u32> = tuning::BY_ARCHITECTURE.iter().map(|row| row.min_cc).collect();
-    arches.sort_by_key(|cc| std::cmp::Reverse(*cc));
-    let rows: String = arches
-        .iter()
-        .map(|cc| format!("    ({cc}, include_str!(concat!(env!(\"OUT_DIR\"), \"/kernels_sm_{cc}.ptx\"))),\n"))
-        .collect();
-    fs::write(out_dir.join("ptx_table.rs"), format!("&[\n{rows}]\n")).expect("write ptx_table.rs");
-}
-
-/// Runs the nested build for one architecture and returns the PTX text.
-fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
-    let deps = target_dir.join("nvptx64-nvidia-cuda").join("release").join("deps");
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(kernel_crate)
-        .args(["rustc", "--release", "--locked", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .args(["--", "--emit=asm", "-C"])
-        .arg(format!("target-cpu={arch}"))
-        // Flags meant for the host build must not reach the nvptx build.
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET")
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .status()
-        .expect("could not run cargo to build kernels-gpu (is the pinned nightly from rust-toolchain.toml installed? run scripts/setup.sh)");
     assert!(
-        status.success(),
-        "building kernels-gpu for {arch} failed: it needs the pinned nightly with the rust-src component (scripts/setup.sh installs it)"
+        sets.iter().any(|set| !set.cubin),
+        "no PTX among the shipped kernels in {}",
+        dir.display()
     );
-
-    // The newest, in case an older toolchain left one under another hash.
-    let newest = ptx_files(&deps)
-        .into_iter()
-        .max_by_key(|p| fs::metadata(p).and_then(|m| m.modified()).ok());
-    let path = newest.unwrap_or_else(|| panic!("the nested build left no kernels_gpu-*.s in {}", deps.display()));
-    fs::read_to_string(path).expect("read PTX")
+    sets
 }
 
-fn ptx_files(deps: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(deps) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.starts_with("kernels_gpu-") && name.ends_with(".s")
-        })
-        .collect()
-}
-
-/// `ptx` with a `.maxnreg registers` directive on every entry point named in
-/// `names` (after its parameter list, where PTX puts performance-tuning
-/// directives).
-fn cap_registers(ptx: &str, names: &HashSet<&str>, registers: u32) -> String {
-    let mut capped = String::with_capacity(ptx.len());
-    // The entry point whose parameter list is being copied, and those done.
-    let mut in_parameters: Option<&str> = None;
-    let mut done: HashSet<&str> = HashSet::with_capacity(names.len());
-    for line in ptx.lines() {
-        capped.push_str(line);
-        capped.push('\n');
-        let entry = line
-            .strip_prefix(".visible .entry ")
-            .and_then(|rest| rest.split('(').next());
-        if let Some(name) = entry.filter(|name| names.contains(name)) {
-            in_parameters = Some(name);
-        } else if let Some(name) = in_parameters.filter(|_| line.trim() == ")") {
-            capped.push_str(&format!(".maxnreg {registers}\n"));
-            in_parameters = None;
-            done.insert(name);
+/// The Rust source of the image table: `&[KernelImage]`. Every set must
+/// hold the same modules (the library's tests check them against the ABI).
+fn table(sets: &[ImageSet]) -> String {
+    let mut rows = String::from("&[\n");
+    let first: Option<BTreeSet<&String>> = sets.first().map(|set| set.modules.keys().collect());
+    for set in sets {
+        let kind = if set.cubin { "cubin" } else { "ptx" };
+        assert_eq!(
+            first.as_ref(),
+            Some(&set.modules.keys().collect()),
+            "the {kind} images for sm_{} are not the same modules as the others; regenerate them (scripts/build_kernels.sh)",
+            set.arch
+        );
+        rows.push_str(&format!(
+            "    KernelImage {{ arch: {}, cubin: {}, compressed: {}, modules: &[\n",
+            set.arch, set.cubin, set.compressed
+        ));
+        for (module, path) in &set.modules {
+            rows.push_str(&format!(
+                "        ({module:?}, include_bytes!({:?})),\n",
+                path.display().to_string()
+            ));
         }
+        rows.push_str("    ] },\n");
     }
-    let mut missing: Vec<&str> = names.difference(&done).copied().collect();
-    missing.sort_unstable();
-    assert!(
-        missing.is_empty(),
-        "not every segmented entry point of the ABI is in the PTX: missing {missing:?}"
-    );
-    capped
+    rows.push_str("]\n");
+    rows
 }

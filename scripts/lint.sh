@@ -6,6 +6,9 @@ source "$(dirname "$0")/env.sh"
 cargo fmt --all --check
 (cd kernels-gpu && cargo fmt --check)
 cargo clippy --workspace --all-targets --release -- -D warnings
+# The build script's other half: the kernels built from source.
+cargo clippy -p reduce-host --release --features build-kernels -- -D warnings
+(cd tests/downstream && cargo fmt --check)
 (cd kernels-gpu && cargo clippy --release --locked --all-targets -- -D warnings)
 for cpu in sm_70 sm_90; do
   (cd kernels-gpu && RUSTFLAGS="-C target-cpu=$cpu" cargo clippy --release --target nvptx64-nvidia-cuda \

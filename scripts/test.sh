@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds everything (host crate, PTX for every architecture, examples, benches)
-# and runs the tests. Every kernel test runs under the CPU emulator; without a
+# Builds everything (host crate, examples, benches) and runs the tests; checks
+# that the shipped kernel images are what the kernel source gives; builds and
+# runs tests/downstream, a crate outside this workspace, on stable Rust. Every kernel test runs under the CPU emulator; without a
 # GPU, the GPU half of each test prints that it was skipped.
 source "$(dirname "$0")/env.sh"
 # Every test (or GPU half) that skips writes a line here (tests/common's `skipped`).
@@ -13,6 +14,12 @@ cargo test --workspace --release "$@"
 cargo test -p reduce-host "$@"
 # The kernel crate's own unit tests (the emulator's pieces), on the host.
 (cd kernels-gpu && cargo test --release --locked "$@")
+# The shipped kernels (reduce-host/kernels/) rebuilt from source with the
+# pinned nightly and ptxas: the tests above ran the source on the emulator and
+# the shipped images on the GPU, so they must be the same kernels.
+bash scripts/build_kernels.sh --check
+# A user's crate: stable Rust, against the repository and the packaged crates.
+bash scripts/downstream.sh
 # The runner counts a test whose GPU half skipped as passed: say what was not run.
 if [[ -s $REDUCE_TEST_SKIP_LOG ]]; then
   echo "SKIPPED (counted as passed above): $(wc -l < "$REDUCE_TEST_SKIP_LOG") tests or GPU halves; list in $REDUCE_TEST_SKIP_LOG"

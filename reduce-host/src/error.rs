@@ -85,6 +85,17 @@ pub enum Error {
     /// input's fault.
     #[error("the kernel module has no entry point for {0:?}; please report this")]
     MissingKernel(kernels_gpu::abi::Kernel),
+    /// A kernel module the library's own images lack or hold corrupted (the
+    /// library was built wrongly, never the input's fault).
+    #[error("the kernel module {module} ({image}) cannot be loaded: {problem}; please report this")]
+    BrokenModule {
+        /// The module's file stem (`whole_f32`, ...).
+        module: String,
+        /// Which image: its architecture, machine code or PTX.
+        image: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// An output that overlaps another buffer of the same call (an input,
     /// or the other output of an argmax): the kernels read and write them at
     /// once. Only slices built from raw pointers can overlap.

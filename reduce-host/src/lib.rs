@@ -12,11 +12,12 @@
 //! [`segmented_reduce`] and [`reduce_rows`] give one result per segment of an
 //! input or per row of a matrix ([`segmented`]). The tutorial kernels, the
 //! rungs of the classic reduction ladder, are in [`ladder`]. The kernels live in the
-//! `kernels-gpu` crate, are compiled to PTX by rustc's NVPTX backend when this
-//! crate is built, and are JIT-compiled by the driver for your GPU (compute
-//! capability 7.0 or newer) the first time a [`Reducer`] is created: about
-//! 16 s on an H200 with an empty driver cache, which then keeps the result
-//! (`~/.nv/ComputeCache`) for later runs.
+//! `kernels-gpu` crate, written in Rust and compiled to PTX by rustc's NVPTX
+//! backend; this crate ships them prebuilt, as machine code for every major
+//! GPU architecture from Volta to Blackwell and as PTX for the others
+//! (compute capability 7.0 or newer), so it builds on stable Rust with no
+//! CUDA toolkit and needs only the NVIDIA driver at run time (see
+//! [Which kernels run](#which-kernels-run)).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), reduce::Error> {
@@ -100,15 +101,33 @@
 //!   scope (and, for an output, that nothing else reads or writes it there).
 //!   [`Input::get`] and [`Output::get`] give parts of a borrowed buffer safely.
 //!
-//! # Which PTX runs
-//! PTX is built for sm_70 and sm_90; a [`Reducer`] loads the newest one the
-//! device runs. Setting `REDUCE_PTX_ARCH=sm_70` loads the sm_70 PTX on a newer
-//! GPU too, which is how the older GPUs' code path is tested on an H200.
+//! # Which kernels run
+//! The kernels come in modules, one per input type for the whole-input calls
+//! (`whole_f32`: every operator, argmax/argmin, dot and widened sums of
+//! `f32`s), one per schedule and type for the segmented calls, and one per
+//! type for the ladder. A [`Reducer`] loads a module the first time it
+//! launches one of its kernels, so a program that only sums `f32`s never
+//! loads the other 280-odd kernels. Each module ships as machine code
+//! (cubin, assembled by `ptxas` from the same PTX) for sm_70, sm_80, sm_90,
+//! sm_100 and sm_120, which runs on every GPU of that major version from that
+//! minor version up (sm_80 code on 8.0, 8.6 and 8.9), and as PTX for sm_70
+//! and sm_90, which the driver compiles for any other GPU when the module is
+//! loaded (and caches on disk); machine code that does not load (a driver
+//! older than CUDA 12.9's assembler) falls back to the PTX.
+//!
+//! Setting `REDUCE_PTX_ARCH=sm_70` (or `sm_90`) loads that PTX even where
+//! machine code exists: how the older GPUs' code path, and the driver's
+//! compilation, are tested on a newer GPU. Building with the feature
+//! `build-kernels` compiles the PTX from `kernels-gpu` instead of using the
+//! shipped images (it needs the nightly toolchain pinned in the
+//! repository's `rust-toolchain.toml`, with `rust-src`); that is for people
+//! changing the kernels, who regenerate the shipped images with
+//! `scripts/build_kernels.sh`.
 //!
 //! # Free functions and threads
 //! The free functions use a [`Reducer`] cached per thread for the context that
-//! is current on that thread, created on first use (which loads the module)
-//! and made anew when another context is current, or when its context was
+//! is current on that thread, created on first use (loading no kernel until
+//! one is launched) and made anew when another context is current, or when its context was
 //! destroyed (even if a new context got the old one's handle: the reducer
 //! recognises its context by the unique id the driver gives its own
 //! allocation). They block until the result is on the host. For async work

@@ -18,9 +18,11 @@ use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
 /// default), or on the CPU under the SIMT emulator
 /// ([`Emulator`](crate::emulated::Emulator) = `Reducer<Emulated>`).
 ///
-/// A `Reducer<Cuda>` owns the PTX module (JIT-compiled for the device when
-/// created), a non-blocking stream and a small workspace per stream, so
-/// repeated calls allocate nothing and load nothing. The free functions
+/// A `Reducer<Cuda>` owns the kernel modules it has loaded (each the first
+/// time one of its kernels is launched: see
+/// [Which kernels run](crate#which-kernels-run)), a non-blocking stream and a
+/// small workspace per stream, so repeated calls allocate nothing and load
+/// nothing. The free functions
 /// ([`crate::sum`], [`crate::reduce`], ...) use one `Reducer` per thread and
 /// context behind the scenes.
 ///

@@ -1,6 +1,7 @@
-//! The CUDA backend: the embedded PTX loaded into the current context, a
-//! stream, and a workspace per stream launched on.
+//! The CUDA backend: the kernels' modules loaded into the current context
+//! as they are first used, a stream, and a workspace per stream launched on.
 
+use super::images::Image;
 use super::launcher::{partial_words, Access, Launch, Launcher, Workspace};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
@@ -9,27 +10,19 @@ use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
 use cust::function::{BlockSize, Function};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice, LockedBuffer};
-use cust::module::Module;
+use cust::module::Module as LoadedModule;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{cuLaunchKernel, cudaError_enum, CUcontext, CUfunction, CUpointer_attribute, CUstream};
-use kernels_gpu::abi::{Kernel, KernelMap};
+use kernels_gpu::abi::{Kernel, KernelMap, Module};
 use kernels_gpu::dispatch::EntryArgs;
 use std::collections::HashSet;
-use std::ffi::c_void;
-
-/// `(compute capability × 10, PTX)`, newest first; written by `build.rs`.
-const PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/ptx_table.rs"));
-
-/// The environment variable that pins the PTX architecture (`sm_70`, `sm_90`),
-/// so the code for older GPUs can be tested on a newer one (PTX is forward
-/// compatible: the driver compiles sm_70 PTX for any later GPU).
-const PTX_ARCH_VARIABLE: &str = "REDUCE_PTX_ARCH";
+use std::ffi::{c_void, CStr};
 
 /// Kernels run on the GPU of the context that was current when the backend
 /// was created (see [`Reducer::new`](crate::Reducer::new)).
 #[derive(Debug)]
 pub struct Cuda {
-    /// Each kernel launched so far: its handle (valid while `module` is
+    /// Each kernel launched so far: its handle (valid while its module is
     /// loaded) and its largest useful grid (SMs × resident blocks per SM).
     loaded: KernelMap<(KernelHandle, u32)>,
     tuning: Tuning,
@@ -62,8 +55,14 @@ pub struct Cuda {
     /// reused: while it still names that allocation, the context is alive.
     result_id: u64,
     result_host: LockedBuffer<u64>,
-    /// Declared last, so dropped after everything that points into it.
-    module: Module,
+    /// Where modules are loaded from: the device's machine code or PTX, and
+    /// the PTX to fall back on if the machine code does not load (a driver
+    /// older than the assembler that made it).
+    image: Image,
+    fallback: Option<Image>,
+    /// The modules loaded so far. Declared last, so dropped after everything
+    /// that points into them.
+    modules: Vec<(Module, LoadedModule)>,
 }
 
 /// What one stream's launches write besides their results.
@@ -79,9 +78,9 @@ struct StreamWorkspace {
 }
 
 impl Cuda {
-    /// Loads the PTX that fits the current context's device (JIT-compiled by
-    /// the driver; cached on disk by it across runs), with `policy` or the
-    /// tuned one for the device.
+    /// A backend for the current context's device, with `policy` or the
+    /// tuned one for the device. Loads no kernel: each module is loaded when
+    /// one of its kernels is first launched.
     pub(crate) fn new(policy: Option<Policy>) -> Result<Self> {
         let context = current_context()?;
         let device = cust::context::CurrentContext::get_device()?;
@@ -93,7 +92,10 @@ impl Cuda {
             block_threads: policy.map_or(tuned.block_threads, Policy::block_threads),
             ..tuned
         };
-        let module = Module::from_ptx(chosen_ptx(major, minor)?, &[])?;
+        let image = Image::for_device(major, minor)?;
+        let fallback = Image::ptx_for_device(major, minor)
+            .ok()
+            .filter(|_| matches!(image, Image::Cubin(_)));
         let sms = attribute(DeviceAttribute::MultiprocessorCount)?;
         let threads_per_sm = attribute(DeviceAttribute::MaxThreadsPerMultiprocessor)?;
         let blocks_per_sm = threads_per_sm
@@ -120,7 +122,9 @@ impl Cuda {
             result,
             result_id,
             result_host: LockedBuffer::new(&0, 2)?,
-            module,
+            image,
+            fallback,
+            modules: Vec::new(),
         })
     }
 
@@ -240,8 +244,9 @@ impl Cuda {
             return Ok(loaded);
         }
         let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
-        let function: Function<'_> = self.module.get_function(name)?;
         let block = self.tuning.block_threads;
+        let (sms, max_grid) = (self.sms, self.max_grid);
+        let function: Function<'_> = self.module(kernel.module())?.get_function(name)?;
         let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(block), 0)?;
         if per_sm == 0 {
             return Err(Error::InvalidPolicy(format!(
@@ -250,11 +255,50 @@ impl Cuda {
         }
         let loaded = (
             KernelHandle(function.to_raw()),
-            self.sms.saturating_mul(per_sm).min(self.max_grid),
+            sms.saturating_mul(per_sm).min(max_grid),
         );
         self.loaded.insert(kernel, loaded);
         Ok(loaded)
     }
+
+    /// `module`, loaded on first use: from the device's machine code, or
+    /// from PTX, which the driver compiles (and caches on disk).
+    fn module(&mut self, module: Module) -> Result<&LoadedModule> {
+        let index = match self.modules.iter().position(|(loaded, _)| *loaded == module) {
+            Some(index) => index,
+            None => {
+                let loaded = match load(self.image, module) {
+                    Err(cubin_error) => match self.fallback {
+                        Some(ptx) => load(ptx, module).map_err(|_| cubin_error)?,
+                        None => return Err(cubin_error),
+                    },
+                    loaded => loaded?,
+                };
+                self.modules.push((module, loaded));
+                self.modules.len().saturating_sub(1)
+            }
+        };
+        self.modules
+            .get(index)
+            .map(|(_, loaded)| loaded)
+            .ok_or(Error::Cuda(CudaError::InvalidValue))
+    }
+}
+
+/// Loads `module` from `image` into the current context.
+fn load(image: Image, module: Module) -> Result<LoadedModule> {
+    let bytes = image.module(module)?;
+    Ok(match image {
+        Image::Cubin(_) => LoadedModule::from_cubin(&bytes, &[])?,
+        Image::Ptx(_) => {
+            let text = CStr::from_bytes_with_nul(&bytes).map_err(|e| Error::BrokenModule {
+                module: module.to_string(),
+                image: image.describe(),
+                problem: e.to_string(),
+            })?;
+            LoadedModule::from_ptx_cstr(text, &[])?
+        }
+    })
 }
 
 /// Most parameters any entry point has (the segmented ones have ten).
@@ -426,34 +470,6 @@ struct KernelHandle(CUfunction);
 unsafe impl Send for KernelHandle {}
 unsafe impl Sync for KernelHandle {}
 
-/// The PTX for the newest architecture not newer than `major.minor`.
-fn ptx_for(major: u32, minor: u32) -> Result<&'static str> {
-    let cc = major.saturating_mul(10).saturating_add(minor);
-    PTX.iter()
-        .find(|(arch, _)| cc >= *arch)
-        .map(|(_, ptx)| *ptx)
-        .ok_or(Error::UnsupportedDevice { major, minor })
-}
-
-/// The PTX to load on a `major.minor` device: the newest it runs, unless
-/// [`PTX_ARCH_VARIABLE`] names another that it can run.
-fn chosen_ptx(major: u32, minor: u32) -> Result<&'static str> {
-    let Ok(forced) = std::env::var(PTX_ARCH_VARIABLE) else {
-        return ptx_for(major, minor);
-    };
-    let cc = major.saturating_mul(10).saturating_add(minor);
-    PTX.iter()
-        .find(|(arch, _)| format!("sm_{arch}") == forced)
-        .filter(|(arch, _)| cc >= *arch)
-        .map(|(_, ptx)| *ptx)
-        .ok_or_else(|| {
-            let built: Vec<String> = PTX.iter().map(|(arch, _)| format!("sm_{arch}")).collect();
-            Error::InvalidPolicy(format!(
-                "{PTX_ARCH_VARIABLE}={forced} is not one of the built architectures {built:?} that this compute capability {major}.{minor} device runs"
-            ))
-        })
-}
-
 fn compute_capability(device: Device) -> Result<(u32, u32)> {
     let major = device.get_attribute(DeviceAttribute::ComputeCapabilityMajor)?;
     let minor = device.get_attribute(DeviceAttribute::ComputeCapabilityMinor)?;
@@ -483,39 +499,4 @@ fn driver_result(code: cudaError_enum) -> Result<(), CudaError> {
         CUDA_ERROR_NOT_SUPPORTED => CudaError::NotSupported,
         _ => CudaError::UnknownError,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_kernel_is_in_every_ptx() {
-        let mut count = 0;
-        for (kernel, name) in Kernel::all() {
-            for (arch, ptx) in PTX {
-                assert!(
-                    ptx.contains(&format!(".entry {name}(")),
-                    "{kernel:?} ({name}) missing from sm_{arch} PTX"
-                );
-            }
-            count += 1;
-        }
-        // Every `.entry` of the PTX is a kernel of the ABI, and the other way round.
-        for (arch, ptx) in PTX {
-            assert_eq!(ptx.matches(".entry ").count(), count, "sm_{arch}");
-        }
-    }
-
-    #[test]
-    fn ptx_is_chosen_by_compute_capability() {
-        assert!(ptx_for(9, 0).unwrap().contains(".target sm_90"));
-        assert!(ptx_for(10, 0).unwrap().contains(".target sm_90"));
-        assert!(ptx_for(8, 6).unwrap().contains(".target sm_70"));
-        assert!(ptx_for(7, 0).unwrap().contains(".target sm_70"));
-        assert!(matches!(
-            ptx_for(6, 1),
-            Err(Error::UnsupportedDevice { major: 6, minor: 1 })
-        ));
-    }
 }

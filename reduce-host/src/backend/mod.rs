@@ -1,8 +1,8 @@
 //! Where kernels run: the [`Backend`] a [`Reducer`](crate::Reducer) launches
 //! through. Every operation is written once, in [`crate::reducer`],
 //! [`crate::segmented`] and [`crate::ladder`], over this interface:
-//! - [`Cuda`]: a GPU through the CUDA driver (`cust`), the PTX module loaded
-//!   into the current context;
+//! - [`Cuda`]: a GPU through the CUDA driver (`cust`), the kernels' modules
+//!   loaded into the current context as they are first used (`images`);
 //! - [`Emulated`]: the same kernels on the CPU, under the SIMT emulator that
 //!   checks every access ([`crate::emulated`]).
 //!
@@ -14,6 +14,7 @@
 
 mod cuda;
 mod emulated;
+mod images;
 pub(crate) mod launcher;
 
 pub(crate) use cuda::current_context;

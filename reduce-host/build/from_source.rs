@@ -1,0 +1,230 @@
+//! The kernels built from source, for `build.rs` with the feature
+//! `build-kernels`.
+//!
+//! The kernels go through rustc's own NVPTX backend: a nested `cargo rustc
+//! --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=asm`, with no link
+//! step (no `llvm-bitcode-linker` exists for this toolchain). Without a link
+//! step, any function the kernels call but do not inline would stay an
+//! unresolved `.extern .func` and fail only when the module is loaded, so the
+//! build rejects such PTX here.
+//!
+//! The PTX is built for the architecture of each row of the tuning data
+//! (`src/tuning.rs`), whose register cap it writes into the segmented
+//! entry points (`.maxnreg`, as CUDA C's `__launch_bounds__` would; rustc
+//! has no attribute for it), and then split into one module per
+//! `abi::Module` (the whole-input kernels of one type, the segmented kernels
+//! of one schedule and type, ...), so that a program loads only the modules
+//! it uses. Which entry points exist, are segmented, and go in which module
+//! comes from the kernel ABI (`kernels-gpu/src/abi.rs`). Both files are
+//! compiled into the build script as they are (`#[path]`): they depend on
+//! nothing else.
+
+use super::{abi, tuning, ImageSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Builds the PTX of every tuning row from `../kernels-gpu`, splits it into
+/// modules and leaves them in `out_dir/kernels/ptx_sm_<arch>/<module>.ptx`.
+pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
+    let kernel_crate = manifest_dir.join("..").join("kernels-gpu");
+    println!("cargo:rerun-if-changed={}", kernel_crate.join("src").display());
+    println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.toml").display());
+    println!("cargo:rerun-if-changed={}", kernel_crate.join("Cargo.lock").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir.join("src").join("tuning.rs").display()
+    );
+    let kernels: HashMap<&str, abi::Kernel> = abi::Kernel::all().map(|(kernel, name)| (name, kernel)).collect();
+    let segmented: HashSet<&str> = kernels
+        .iter()
+        .filter(|(_, kernel)| matches!(kernel, abi::Kernel::Segmented { .. }))
+        .map(|(name, _)| *name)
+        .collect();
+    let mut sets = Vec::new();
+    for row in tuning::BY_ARCHITECTURE {
+        let arch = format!("sm_{}", row.min_cc);
+        let arch = arch.as_str();
+        // One target dir per architecture: a nested build that finds its crate
+        // fresh emits nothing, so each architecture keeps its own last PTX.
+        let ptx = build_ptx(&kernel_crate, &out_dir.join(format!("kernels-target-{arch}")), arch);
+        if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
+            panic!(
+                "the {arch} PTX of kernels-gpu calls a function that was not inlined: `{}`.\n\
+                 Kernels are built without a link step, so every call must inline \
+                 (no panics, no formatting, no bounds-checked indexing in kernel code).",
+                line.trim()
+            );
+        }
+        let ptx = cap_registers(&ptx, &segmented, row.segmented_max_registers);
+        // The whole module too, for inspection (`scripts/ab_stage.sh` hands
+        // it to `ptxas -v`); the library loads the split modules.
+        fs::write(out_dir.join(format!("kernels_{arch}.ptx")), &ptx).expect("write PTX to OUT_DIR");
+        let dir = out_dir.join("kernels").join(format!("ptx_{arch}"));
+        // A fresh directory: a module renamed since the last build must not linger.
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create the PTX directory in OUT_DIR");
+        let mut modules = BTreeMap::new();
+        for (module, text) in split_modules(&ptx, &kernels) {
+            let path = dir.join(format!("{module}.ptx"));
+            fs::write(&path, text).expect("write a PTX module to OUT_DIR");
+            modules.insert(module, path);
+        }
+        sets.push(ImageSet {
+            arch: row.min_cc,
+            cubin: false,
+            compressed: false,
+            modules,
+        });
+    }
+    sets
+}
+
+/// Runs the nested build for one architecture and returns the PTX text.
+fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
+    let deps = target_dir.join("nvptx64-nvidia-cuda").join("release").join("deps");
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(kernel_crate)
+        .args(["rustc", "--release", "--locked", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(["--", "--emit=asm", "-C"])
+        .arg(format!("target-cpu={arch}"))
+        // Flags meant for the host build must not reach the nvptx build.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .status()
+        .expect("could not run cargo to build kernels-gpu (is the pinned nightly from rust-toolchain.toml installed? run scripts/setup.sh)");
+    assert!(
+        status.success(),
+        "building kernels-gpu for {arch} failed: the feature build-kernels needs the pinned nightly of rust-toolchain.toml with the rust-src component (scripts/env.sh installs it)"
+    );
+
+    // The newest, in case an older toolchain left one under another hash.
+    let newest = ptx_files(&deps)
+        .into_iter()
+        .max_by_key(|p| fs::metadata(p).and_then(|m| m.modified()).ok());
+    let path = newest.unwrap_or_else(|| panic!("the nested build left no kernels_gpu-*.s in {}", deps.display()));
+    fs::read_to_string(path).expect("read PTX")
+}
+
+fn ptx_files(deps: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(deps) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("kernels_gpu-") && name.ends_with(".s")
+        })
+        .collect()
+}
+
+/// `ptx` with a `.maxnreg registers` directive on every entry point named in
+/// `names` (after its parameter list, where PTX puts performance-tuning
+/// directives).
+fn cap_registers(ptx: &str, names: &HashSet<&str>, registers: u32) -> String {
+    let mut capped = String::with_capacity(ptx.len());
+    // The entry point whose parameter list is being copied, and those done.
+    let mut in_parameters: Option<&str> = None;
+    let mut done: HashSet<&str> = HashSet::with_capacity(names.len());
+    for line in ptx.lines() {
+        capped.push_str(line);
+        capped.push('\n');
+        let entry = line
+            .strip_prefix(".visible .entry ")
+            .and_then(|rest| rest.split('(').next());
+        if let Some(name) = entry.filter(|name| names.contains(name)) {
+            in_parameters = Some(name);
+        } else if let Some(name) = in_parameters.filter(|_| line.trim() == ")") {
+            capped.push_str(&format!(".maxnreg {registers}\n"));
+            in_parameters = None;
+            done.insert(name);
+        }
+    }
+    let mut missing: Vec<&str> = names.difference(&done).copied().collect();
+    missing.sort_unstable();
+    assert!(
+        missing.is_empty(),
+        "not every segmented entry point of the ABI is in the PTX: missing {missing:?}"
+    );
+    capped
+}
+
+/// `ptx` split into one module per `abi::Module`, by file stem.
+///
+/// LLVM writes the module as a preamble (`.version`, `.target`, the
+/// module-scope `.shared` declarations) followed by functions, each
+/// introduced by a `// .globl <name>` line. Each module gets the preamble,
+/// its entry points, and the other functions (the panic handler) only where
+/// its entry points call them. Every entry point must be a kernel of the
+/// ABI, and every kernel of the ABI an entry point.
+fn split_modules(ptx: &str, kernels: &HashMap<&str, abi::Kernel>) -> BTreeMap<String, String> {
+    let mut preamble = String::new();
+    // (name, text) of each function, in order.
+    let mut functions: Vec<(String, String)> = Vec::new();
+    for line in ptx.lines() {
+        if let Some(name) = line.trim().strip_prefix("// .globl") {
+            functions.push((name.trim().to_owned(), String::new()));
+        }
+        let text = match functions.last_mut() {
+            Some((_, text)) => text,
+            None => &mut preamble,
+        };
+        text.push_str(line);
+        text.push('\n');
+    }
+    let (entries, helpers): (Vec<_>, Vec<_>) = functions
+        .into_iter()
+        .partition(|(name, text)| text.contains(&format!(".entry {name}(")));
+
+    let mut by_module: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    let mut seen = HashSet::new();
+    for (name, text) in &entries {
+        let kernel = kernels
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("the PTX has an entry point `{name}` that is not a kernel of the ABI"));
+        by_module.entry(kernel.module().to_string()).or_default().push(text);
+        seen.insert(name.as_str());
+    }
+    let mut missing: Vec<&&str> = kernels.keys().filter(|name| !seen.contains(**name)).collect();
+    missing.sort_unstable();
+    assert!(
+        missing.is_empty(),
+        "kernels of the ABI missing from the PTX: {missing:?}"
+    );
+
+    by_module
+        .into_iter()
+        .map(|(module, texts)| {
+            // The helpers these entry points call, and those they call in turn.
+            let mut body = texts.concat();
+            let mut included = vec![false; helpers.len()];
+            while let Some(index) = (0..helpers.len())
+                .find(|&i| !included[i] && helpers.get(i).is_some_and(|(name, _)| body.contains(name.as_str())))
+            {
+                included[index] = true;
+                if let Some((_, text)) = helpers.get(index) {
+                    body.push_str(text);
+                }
+            }
+            let called: String = helpers
+                .iter()
+                .zip(&included)
+                .filter(|(_, included)| **included)
+                .map(|((_, text), _)| text.as_str())
+                .collect();
+            let entry_texts: String = texts.concat();
+            // Helpers first: PTX wants a function defined (or declared) before its call.
+            (module, format!("{preamble}{called}{entry_texts}"))
+        })
+        .collect()
+}
