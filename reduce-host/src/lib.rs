@@ -135,6 +135,7 @@
 //! enqueue one kernel and nothing else, so they can be captured in a CUDA
 //! graph (`examples/graph_replay.rs`).
 
+#![warn(missing_docs)]
 // Nothing reachable from the public API may panic, or let a number wrap
 // silently: errors are `Result`s.
 #![cfg_attr(
