@@ -55,12 +55,31 @@ use crate::reducer::Reducer;
 use kernels_gpu::abi::Op;
 
 /// A [`Reducer`] that runs the kernels on the CPU (see the [module docs](self)).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, Op};
+/// let mut emulator = Emulator::default();
+/// let data = [3i32, -7, 12, 5];
+/// assert_eq!(emulator.reduce(&data, Op::Max)?, 12);
+/// assert_eq!(emulator.argmin(&data)?, (1, -7));
+/// assert_eq!(emulator.reduce(&data[2..], Op::Sum)?, 17); // any sub-slice
+/// # Ok(()) }
+/// ```
 pub type Emulator = Reducer<Emulated>;
 
 impl Default for Reducer<Emulated> {
     /// An emulator with the default small launch shape (64-thread blocks, at
     /// most [`Emulated::DEFAULT_MAX_GRID`] of them) and a block order seeded
     /// from the clock.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, LaunchShape, Op};
+    /// let shape = Emulator::default().launch_shape::<f32>(Op::Sum, 1 << 20)?;
+    /// assert_eq!(shape, LaunchShape { blocks: 6, threads_per_block: 64 });
+    /// # Ok(()) }
+    /// ```
     fn default() -> Self {
         Reducer {
             backend: Emulated::with_default_shape(),
@@ -73,6 +92,17 @@ impl Reducer<Emulated> {
     /// most `max_grid` blocks, as a GPU with that policy and grid cap would.
     /// Errors: [`Error::InvalidPolicy`](crate::Error::InvalidPolicy) if
     /// `max_grid` is 0.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, Error, LaunchShape, Op, Policy};
+    /// let mut emulator = Emulator::with_shape(Policy::new(256)?, 100)?;
+    /// let shape = emulator.launch_shape::<f32>(Op::Sum, 1 << 20)?;
+    /// assert_eq!(shape, LaunchShape { blocks: 100, threads_per_block: 256 });
+    /// assert_eq!(emulator.reduce(&[1.0f32; 5000], Op::Sum)?, 5000.0);
+    /// assert!(matches!(Emulator::with_shape(Policy::new(256)?, 0), Err(Error::InvalidPolicy(_))));
+    /// # Ok(()) }
+    /// ```
     pub fn with_shape(policy: Policy, max_grid: u32) -> Result<Self> {
         Ok(Reducer {
             backend: Emulated::new(policy, max_grid)?,
@@ -82,6 +112,17 @@ impl Reducer<Emulated> {
     /// Fixes the block order of the next launches (each launch takes the next
     /// seed of a sequence starting here), e.g. to replay a fault, whose error
     /// names the seed of its launch.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, Op};
+    /// let data: Vec<f32> = (1..=1000).map(|i| i as f32).collect();
+    /// let mut emulator = Emulator::default();
+    /// // For example the `block_order_seed` of an `Error::EmulatedFault`:
+    /// emulator.set_block_order_seed(12345);
+    /// assert_eq!(emulator.reduce(&data, Op::Sum)?, 500_500.0);
+    /// # Ok(()) }
+    /// ```
     pub fn set_block_order_seed(&mut self, seed: u64) {
         self.backend.set_block_order_seed(seed);
     }
@@ -89,17 +130,44 @@ impl Reducer<Emulated> {
 
 /// Reduces `input` with `op` on a fresh [`Emulator`] with the default shape
 /// (see [`Reducer::reduce`]).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated, Op};
+/// assert_eq!(emulated::reduce(&[3i64, -7, 5], Op::Min)?, -7);
+/// assert_eq!(emulated::reduce(&[1.0f32, f32::NAN, 2.0], Op::NanSum)?, 3.0);
+/// assert_eq!(emulated::reduce::<u32>(&[], Op::Product)?, 1);
+/// # Ok(()) }
+/// ```
 pub fn reduce<T: Element>(input: &[T], op: Op) -> Result<T> {
     Emulator::default().reduce(input, op)
 }
 
 /// Reduces `input` with `op` in the wider type `A` on a fresh [`Emulator`]
 /// (see [`Reducer::reduce_as`]).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated, half::f16, Op};
+/// assert_eq!(emulated::reduce_as::<u64>(&[200u8; 1000], Op::Sum)?, 200_000);
+/// let halves = [f16::from_f32(0.5), f16::from_f32(-3.0), f16::from_f32(2.0)];
+/// assert_eq!(emulated::reduce_as::<f32>(&halves, Op::Max)?, 2.0);
+/// # Ok(()) }
+/// ```
 pub fn reduce_as<A: Element>(input: &[impl WidensTo<A>], op: Op) -> Result<A> {
     Emulator::default().reduce_as(input, op)
 }
 
 /// The dot product `Σ a[i]·b[i]` on a fresh [`Emulator`] (see [`Reducer::dot`]).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated, Error};
+/// assert_eq!(emulated::dot(&[1.0f64, 2.0, 3.0], &[4.0, 5.0, 6.0])?, 32.0);
+/// let mismatch = emulated::dot(&[1i32, 2], &[3]);
+/// assert!(matches!(mismatch, Err(Error::LengthMismatch { left: 2, right: 1 })));
+/// # Ok(()) }
+/// ```
 pub fn dot<T: Element>(a: &[T], b: &[T]) -> Result<T> {
     Emulator::default().dot(a, b)
 }

@@ -4,6 +4,17 @@ use cust::error::CudaError;
 use kernels_gpu::abi::Op;
 
 /// Everything that can go wrong in a reduction.
+///
+/// The enum is `#[non_exhaustive]`: a `match` on it needs a wildcard arm.
+///
+/// ```
+/// use reduce::{emulated, Error, Op};
+/// match emulated::reduce::<f32>(&[], Op::Max) {
+///     Err(Error::Empty { op }) => assert_eq!(op, Op::Max), // no element to return
+///     Err(other) => panic!("another error: {other}"),
+///     Ok(value) => panic!("a maximum of nothing: {value}"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -180,4 +191,11 @@ pub enum Error {
 }
 
 /// `Result` with this crate's [`Error`].
+///
+/// ```
+/// fn total(values: &[i64]) -> reduce::Result<i64> {
+///     reduce::emulated::reduce(values, reduce::Op::Sum)
+/// }
+/// assert_eq!(total(&[1, 2, 3]).ok(), Some(6));
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -34,6 +34,14 @@ pub use kernels_gpu::abi::{Rung, SeedDot};
 /// A rung of the ladder at a block size it supports: a power of two from 8
 /// to 1024 threads (from 32 for [`Rung::WarpShuffle`]). Only
 /// [`Ladder::new`] makes one, so every `Ladder` can be launched.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::ladder::{Ladder, Rung};
+/// let ladder = Ladder::new(Rung::SequentialAddressing, 128)?;
+/// assert_eq!((ladder.rung(), ladder.block_threads()), (Rung::SequentialAddressing, 128));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ladder {
     rung: Rung,
@@ -43,6 +51,13 @@ pub struct Ladder {
 impl Ladder {
     /// `rung` at `block_threads` threads per block; [`Error::InvalidPolicy`]
     /// for a block size the rung does not support.
+    ///
+    /// ```
+    /// use reduce::{ladder::{Ladder, Rung}, Error};
+    /// assert!(Ladder::new(Rung::InterleavedDivergent, 8).is_ok());
+    /// assert!(matches!(Ladder::new(Rung::WarpShuffle, 16), Err(Error::InvalidPolicy(_)))); // under a warp
+    /// assert!(matches!(Ladder::new(Rung::CoarsenedVector, 96), Err(Error::InvalidPolicy(_)))); // not a power of two
+    /// ```
     pub fn new(rung: Rung, block_threads: u32) -> Result<Self> {
         let smallest = if rung == Rung::WarpShuffle { 32 } else { 8 };
         if !block_threads.is_power_of_two() || !(smallest..=1024).contains(&block_threads) {
@@ -54,11 +69,21 @@ impl Ladder {
     }
 
     /// The rung.
+    ///
+    /// ```
+    /// # use reduce::ladder::{Ladder, Rung};
+    /// assert_eq!(Ladder::new(Rung::WarpShuffle, 256).map(Ladder::rung).ok(), Some(Rung::WarpShuffle));
+    /// ```
     pub fn rung(self) -> Rung {
         self.rung
     }
 
     /// Threads per block.
+    ///
+    /// ```
+    /// # use reduce::ladder::{Ladder, Rung};
+    /// assert_eq!(Ladder::new(Rung::WarpShuffle, 256).map(Ladder::block_threads).ok(), Some(256));
+    /// ```
     pub fn block_threads(self) -> u32 {
         self.block_threads
     }
@@ -71,6 +96,19 @@ impl Ladder {
 /// Errors: [`Error::UnsupportedStrategy`] for a type other than `i32`/`f32`
 /// or an op other than sum, max, min and product; [`Error::Empty`] for
 /// max/min of an empty input.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, Error, Op};
+/// use reduce::ladder::{self, Ladder, Rung};
+/// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and a device buffer
+/// let data: Vec<i32> = (1..=100).collect();
+/// let rung = Ladder::new(Rung::FirstAddDuringLoad, 8)?; // 16 elements a block: two passes
+/// assert_eq!(ladder::reduce(&mut emulator, &data, Op::Sum, rung)?, 5050);
+/// let doubles = ladder::reduce(&mut emulator, &[1.0f64], Op::Sum, rung);
+/// assert!(matches!(doubles, Err(Error::UnsupportedStrategy { .. }))); // i32 and f32 only
+/// # Ok(()) }
+/// ```
 pub fn reduce<B: Backend, T: Element>(
     reducer: &mut Reducer<B>,
     input: &B::Slice<T>,
@@ -83,6 +121,20 @@ pub fn reduce<B: Backend, T: Element>(
 /// [`reduce()`] enqueued on `stream` in `scope`, with the result left in
 /// `out`; returns without waiting. The passes' per-block results go to the
 /// stream's scratch, allocated (or grown) on the first call that needs more.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::{memory::DeviceBox, prelude::*};
+/// use reduce::ladder::{self, Ladder, Rung};
+/// let _ctx = cust::quick_init()?;
+/// let input = DeviceBuffer::from_slice(&[1i32; 10_000])?;
+/// let mut out = DeviceBox::new(&0i32)?;
+/// let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let rung = Ladder::new(Rung::WarpShuffle, 256)?;
+/// reduce::Reducer::new()?.scope(|s| ladder::reduce_into(s, &input, reduce::Op::Sum, rung, &mut out, &stream))?;
+/// assert_eq!(out.as_host_value()?, 10_000);
+/// # Ok(()) }
+/// ```
 pub fn reduce_into<'b, T: Element>(
     scope: &mut Scope<'_, 'b>,
     input: impl Into<Input<'b, T>>,
@@ -171,6 +223,16 @@ fn enqueue_reduce<B: Backend, T: Element>(
 ///
 /// Errors: [`Error::LengthMismatch`] if `a` and `b` differ in length,
 /// [`Error::UnsupportedStrategy`] for other types.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ladder::{self, SeedDot}};
+/// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
+/// let (a, b) = ([1i32, 2, 3], [4i32, 5, 6]);
+/// assert_eq!(ladder::dot(&mut emulator, &a, &b, SeedDot::AtomicPerElement)?, 32);
+/// assert_eq!(ladder::dot(&mut emulator, &a, &b, SeedDot::BlockTree)?, 32);
+/// # Ok(()) }
+/// ```
 pub fn dot<B: Backend, T: Element>(
     reducer: &mut Reducer<B>,
     a: &B::Slice<T>,
@@ -183,6 +245,19 @@ pub fn dot<B: Backend, T: Element>(
 /// [`dot()`] enqueued on `stream` in `scope`, with the result left in `out`
 /// (zeroed on `stream` first: the kernels add into it); returns without
 /// waiting.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::{memory::DeviceBox, prelude::*};
+/// use reduce::ladder::{self, SeedDot};
+/// let _ctx = cust::quick_init()?;
+/// let (a, b) = (DeviceBuffer::from_slice(&[2.0f32; 1000])?, DeviceBuffer::from_slice(&[0.5f32; 1000])?);
+/// let mut out = DeviceBox::new(&0.0f32)?;
+/// let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// reduce::Reducer::new()?.scope(|s| ladder::dot_into(s, &a, &b, SeedDot::BlockTree, &mut out, &stream))?;
+/// assert_eq!(out.as_host_value()?, 1000.0); // exact here: every partial sum is an integer
+/// # Ok(()) }
+/// ```
 pub fn dot_into<'b, T: Element>(
     scope: &mut Scope<'_, 'b>,
     a: impl Into<Input<'b, T>>,

@@ -253,27 +253,85 @@ pub fn reduce<T: Element>(input: &DeviceSlice<T>, op: Op) -> Result<T> {
 }
 
 /// The sum of `input`: 0 if empty; integers wrap; floats follow IEEE 754.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[1.5f32, 2.5, -4.0, 10.0])?;
+/// assert_eq!(reduce::sum(&buf)?, 10.0);
+/// let empty = DeviceBuffer::<u64>::from_slice(&[])?;
+/// assert_eq!(reduce::sum(&empty)?, 0);
+/// # Ok(()) }
+/// ```
 pub fn sum<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Sum)
 }
 
 /// The product of `input`: 1 if empty; integers wrap; floats follow IEEE 754.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let floats = DeviceBuffer::from_slice(&[1.5f32, 2.0, -4.0])?;
+/// assert_eq!(reduce::product(&floats)?, -12.0);
+/// let ints = DeviceBuffer::from_slice(&[i32::MAX, 2])?;
+/// assert_eq!(reduce::product(&ints)?, -2); // wraps, as i32::MAX.wrapping_mul(2)
+/// # Ok(()) }
+/// ```
 pub fn product<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Product)
 }
 
 /// The dot product `Σ a[i]·b[i]` (see [`Reducer::dot`]):
 /// [`Error::LengthMismatch`] if the lengths differ; 0 if both are empty.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let a = DeviceBuffer::from_slice(&[1i64, 2, 3])?;
+/// let b = DeviceBuffer::from_slice(&[4i64, 5, 6])?;
+/// assert_eq!(reduce::dot(&a, &b)?, 32);
+/// let short = DeviceBuffer::from_slice(&[1i64])?;
+/// assert!(matches!(reduce::dot(&a, &short), Err(reduce::Error::LengthMismatch { left: 3, right: 1 })));
+/// # Ok(()) }
+/// ```
 pub fn dot<T: Element>(a: &DeviceSlice<T>, b: &DeviceSlice<T>) -> Result<T> {
     with_thread_reducer(|r| r.dot(a, b))
 }
 
 /// The largest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[3.0f32, -8.0, 7.5])?;
+/// assert_eq!(reduce::max(&buf)?, 7.5);
+/// let with_nan = DeviceBuffer::from_slice(&[1.0f32, f32::NAN, 2.0])?;
+/// assert!(reduce::max(&with_nan)?.is_nan());
+/// let empty = DeviceBuffer::<i32>::from_slice(&[])?;
+/// assert!(matches!(reduce::max(&empty), Err(reduce::Error::Empty { .. })));
+/// # Ok(()) }
+/// ```
 pub fn max<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Max)
 }
 
 /// The smallest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[3i32, -8, 7])?;
+/// assert_eq!(reduce::min(&buf)?, -8);
+/// let inf = DeviceBuffer::from_slice(&[f64::INFINITY; 3])?;
+/// assert_eq!(reduce::min(&inf)?, f64::INFINITY); // ±inf are ordinary values
+/// # Ok(()) }
+/// ```
 pub fn min<T: Element>(input: &DeviceSlice<T>) -> Result<T> {
     reduce(input, Op::Min)
 }
@@ -301,6 +359,20 @@ pub fn sum_as<A: Element>(input: &DeviceSlice<impl WidensTo<A>>) -> Result<A> {
 /// pairs and their ops; [`Error::UnsupportedWidening`] for others). `Max` and
 /// `Min` of the half-precision types follow the float rules of the crate
 /// docs (NaN anywhere gives NaN; empty is [`Error::Empty`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// use reduce::{half::f16, Op};
+/// let halves = DeviceBuffer::from_slice(&[f16::from_f32(0.5), f16::from_f32(-3.0)])?;
+/// assert_eq!(reduce::reduce_as::<f32>(&halves, Op::Min)?, -3.0);
+/// let ints = DeviceBuffer::from_slice(&[i32::MAX, i32::MAX])?;
+/// assert_eq!(reduce::reduce_as::<i64>(&ints, Op::Sum)?, 2 * i32::MAX as i64);
+/// // Widened integers only sum: their max is that of the input type itself.
+/// assert!(matches!(reduce::reduce_as::<i64>(&ints, Op::Max), Err(reduce::Error::UnsupportedWidening { .. })));
+/// # Ok(()) }
+/// ```
 pub fn reduce_as<A: Element>(input: &DeviceSlice<impl WidensTo<A>>, op: Op) -> Result<A> {
     with_thread_reducer(|r| r.reduce_as(input, op))
 }
@@ -325,11 +397,31 @@ pub fn mean<In: MeanInput>(input: &DeviceSlice<In>) -> Result<In::Mean> {
 /// give the first index, a NaN anywhere gives the first NaN's; [`Error::Empty`] if
 /// empty (see [`Reducer::argmax`]). Any [`ArgInput`]: the element types and
 /// the half floats.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[3i32, 9, -1, 9])?;
+/// assert_eq!(reduce::argmax(&buf)?, (1, 9)); // the first of the tied maxima
+/// let with_nan = DeviceBuffer::from_slice(&[1.0f32, f32::NAN, 5.0])?;
+/// assert!(matches!(reduce::argmax(&with_nan)?, (1, v) if v.is_nan()));
+/// # Ok(()) }
+/// ```
 pub fn argmax<T: ArgInput>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
     with_thread_reducer(|r| r.argmax(input))
 }
 
 /// The index and value of the smallest element of `input` (as [`argmax`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[4.0f64, -2.0, 7.0, -2.0])?;
+/// assert_eq!(reduce::argmin(&buf)?, (1, -2.0));
+/// # Ok(()) }
+/// ```
 pub fn argmin<T: ArgInput>(input: &DeviceSlice<T>) -> Result<(u64, T)> {
     with_thread_reducer(|r| r.argmin(input))
 }

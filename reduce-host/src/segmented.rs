@@ -149,6 +149,17 @@ impl<B: Backend> Reducer<B> {
     /// Errors: [`Error::InvalidSegments`] for empty offsets or offsets that
     /// decrease or pass the end of `values`, [`Error::UnsupportedOp`], CUDA
     /// errors.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, Error, Op};
+    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
+    /// let values = [4u32, 1, 7, 3, 9];
+    /// assert_eq!(emulator.segmented_reduce(&values, &[0, 3, 3, 5], Op::Min)?.to_vec(), [1, u32::MAX, 3]);
+    /// let past_the_end = emulator.segmented_reduce(&values, &[0, 3, 6], Op::Min);
+    /// assert!(matches!(past_the_end, Err(Error::InvalidSegments(_))));
+    /// # Ok(()) }
+    /// ```
     pub fn segmented_reduce<T: Element>(
         &mut self,
         values: &B::Slice<T>,
@@ -204,6 +215,17 @@ impl<B: Backend> Reducer<B> {
     /// Errors: [`Error::InvalidPolicy`] if an average segment of `len`
     /// elements has more bytes than a `u64` counts (no buffer does),
     /// [`Error::UnsupportedOp`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, Op};
+    /// let mut emulator = Emulator::default(); // 64-thread blocks, at most 6
+    /// let rows = emulator.segmented_launch_shape::<f32>(Op::Max, 100, 100 * 1024)?;
+    /// assert_eq!(rows.team_threads, 32); // a warp per row of 1024
+    /// let tiny = emulator.segmented_launch_shape::<f32>(Op::Max, 100, 100 * 4)?;
+    /// assert_eq!(tiny.team_threads, 1); // a thread per row of 4
+    /// # Ok(()) }
+    /// ```
     pub fn segmented_launch_shape<T: Element>(
         &mut self,
         op: Op,

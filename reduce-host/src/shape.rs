@@ -7,12 +7,38 @@
 use crate::tuning::{self, Tuning};
 use kernels_gpu::abi::{SegmentPlan, SegmentSchedule, VECTORS_PER_THREAD, VECTOR_BYTES};
 
-/// The launch shape of one reduction: blocks × threads per block.
+/// The launch shape of one reduction: blocks × threads per block (see
+/// [`Reducer::launch_shape`](crate::Reducer::launch_shape)).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, LaunchShape, Op};
+/// let mut emulator = Emulator::default(); // 64-thread blocks, at most 6
+/// // One block reads 64 threads × 16 f32s (four 16-byte loads each):
+/// assert_eq!(emulator.launch_shape::<f32>(Op::Sum, 1000)?, LaunchShape { blocks: 1, threads_per_block: 64 });
+/// assert_eq!(emulator.launch_shape::<f32>(Op::Sum, 3000)?.blocks, 3);
+/// assert_eq!(emulator.launch_shape::<f32>(Op::Sum, 1 << 20)?.blocks, 6); // the grid cap
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchShape {
     /// Blocks in the (1-D) grid.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let shape = reduce::emulated::Emulator::default().launch_shape::<f32>(reduce::Op::Sum, 1 << 20)?;
+    /// assert_eq!(shape.blocks, 6); // the emulator's default grid cap
+    /// # Ok(()) }
+    /// ```
     pub blocks: u32,
     /// Threads per block.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let shape = reduce::emulated::Emulator::default().launch_shape::<f32>(reduce::Op::Sum, 1 << 20)?;
+    /// assert_eq!(shape.threads_per_block, 64); // the emulator's default policy
+    /// # Ok(()) }
+    /// ```
     pub threads_per_block: u32,
 }
 
@@ -49,21 +75,71 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
 
 /// How a segmented reduction is launched: how many threads reduce each
 /// segment, and the grid. See [`crate::Reducer::segmented_launch_shape`].
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, LaunchShape, Op};
+/// let mut emulator = Emulator::default(); // 64-thread blocks, at most 6
+/// // 1000 rows of 4 f32s: a thread each, 64 rows to a block.
+/// let short = emulator.segmented_launch_shape::<f32>(Op::Sum, 1000, 4000)?;
+/// assert_eq!((short.team_threads, short.blocks_per_segment), (1, 1));
+/// // Two rows of 100,000 f32s: a block each, split over 3 blocks.
+/// let long = emulator.segmented_launch_shape::<f32>(Op::Sum, 2, 200_000)?;
+/// assert_eq!((long.team_threads, long.blocks_per_segment), (64, 3));
+/// assert_eq!(long.launch, LaunchShape { blocks: 6, threads_per_block: 64 });
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentedShape {
     /// Threads that reduce one segment (or one part of it): 1 to 32 lanes of
     /// a warp, several warps, or a whole block; always a power of two.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # use reduce::{emulated::Emulator, Op};
+    /// // Two rows of 100,000 f32s on the emulator's default shape (64 threads, at most 6 blocks).
+    /// let shape = Emulator::default().segmented_launch_shape::<f32>(Op::Sum, 2, 200_000)?;
+    /// assert_eq!(shape.team_threads, 64); // a whole block
+    /// # Ok(()) }
+    /// ```
     pub team_threads: u32,
     /// Blocks that share one segment, each reducing a part of it: above 1
     /// only for few segments, each longer than one block's tile.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # use reduce::{emulated::Emulator, Op};
+    /// // Two rows of 100,000 f32s on the emulator's default shape (64 threads, at most 6 blocks).
+    /// let shape = Emulator::default().segmented_launch_shape::<f32>(Op::Sum, 2, 200_000)?;
+    /// assert_eq!(shape.blocks_per_segment, 3); // each row split over 3 of the 6 blocks
+    /// # Ok(()) }
+    /// ```
     pub blocks_per_segment: u32,
     /// Segments a warp (or, for teams of several warps, a block) takes at a
     /// time where segments given by offsets are handed out as they finish
     /// (teams of at least 16 lanes; see the [`segmented`](crate::segmented)
     /// module): about 32 KiB of an average segment's elements, at least the
     /// taker's teams.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # use reduce::{emulated::Emulator, Op};
+    /// // Two rows of 100,000 f32s on the emulator's default shape (64 threads, at most 6 blocks).
+    /// let shape = Emulator::default().segmented_launch_shape::<f32>(Op::Sum, 2, 200_000)?;
+    /// assert_eq!(shape.segments_per_take, 1); // far more than 32 KiB a segment
+    /// # Ok(()) }
+    /// ```
     pub segments_per_take: u32,
     /// The grid and block size.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # use reduce::{emulated::Emulator, Op};
+    /// // Two rows of 100,000 f32s on the emulator's default shape (64 threads, at most 6 blocks).
+    /// let shape = Emulator::default().segmented_launch_shape::<f32>(Op::Sum, 2, 200_000)?;
+    /// assert_eq!((shape.launch.blocks, shape.launch.threads_per_block), (6, 64));
+    /// # Ok(()) }
+    /// ```
     pub launch: LaunchShape,
 }
 

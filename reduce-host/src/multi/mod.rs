@@ -89,21 +89,75 @@ use std::str::FromStr;
 /// The version of the NCCL library that the multi-GPU calls use, as
 /// `(major, minor, patch)`, loading it if it is not yet loaded:
 /// [`Error::NcclUnavailable`] if it cannot be loaded.
+///
+/// ```
+/// // Runs anywhere: with no NCCL on the library path this is the error, not a crash.
+/// match reduce::multi::nccl_version() {
+///     Ok((major, minor, patch)) => println!("NCCL {major}.{minor}.{patch}"),
+///     Err(reduce::Error::NcclUnavailable { reason }) => println!("no multi-GPU calls: {reason}"),
+///     Err(other) => panic!("{other}"),
+/// }
+/// ```
 pub fn nccl_version() -> Result<(u32, u32, u32)> {
     nccl::load()
 }
 
 /// A shard of the data: a slice on one member GPU of a [`Group`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// use reduce::multi::{Group, Shard};
+/// let mut group = Group::new(&[0, 1])?;
+/// group.make_current(1)?;
+/// let data = DeviceBuffer::from_slice(&[1u32, 2, 3, 4])?;
+/// // Several shards may share a GPU, and a buffer: two halves on member 1.
+/// let (low, high) = (data.index(..2), data.index(2..));
+/// let shards = [Shard::new(1, &low), Shard::new(1, &high)];
+/// assert_eq!(group.reduce(&shards, reduce::Op::Sum)?, 10);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Shard<'a, T: Element> {
     /// The index of the member (in [`Group::new`]'s list) whose GPU holds `data`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # use cust::prelude::*;
+    /// # let _ctx = cust::quick_init()?;
+    /// # let buf = DeviceBuffer::from_slice(&[1.0f32])?;
+    /// let shard = reduce::multi::Shard::new(1, &buf);
+    /// assert_eq!(shard.member, 1);
+    /// # Ok(()) }
+    /// ```
     pub member: usize,
     /// The shard's elements, in that GPU's memory.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # use cust::prelude::*;
+    /// # let _ctx = cust::quick_init()?;
+    /// # let buf = DeviceBuffer::from_slice(&[1.0f32, 2.0])?;
+    /// let shard = reduce::multi::Shard::new(0, &buf);
+    /// assert_eq!(shard.data.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub data: &'a DeviceSlice<T>,
 }
 
 impl<'a, T: Element> Shard<'a, T> {
     /// The shard `data` on member `member`'s GPU.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::multi::{Group, Shard};
+    /// let mut group = Group::new(&[0])?;
+    /// group.make_current(0)?;
+    /// let buf = DeviceBuffer::from_slice(&[5i64, -2])?;
+    /// assert_eq!(group.reduce(&[Shard::new(0, &buf)], reduce::Op::Min)?, -2);
+    /// # Ok(()) }
+    /// ```
     pub fn new(member: usize, data: &'a DeviceSlice<T>) -> Self {
         Shard { member, data }
     }
@@ -120,6 +174,22 @@ impl<'a, T: Element> Shard<'a, T> {
 ///
 /// NCCL cannot put two ranks on one GPU, so the devices must be distinct;
 /// several shards may live on one GPU instead.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// use reduce::multi::{Group, Shard};
+/// let data: Vec<f32> = (1..=1000).map(|i| i as f32).collect();
+/// let mut group = Group::all_devices()?;
+/// let mut buffers = Vec::new(); // one part of `data` per GPU
+/// for (member, part) in data.chunks(data.len().div_ceil(group.world_size())).enumerate() {
+///     group.make_current(member)?;
+///     buffers.push(DeviceBuffer::from_slice(part)?);
+/// }
+/// let shards: Vec<_> = buffers.iter().enumerate().map(|(member, b)| Shard::new(member, b)).collect();
+/// assert_eq!(group.reduce(&shards, reduce::Op::Sum)?, 500_500.0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Group {
     members: Vec<Member>,
@@ -131,6 +201,15 @@ impl Group {
     /// Errors: [`Error::InvalidGroup`] for an empty list, a repeated device
     /// or one that does not exist; [`Error::NcclUnavailable`]; NCCL's and
     /// CUDA's errors.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{multi::Group, Error};
+    /// let group = Group::new(&[1, 0])?; // member 0 is device 1
+    /// assert_eq!(group.device_ordinal(0)?, 1);
+    /// assert!(matches!(Group::new(&[0, 0]), Err(Error::InvalidGroup(_)))); // one rank per GPU
+    /// # Ok(()) }
+    /// ```
     pub fn new(devices: &[u32]) -> Result<Group> {
         nccl::load()?;
         cust::init(cust::CudaFlags::empty())?;
@@ -170,6 +249,15 @@ impl Group {
     }
 
     /// A group of every CUDA device of the machine, in ordinal order.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let group = reduce::multi::Group::all_devices()?;
+    /// for member in 0..group.world_size() {
+    ///     assert_eq!(group.device_ordinal(member)?, member as u32);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn all_devices() -> Result<Group> {
         cust::init(cust::CudaFlags::empty())?;
         let devices: Vec<u32> = (0..Device::num_devices()?).collect();
@@ -177,28 +265,68 @@ impl Group {
     }
 
     /// The number of GPUs (NCCL ranks) in the group; at least 1.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// assert_eq!(reduce::multi::Group::new(&[0, 1])?.world_size(), 2);
+    /// # Ok(()) }
+    /// ```
     pub fn world_size(&self) -> usize {
         self.members.len()
     }
 
     /// The CUDA ordinal of member `member`'s device.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let group = reduce::multi::Group::new(&[2, 3])?;
+    /// assert_eq!(group.device_ordinal(1)?, 3);
+    /// assert!(group.device_ordinal(2).is_err()); // no member 2
+    /// # Ok(()) }
+    /// ```
     pub fn device_ordinal(&self, member: usize) -> Result<u32> {
         Ok(self.member(member)?.ordinal)
     }
 
     /// Makes member `member`'s context current on the calling thread, for
     /// example to allocate its shards.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// let group = reduce::multi::Group::new(&[0, 1])?;
+    /// group.make_current(1)?;
+    /// let on_device_1 = DeviceBuffer::from_slice(&[1.0f64, 2.0])?; // allocated on member 1's GPU
+    /// # Ok(()) }
+    /// ```
     pub fn make_current(&self, member: usize) -> Result<()> {
         self.member(member)?.make_current()
     }
 
     /// The stream member `member`'s work runs on (to order other work on
     /// that GPU after the group's).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::event::{Event, EventFlags};
+    /// let group = reduce::multi::Group::new(&[0, 1])?;
+    /// group.make_current(1)?;
+    /// let done = Event::new(EventFlags::DEFAULT)?;
+    /// done.record(group.stream(1)?)?; // other streams of device 1 can wait on `done`
+    /// # Ok(()) }
+    /// ```
     pub fn stream(&self, member: usize) -> Result<&Stream> {
         Ok(self.member(member)?.stream())
     }
 
     /// Waits until every member's work has finished.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let group = reduce::multi::Group::new(&[0, 1])?;
+    /// group.synchronize()?; // the blocking calls already do this before they return
+    /// # Ok(()) }
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.members.iter().try_for_each(|m| Ok(m.stream().synchronize()?))
     }
@@ -206,6 +334,20 @@ impl Group {
     /// Reduces the data made of `shards` with `op` and returns the result to
     /// the host (see the module docs for the rules). Blocks until every GPU
     /// has finished. Errors as [`Group::all_reduce_into`]'s.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{multi::{Group, Shard}, Error, Op};
+    /// let mut group = Group::new(&[0, 1])?;
+    /// group.make_current(0)?;
+    /// let (a, empty) = (DeviceBuffer::from_slice(&[2.0f32, 8.0])?, DeviceBuffer::<f32>::from_slice(&[])?);
+    /// group.make_current(1)?;
+    /// let b = DeviceBuffer::from_slice(&[-1.0f32])?;
+    /// assert_eq!(group.reduce(&[Shard::new(0, &a), Shard::new(1, &b)], Op::Max)?, 8.0);
+    /// assert!(matches!(group.reduce(&[Shard::new(0, &empty)], Op::Max), Err(Error::Empty { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op) -> Result<T> {
         self.enqueue(shards, op, &[])?;
         self.synchronize()?;
@@ -224,6 +366,21 @@ impl Group {
     /// its member's GPU, or names a member that does not exist;
     /// [`Error::Empty`] if every shard is empty and `op` has no identity;
     /// [`Error::UnsupportedOp`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::{memory::DeviceBox, prelude::*};
+    /// use reduce::multi::{Group, Shard};
+    /// let mut group = Group::new(&[0, 1])?;
+    /// group.make_current(0)?;
+    /// let (a, out0) = (DeviceBuffer::from_slice(&[1i32, 2])?, DeviceBox::new(&0i32)?);
+    /// group.make_current(1)?;
+    /// let (b, out1) = (DeviceBuffer::from_slice(&[3i32])?, DeviceBox::new(&0i32)?);
+    /// let mut outs = [out0, out1];
+    /// group.all_reduce_into(&[Shard::new(0, &a), Shard::new(1, &b)], reduce::Op::Sum, &mut outs)?;
+    /// assert_eq!(outs[1].as_host_value()?, 6); // on device 1 (and on device 0 in outs[0])
+    /// # Ok(()) }
+    /// ```
     pub fn all_reduce_into<T: Element>(
         &mut self,
         shards: &[Shard<'_, T>],
@@ -321,21 +478,50 @@ impl Drop for Group {
 /// `ncclGetUniqueId`, made by one rank and sent to the others out of band.
 /// It prints and parses as 256 hex digits, for passing in an environment
 /// variable or a file.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::multi::UniqueId;
+/// let id = UniqueId::from_bytes([0xab; 128]); // rank 0 would use `UniqueId::new()?`
+/// let text = id.to_string(); // hand this to the other ranks
+/// assert_eq!(text, "ab".repeat(128));
+/// assert_eq!(text.parse::<UniqueId>()?, id);
+/// assert!("not hex".parse::<UniqueId>().is_err());
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct UniqueId([u8; 128]);
 
 impl UniqueId {
     /// A new id (it names this host and a port that rank 0 listens on).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let id = reduce::multi::UniqueId::new()?; // on rank 0
+    /// std::fs::write("nccl-id.txt", id.to_string())?; // for the other ranks to parse
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> Result<UniqueId> {
         Ok(UniqueId(nccl::unique_id()?))
     }
 
     /// The id's bytes.
+    ///
+    /// ```
+    /// let id = reduce::multi::UniqueId::from_bytes([7; 128]);
+    /// assert_eq!(id.as_bytes()[0], 7);
+    /// ```
     pub fn as_bytes(&self) -> &[u8; 128] {
         &self.0
     }
 
-    /// The id with these bytes.
+    /// The id with these bytes (for example received from rank 0 over MPI).
+    ///
+    /// ```
+    /// use reduce::multi::UniqueId;
+    /// let received = [1u8; 128];
+    /// assert_eq!(UniqueId::from_bytes(received).as_bytes(), &received);
+    /// ```
     pub fn from_bytes(bytes: [u8; 128]) -> UniqueId {
         UniqueId(bytes)
     }
@@ -408,6 +594,17 @@ impl Communicator {
     /// context it makes current on the calling thread (allocate the shards
     /// there). Blocks until every rank has called it.
     ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::multi::{Communicator, UniqueId};
+    /// # let id = UniqueId::from_bytes([0; 128]);
+    /// // `id` is rank 0's `UniqueId`, parsed from the text it shared.
+    /// let comm = Communicator::new(&id, 2, 1, 0)?; // rank 1 of 2, on this machine's device 0
+    /// assert_eq!((comm.rank(), comm.world_size()), (1, 2));
+    /// assert!(matches!(Communicator::new(&id, 2, 2, 0), Err(reduce::Error::InvalidGroup(_)))); // no rank 2 of 2
+    /// # Ok(()) }
+    /// ```
+    ///
     /// Errors: [`Error::InvalidGroup`] if `rank ≥ world_size` or the device
     /// does not exist; [`Error::NcclUnavailable`]; NCCL's and CUDA's errors.
     pub fn new(id: &UniqueId, world_size: u32, rank: u32, device: u32) -> Result<Communicator> {
@@ -435,16 +632,40 @@ impl Communicator {
     }
 
     /// This process's rank.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # let id = reduce::multi::UniqueId::from_bytes([0; 128]);
+    /// let comm = reduce::multi::Communicator::new(&id, 4, 3, 0)?;
+    /// assert_eq!(comm.rank(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn rank(&self) -> u32 {
         self.rank
     }
 
     /// The number of ranks.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # let id = reduce::multi::UniqueId::from_bytes([0; 128]);
+    /// let comm = reduce::multi::Communicator::new(&id, 4, 3, 0)?;
+    /// assert_eq!(comm.world_size(), 4);
+    /// # Ok(()) }
+    /// ```
     pub fn world_size(&self) -> u32 {
         self.world_size
     }
 
     /// The stream this rank's work runs on.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// # let id = reduce::multi::UniqueId::from_bytes([0; 128]);
+    /// let comm = reduce::multi::Communicator::new(&id, 2, 0, 0)?;
+    /// comm.stream().synchronize()?; // the blocking calls already wait for it
+    /// # Ok(()) }
+    /// ```
     pub fn stream(&self) -> &Stream {
         self.member.stream()
     }
@@ -456,6 +677,17 @@ impl Communicator {
     /// [`Error::Empty`] if every rank's shards are empty and `op` has no
     /// identity (every rank returns it). The lengths are exchanged with the
     /// values, in the same NCCL group.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// # let id = reduce::multi::UniqueId::from_bytes([0; 128]);
+    /// let (world_size, rank) = (2, 0);
+    /// let mut comm = reduce::multi::Communicator::new(&id, world_size, rank, rank)?;
+    /// let shard = DeviceBuffer::from_slice(&[rank as f64 + 1.0; 10])?; // ten 1s on rank 0, ten 2s on rank 1
+    /// assert_eq!(comm.reduce(&[&shard], reduce::Op::Sum)?, 30.0); // on every rank
+    /// # Ok(()) }
+    /// ```
     pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<T> {
         self.check(shards, op)?;
         let (value, total_length) = self.member.reduce_counting(shards, op)?;
@@ -475,6 +707,19 @@ impl Communicator {
     /// `+inf` for `Min`, `T::MIN`/`T::MAX` for integers, NaN for
     /// `NanMax`/`NanMin`): seeing the other ranks' lengths would need a host
     /// round trip. Use [`Communicator::reduce`] where that case can occur.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::{memory::DeviceBox, prelude::*};
+    /// # let id = reduce::multi::UniqueId::from_bytes([0; 128]);
+    /// let (world_size, rank) = (2, 1);
+    /// let mut comm = reduce::multi::Communicator::new(&id, world_size, rank, rank)?;
+    /// let shard = DeviceBuffer::from_slice(&[rank as i32 * 10; 3])?; // 0, 0, 0 and 10, 10, 10
+    /// let mut out = DeviceBox::new(&0i32)?;
+    /// comm.all_reduce_into(&[&shard], reduce::Op::Max, &mut out)?;
+    /// assert_eq!(out.as_host_value()?, 10); // in this rank's GPU memory
+    /// # Ok(()) }
+    /// ```
     pub fn all_reduce_into<T: Element>(
         &mut self,
         shards: &[&DeviceSlice<T>],
