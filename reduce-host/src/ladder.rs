@@ -19,14 +19,14 @@
 //! # Ok(()) }
 //! ```
 
+use crate::backend::launcher::StreamHandle;
 use crate::backend::launcher::{element_address, Access, Launch};
 use crate::backend::Backend;
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_pair, checked_parts, Reducer};
-use crate::scope::{Input, Output, Scope};
+use crate::scope::{Input, Output, Scope, ScopeStream};
 use crate::shape::{self, LaunchShape};
-use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, LadderArgs, SeedDotArgs, VECTOR_BYTES};
 pub use kernels_gpu::abi::{Rung, SeedDot};
@@ -141,10 +141,17 @@ pub fn reduce_into<'b, T: Element>(
     op: Op,
     ladder: Ladder,
     out: impl Into<Output<'b, T>>,
-    stream: &'b Stream,
+    stream: impl Into<ScopeStream<'b>>,
 ) -> Result<()> {
     let out = out.into().single("out")?;
-    enqueue_reduce(scope.reducer(), &input.into().slice(), op, ladder, out, Some(stream))
+    enqueue_reduce(
+        scope.reducer(),
+        &input.into().slice(),
+        op,
+        ladder,
+        out,
+        Some(stream.into().handle()),
+    )
 }
 
 fn enqueue_reduce<B: Backend, T: Element>(
@@ -153,7 +160,7 @@ fn enqueue_reduce<B: Backend, T: Element>(
     op: Op,
     ladder: Ladder,
     out: u64,
-    stream: Option<&Stream>,
+    stream: Option<StreamHandle>,
 ) -> Result<()> {
     let (input, len) = checked_parts::<B, T>(input)?;
     if len == 0 && !op.defined_on_empty() {
@@ -264,7 +271,7 @@ pub fn dot_into<'b, T: Element>(
     b: impl Into<Input<'b, T>>,
     kernel: SeedDot,
     out: impl Into<Output<'b, T>>,
-    stream: &'b Stream,
+    stream: impl Into<ScopeStream<'b>>,
 ) -> Result<()> {
     let out = out.into().single("out")?;
     enqueue_dot(
@@ -273,7 +280,7 @@ pub fn dot_into<'b, T: Element>(
         &b.into().slice(),
         kernel,
         out,
-        Some(stream),
+        Some(stream.into().handle()),
     )
 }
 
@@ -283,7 +290,7 @@ fn enqueue_dot<B: Backend, T: Element>(
     b: &B::Slice<T>,
     kernel: SeedDot,
     out: u64,
-    stream: Option<&Stream>,
+    stream: Option<StreamHandle>,
 ) -> Result<()> {
     let (a, b, len) = checked_pair::<B, T>(a, b)?;
     let seed = Kernel::SeedDot {

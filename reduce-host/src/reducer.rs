@@ -2,7 +2,7 @@
 //! [`Backend`]. The dispatch layer of the library: it checks the call, picks
 //! the kernel and its launch shape, and launches it through the backend.
 
-use crate::backend::launcher::{element_address, Access, Launch, Launcher};
+use crate::backend::launcher::{element_address, Access, Launch, Launcher, StreamHandle};
 use crate::backend::{Backend, Cuda};
 use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
@@ -192,7 +192,7 @@ impl<B: Backend> Reducer<B> {
         input: &B::Slice<T>,
         op: Op,
         out: u64,
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
         neutral_if_empty: bool,
     ) -> Result<()> {
         // An op the type lacks is that error whatever the length (as in the
@@ -213,7 +213,7 @@ impl<B: Backend> Reducer<B> {
         input: &B::Slice<In>,
         op: Op,
         out: u64,
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
     ) -> Result<()> {
         let kernel = Kernel::Widened {
             op,
@@ -242,7 +242,7 @@ impl<B: Backend> Reducer<B> {
         input: u64,
         len: usize,
         out: Access,
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
     ) -> Result<()> {
         let accesses = [Access::read::<In>("input", input, len), out];
         let element_bytes = std::mem::size_of::<In>();
@@ -257,7 +257,7 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    fn arg_to_host<T: ArgInput>(&mut self, input: &B::Slice<T>, op: Op) -> Result<(u64, T)> {
+    pub(crate) fn arg_to_host<T: ArgInput>(&mut self, input: &B::Slice<T>, op: Op) -> Result<(u64, T)> {
         let slot = self.backend.result_slot();
         // The slot's second word: inside the backend's 16-byte slot, so always an address.
         let index_word = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
@@ -279,7 +279,7 @@ impl<B: Backend> Reducer<B> {
         input: &B::Slice<T>,
         op: Op,
         (value, index): (u64, u64),
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
     ) -> Result<()> {
         if !matches!(op, Op::Max | Op::Min) {
             return Err(Error::UnsupportedOp { op, element: T::INPUT });
@@ -311,7 +311,7 @@ impl<B: Backend> Reducer<B> {
         a: &B::Slice<T>,
         b: &B::Slice<T>,
         out: u64,
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
     ) -> Result<()> {
         let (a, b, len) = checked_pair::<B, T>(a, b)?;
         let kernel = Kernel::Dot { element: T::TYPE };
@@ -340,7 +340,7 @@ impl<B: Backend> Reducer<B> {
         len: usize,
         element_bytes: usize,
         accesses: &[Access],
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
         args: impl FnOnce(u64, u64) -> A,
     ) -> Result<()> {
         let shape = self.production_shape(kernel, len, element_bytes)?;

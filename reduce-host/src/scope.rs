@@ -123,7 +123,7 @@
 //! time, so that the calls allocate nothing (before capturing a graph). When
 //! the scope ends, its workspaces go back for the next scopes.
 
-use crate::backend::launcher::element_address;
+use crate::backend::launcher::{element_address, StreamHandle};
 use crate::backend::Cuda;
 use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
@@ -241,6 +241,73 @@ pub struct Output<'b, T> {
     borrow: PhantomData<&'b mut [T]>,
 }
 
+/// The stream a call of a [`Scope`] is enqueued on: a cust [`Stream`],
+/// borrowed for as long as the scope's borrows (`&stream`), or the stream of
+/// any other runtime, by its driver handle ([`ScopeStream::from_raw`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ScopeStream<'b> {
+    handle: StreamHandle,
+    borrow: PhantomData<&'b Stream>,
+}
+
+impl<'b> From<&'b Stream> for ScopeStream<'b> {
+    fn from(stream: &'b Stream) -> Self {
+        ScopeStream {
+            handle: StreamHandle(stream.as_inner()),
+            borrow: PhantomData,
+        }
+    }
+}
+
+impl ScopeStream<'_> {
+    /// The stream whose driver handle is `handle` (a `CUstream`, or a
+    /// `cudaStream_t` of the CUDA runtime, which is the same handle): with
+    /// [`Input::from_raw`] and [`Output::from_raw`], the entry for buffers
+    /// and streams of any other runtime (PyTorch, CuPy, the CUDA runtime).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Output, ScopeStream};
+    /// let _ctx = cust::quick_init()?;
+    /// // Stand-ins for another runtime's buffers and stream.
+    /// let input = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// let mut out = DeviceBox::new(&0.0f32)?;
+    /// let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let (address, len, out_address, handle) =
+    ///     (input.as_device_ptr().as_raw(), input.len(), out.as_device_ptr().as_raw(), stream.as_inner());
+    /// reduce::Reducer::new()?.scope(|scope| {
+    ///     // SAFETY: the memory and the stream stay alive, and only this
+    ///     // scope's work touches them, until `scope` has waited for the stream.
+    ///     let (input, out, stream) = unsafe {
+    ///         (Input::<f32>::from_raw(address, len), Output::<f32>::from_raw(out_address, 1), ScopeStream::from_raw(handle))
+    ///     };
+    ///     scope.reduce_into(input, reduce::Op::Sum, out, stream)
+    /// })?;
+    /// assert_eq!(out.as_host_value()?, 6.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Safety
+    /// `handle` is a stream of the reducer's context (or `0`, the context's
+    /// legacy default stream), and is not destroyed until the scope's
+    /// borrows end (for [`Reducer::scope`], until it returns). The handle of
+    /// the per-thread default stream (`CU_STREAM_PER_THREAD`) is refused
+    /// ([`Error::UnsupportedStream`]).
+    pub unsafe fn from_raw(handle: cust::sys::CUstream) -> Self {
+        ScopeStream {
+            handle: StreamHandle(handle),
+            borrow: PhantomData,
+        }
+    }
+
+    /// Its handle, for the backend.
+    pub(crate) fn handle(self) -> StreamHandle {
+        self.handle
+    }
+}
+
 /// `Clone`, `Copy`, the conversions and `get` for [`Input`] and [`Output`],
 /// which differ only in the borrow they hold.
 macro_rules! device_view {
@@ -283,9 +350,23 @@ macro_rules! device_view {
             /// nothing but the scope's work (read only, for an input), until
             /// the scope's borrows end, as if `view` borrowed its buffer.
             pub unsafe fn from_view(view: $view_reference) -> Self {
+                // SAFETY: the caller's promise, for the memory of `view`.
+                unsafe { Self::from_raw(view.as_device_ptr().as_raw(), view.len()) }
+            }
+
+            /// A view of the `len` `T`s at the device address `address`:
+            /// memory of any other runtime (see [`ScopeStream::from_raw`]).
+            ///
+            /// # Safety
+            /// The `len` `T`s at `address` are device memory, which stays
+            /// allocated, and is accessed by nothing but the scope's work
+            /// (read only, for an input), until the scope's borrows end. A
+            /// buffer of another context, or freed, is refused
+            /// ([`Error::ForeignBuffer`]) rather than read.
+            pub unsafe fn from_raw(address: u64, len: usize) -> Self {
                 $view {
-                    address: view.as_device_ptr().as_raw(),
-                    len: view.len(),
+                    address,
+                    len,
                     borrow: PhantomData,
                 }
             }
@@ -363,8 +444,8 @@ impl<T> Output<'_, T> {
 impl<'b> Scope<'_, 'b> {
     /// Gives `stream` its workspace in this scope now, so that the calls on
     /// it allocate nothing (for example before capturing it into a graph).
-    pub fn prepare(&mut self, stream: &'b Stream) -> Result<()> {
-        self.reducer.backend.prepare(stream)
+    pub fn prepare(&mut self, stream: impl Into<ScopeStream<'b>>) -> Result<()> {
+        self.reducer.backend.prepare(stream.into().handle())
     }
 
     /// The reducer, for the crate's other enqueueing operations.
@@ -380,11 +461,11 @@ impl<'b> Scope<'_, 'b> {
         input: impl Into<Input<'b, T>>,
         op: Op,
         out: impl Into<Output<'b, T>>,
-        stream: &'b Stream,
+        stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let out = out.into().single("out")?;
         self.reducer
-            .enqueue_reduce(&input.into().slice(), op, out, Some(stream), false)
+            .enqueue_reduce(&input.into().slice(), op, out, Some(stream.into().handle()), false)
     }
 
     /// [`Reducer::reduce_as`], enqueued on `stream`, its result to `out`.
@@ -393,11 +474,11 @@ impl<'b> Scope<'_, 'b> {
         input: impl Into<Input<'b, In>>,
         op: Op,
         out: impl Into<Output<'b, A>>,
-        stream: &'b Stream,
+        stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let out = out.into().single("out")?;
         self.reducer
-            .enqueue_widened::<A, In>(&input.into().slice(), op, out, Some(stream))
+            .enqueue_widened::<A, In>(&input.into().slice(), op, out, Some(stream.into().handle()))
     }
 
     /// [`Reducer::argmax`] (`op` = [`Op::Max`]) or [`Reducer::argmin`]
@@ -411,12 +492,12 @@ impl<'b> Scope<'_, 'b> {
         op: Op,
         index: impl Into<Output<'b, u64>>,
         value: impl Into<Output<'b, T::Value>>,
-        stream: &'b Stream,
+        stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let index = index.into().single("index")?;
         let value = value.into().single("value")?;
         self.reducer
-            .enqueue_arg(&input.into().slice(), op, (value, index), Some(stream))
+            .enqueue_arg(&input.into().slice(), op, (value, index), Some(stream.into().handle()))
     }
 
     /// [`Reducer::dot`], enqueued on `stream`, its result to `out`.
@@ -425,11 +506,11 @@ impl<'b> Scope<'_, 'b> {
         a: impl Into<Input<'b, T>>,
         b: impl Into<Input<'b, T>>,
         out: impl Into<Output<'b, T>>,
-        stream: &'b Stream,
+        stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let out = out.into().single("out")?;
         self.reducer
-            .enqueue_dot(&a.into().slice(), &b.into().slice(), out, Some(stream))
+            .enqueue_dot(&a.into().slice(), &b.into().slice(), out, Some(stream.into().handle()))
     }
 
     /// [`Reducer::segmented_reduce`], enqueued on `stream`, one result per
@@ -446,13 +527,19 @@ impl<'b> Scope<'_, 'b> {
         offsets: impl Into<Input<'b, u64>>,
         op: Op,
         out: impl Into<Output<'b, T>>,
-        stream: &'b Stream,
+        stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let layout = Layout::of_offsets::<Cuda>(&offsets.into().slice())?;
         let out = out.into();
         let out = (out.address, out.len);
-        self.reducer
-            .enqueue_segmented(&values.into().slice(), layout, op, out, None, Some(stream))
+        self.reducer.enqueue_segmented(
+            &values.into().slice(),
+            layout,
+            op,
+            out,
+            None,
+            Some(stream.into().handle()),
+        )
     }
 
     /// [`Reducer::reduce_rows`], enqueued on `stream`, one result per row
@@ -468,13 +555,13 @@ impl<'b> Scope<'_, 'b> {
         row_len: usize,
         op: Op,
         out: impl Into<Output<'b, T>>,
-        stream: &'b Stream,
+        stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let matrix = matrix.into();
         let layout = Layout::of_rows(matrix.len, rows, row_len)?;
         let out = out.into();
         let out = (out.address, out.len);
         self.reducer
-            .enqueue_segmented(&matrix.slice(), layout, op, out, None, Some(stream))
+            .enqueue_segmented(&matrix.slice(), layout, op, out, None, Some(stream.into().handle()))
     }
 }

@@ -68,13 +68,13 @@
 //! whole-input reduction reads; rows of one element are then a copy (through
 //! the op), bound by the GPU's read-and-write bandwidth.
 
+use crate::backend::launcher::StreamHandle;
 use crate::backend::launcher::{Access, Launch};
 use crate::backend::Backend;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::shape::{self, SegmentedShape};
-use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs, SEGMENTS_INVALID};
 
@@ -166,10 +166,23 @@ impl<B: Backend> Reducer<B> {
         offsets: &B::Slice<u64>,
         op: Op,
     ) -> Result<B::Buffer<T>> {
+        let segments = Layout::of_offsets::<B>(offsets)?.segments();
+        let mut out = self.backend.alloc::<T>(segments)?;
+        self.segmented_reduce_to(values, offsets, op, B::parts(B::as_slice_mut(&mut out)))?;
+        Ok(out)
+    }
+
+    /// [`Reducer::segmented_reduce`] into the `out_len` `T`s at `out`.
+    pub(crate) fn segmented_reduce_to<T: Element>(
+        &mut self,
+        values: &B::Slice<T>,
+        offsets: &B::Slice<u64>,
+        op: Op,
+        out: (u64, usize),
+    ) -> Result<()> {
         let layout = Layout::of_offsets::<B>(offsets)?;
-        let out = self.blocking_segmented(values, layout, op)?;
-        match out {
-            Ok(out) => Ok(out),
+        match self.blocking_segmented(values, layout, op, out)? {
+            Ok(()) => Ok(()),
             Err(()) => {
                 let offsets = self.backend.to_host(offsets)?;
                 Err(invalid_offsets(&offsets, B::parts(values).1))
@@ -200,10 +213,25 @@ impl<B: Backend> Reducer<B> {
         row_len: usize,
         op: Op,
     ) -> Result<B::Buffer<T>> {
+        Layout::of_rows(B::parts(matrix).1, rows, row_len)?;
+        let mut out = self.backend.alloc::<T>(rows)?;
+        self.reduce_rows_to(matrix, rows, row_len, op, B::parts(B::as_slice_mut(&mut out)))?;
+        Ok(out)
+    }
+
+    /// [`Reducer::reduce_rows`] into the `out_len` `T`s at `out`.
+    pub(crate) fn reduce_rows_to<T: Element>(
+        &mut self,
+        matrix: &B::Slice<T>,
+        rows: usize,
+        row_len: usize,
+        op: Op,
+        out: (u64, usize),
+    ) -> Result<()> {
         let layout = Layout::of_rows(B::parts(matrix).1, rows, row_len)?;
         // Rows have no offsets to check (their shape was checked above).
-        let out = self.blocking_segmented(matrix, layout, op)?;
-        out.map_err(|()| Error::InvalidSegments("the kernel reported invalid rows".to_string()))
+        let checked = self.blocking_segmented(matrix, layout, op, out)?;
+        checked.map_err(|()| Error::InvalidSegments("the kernel reported invalid rows".to_string()))
     }
 
     /// The launch a segmented reduction of `len` elements of `T` in
@@ -269,27 +297,26 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// Runs a segmented reduction on the backend's own stream into a new
-    /// buffer and waits for it, with the offsets checked by the kernel
-    /// (`Err(())` if it found them invalid).
+    /// Runs a segmented reduction on the backend's own stream into the
+    /// `out_len` `T`s at `out` and waits for it, with the offsets checked by
+    /// the kernel (`Err(())` if it found them invalid).
     fn blocking_segmented<T: Element>(
         &mut self,
         values: &B::Slice<T>,
         layout: Layout,
         op: Op,
-    ) -> Result<std::result::Result<B::Buffer<T>, ()>> {
-        let mut out = self.backend.alloc::<T>(layout.segments())?;
+        out: (u64, usize),
+    ) -> Result<std::result::Result<(), ()>> {
         // The status word is the first word of the result slot, zeroed first.
         let status = self.backend.result_slot();
         // SAFETY: the result slot is 16 writable, aligned bytes.
         unsafe { self.backend.zero_words(status, 1, None)? };
-        let out_parts = B::parts(B::as_slice_mut(&mut out));
-        self.enqueue_segmented(values, layout, op, out_parts, Some(status), None)?;
+        self.enqueue_segmented(values, layout, op, out, Some(status), None)?;
         let [status_word, _] = self.backend.read_result_slot()?;
         Ok(if status_word as u32 == SEGMENTS_INVALID {
             Err(())
         } else {
-            Ok(out)
+            Ok(())
         })
     }
 
@@ -303,7 +330,7 @@ impl<B: Backend> Reducer<B> {
         op: Op,
         (out, out_len): (u64, usize),
         status: Option<u64>,
-        stream: Option<&Stream>,
+        stream: Option<StreamHandle>,
     ) -> Result<()> {
         let segments = layout.segments();
         check_output(out_len, segments)?;

@@ -2,7 +2,7 @@
 //! as they are first used, a stream, and a workspace per stream launched on.
 
 use super::images::Image;
-use super::launcher::{partial_words, Access, Launch, Launcher, Workspace};
+use super::launcher::{partial_words, Access, Launch, Launcher, StreamHandle, Workspace};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::Tuning;
@@ -152,14 +152,21 @@ impl Cuda {
     /// gets one on its first use in a scope (an idle one, or a new one), which
     /// also enrolls it among the streams the scope waits for: every launch
     /// and memset on a caller's stream comes through here.
-    fn stream_workspace(&mut self, stream: Option<&Stream>) -> Result<&mut StreamWorkspace> {
+    fn stream_workspace(&mut self, stream: Option<StreamHandle>) -> Result<&mut StreamWorkspace> {
         let Some(stream) = stream else {
             return Ok(&mut self.own);
         };
-        let handle = stream.as_inner() as usize;
+        let handle = stream.0 as usize;
         let entry = match self.scoped.iter().position(|(h, _)| *h == handle) {
             Some(index) => self.scoped.get_mut(index),
             None => {
+                if stream.0 == PER_THREAD_STREAM {
+                    return Err(Error::UnsupportedStream(
+                        "the per-thread default stream (CU_STREAM_PER_THREAD) is another stream on each host thread, \
+                         so the workspace of its launches cannot be tied to it; use a stream made for the purpose"
+                            .to_string(),
+                    ));
+                }
                 let workspace = match self.idle.pop() {
                     Some(idle) => idle,
                     None => StreamWorkspace::new(self.max_grid)?,
@@ -174,14 +181,14 @@ impl Cuda {
 
     /// `stream`'s handle (the own stream's for `None`), with the stream
     /// enrolled in the current scope.
-    fn enqueue_on(&mut self, stream: Option<&Stream>) -> Result<CUstream> {
+    fn enqueue_on(&mut self, stream: Option<StreamHandle>) -> Result<CUstream> {
         self.stream_workspace(stream)?;
-        Ok(stream.unwrap_or(&self.stream).as_inner())
+        Ok(stream.map_or_else(|| self.stream.as_inner(), |s| s.0))
     }
 
     /// Allocates `stream`'s workspace in the current scope now, if it has
     /// none (see [`Scope::prepare`](crate::Scope::prepare)).
-    pub(crate) fn prepare(&mut self, stream: &Stream) -> Result<()> {
+    pub(crate) fn prepare(&mut self, stream: StreamHandle) -> Result<()> {
         self.enqueue_on(Some(stream)).map(|_| ())
     }
 
@@ -201,6 +208,21 @@ impl Cuda {
     /// next scope (the caller has waited for the work that used them).
     pub(crate) fn end_scope(&mut self) {
         self.idle.extend(self.scoped.drain(..).map(|(_, workspace)| workspace));
+        self.forget_owned();
+    }
+
+    /// Takes back the workspace lent to `stream` (the caller has waited for
+    /// the work that used it): idle again, for the next stream.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn release(&mut self, stream: StreamHandle) {
+        if let Some(index) = self.scoped.iter().position(|(h, _)| *h == stream.0 as usize) {
+            self.idle.push(self.scoped.swap_remove(index).1);
+        }
+    }
+
+    /// Forgets which buffers were found to be this context's memory: for a
+    /// caller whose buffers are borrowed for one call only.
+    pub(crate) fn forget_owned(&mut self) {
         self.owned_in_scope.clear();
     }
 
@@ -301,6 +323,9 @@ fn load(image: Image, module: Module) -> Result<LoadedModule> {
     })
 }
 
+/// `CU_STREAM_PER_THREAD`: the handle of the calling thread's default stream.
+const PER_THREAD_STREAM: CUstream = 0x2 as CUstream;
+
 /// Most parameters any entry point has (the segmented ones have ten).
 const MAX_PARAMETERS: usize = 10;
 
@@ -347,7 +372,7 @@ impl Launcher for Cuda {
         Ok(self.kernel(kernel)?.1)
     }
 
-    fn workspace(&mut self, stream: Option<&Stream>) -> Result<Workspace> {
+    fn workspace(&mut self, stream: Option<StreamHandle>) -> Result<Workspace> {
         let w = self.stream_workspace(stream)?;
         Ok(Workspace {
             partials: w.partials.as_device_ptr().as_raw(),
@@ -356,7 +381,7 @@ impl Launcher for Cuda {
         })
     }
 
-    fn scratch(&mut self, stream: Option<&Stream>, words: usize) -> Result<u64> {
+    fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
         let w = self.stream_workspace(stream)?;
         if w.scratch.as_ref().is_none_or(|b| b.len() < words) {
             w.scratch = Some(DeviceBuffer::zeroed(words.max(1))?);
@@ -375,7 +400,7 @@ impl Launcher for Cuda {
         <[u64; 2]>::try_from(&*self.result_host).map_err(|_| Error::Cuda(CudaError::InvalidValue))
     }
 
-    unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<&Stream>) -> Result<()> {
+    unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<StreamHandle>) -> Result<()> {
         let stream = self.enqueue_on(stream)?;
         // SAFETY: `count` writable 4-byte words at `address`, as the caller promises.
         Ok(driver_result(unsafe {
@@ -383,7 +408,7 @@ impl Launcher for Cuda {
         })?)
     }
 
-    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()> {
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<StreamHandle>) -> Result<()> {
         if !A::fits(launch.kernel) {
             return Err(Error::MissingKernel(launch.kernel));
         }

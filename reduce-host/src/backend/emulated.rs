@@ -1,12 +1,12 @@
 //! The emulator backend: the kernels' host build under the SIMT emulator
 //! (`kernels_gpu::emulator`), over host memory. See [`crate::emulated`].
 
+use super::launcher::StreamHandle;
 use super::launcher::{partial_words, Launch, Launcher, Workspace, PARTIAL_SLOT_WORDS};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::{self, Tuning};
 use cust::memory::DeviceCopy;
-use cust::stream::Stream;
 use kernels_gpu::abi::Kernel;
 use kernels_gpu::dispatch::{self, EntryArgs};
 use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
@@ -206,7 +206,7 @@ impl Launcher for Emulated {
         Ok(self.max_grid)
     }
 
-    fn workspace(&mut self, _stream: Option<&Stream>) -> Result<Workspace> {
+    fn workspace(&mut self, _stream: Option<StreamHandle>) -> Result<Workspace> {
         Ok(Workspace {
             partials: self.partials.as_ptr() as u64,
             ticket: self.ticket.as_ptr() as u64,
@@ -214,7 +214,7 @@ impl Launcher for Emulated {
         })
     }
 
-    fn scratch(&mut self, _stream: Option<&Stream>, words: usize) -> Result<u64> {
+    fn scratch(&mut self, _stream: Option<StreamHandle>, words: usize) -> Result<u64> {
         self.scratch.clear();
         self.scratch.resize(words.max(1), POISON_WORD);
         Ok(self.scratch.as_ptr() as u64)
@@ -234,13 +234,13 @@ impl Launcher for Emulated {
         }
     }
 
-    unsafe fn zero_words(&mut self, address: u64, count: usize, _stream: Option<&Stream>) -> Result<()> {
+    unsafe fn zero_words(&mut self, address: u64, count: usize, _stream: Option<StreamHandle>) -> Result<()> {
         // SAFETY: `count` writable, aligned 4-byte words at `address`, as the caller promises.
         unsafe { std::ptr::write_bytes(address as *mut u32, 0, count) };
         Ok(())
     }
 
-    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<&Stream>) -> Result<()> {
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<StreamHandle>) -> Result<()> {
         let (name, entry) = dispatch::entry(launch.kernel).ok_or(Error::MissingKernel(launch.kernel))?;
         let function = A::entry(entry).ok_or(Error::MissingKernel(launch.kernel))?;
         let blocks = launch.shape.blocks;

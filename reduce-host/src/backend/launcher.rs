@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::shape::LaunchShape;
 use crate::tuning::Tuning;
 use cust::memory::DeviceCopy;
-use cust::stream::Stream;
+use cust::sys::CUstream;
 use kernels_gpu::abi::{Kernel, KernelArgs, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
 
@@ -99,6 +99,12 @@ pub struct Launch<'a, A: KernelArgs> {
     pub accesses: &'a [Access],
 }
 
+/// A caller's stream, by its driver handle: a cust `Stream`'s, a cudarc
+/// `CudaStream`'s or another runtime's (the operations pass `None` for the
+/// backend's own stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamHandle(pub CUstream);
+
 /// Device addresses of a stream's workspace (zero tickets between launches).
 #[derive(Clone, Copy, Debug)]
 pub struct Workspace {
@@ -138,10 +144,10 @@ pub trait Launcher: Sized {
     /// threads per block; loads the kernel if needed.
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32>;
     /// `stream`'s workspace, allocated on first use.
-    fn workspace(&mut self, stream: Option<&Stream>) -> Result<Workspace>;
+    fn workspace(&mut self, stream: Option<StreamHandle>) -> Result<Workspace>;
     /// At least `words` 8-byte words of scratch for `stream`'s launches
     /// (the ladder's per-block results), grown on demand.
-    fn scratch(&mut self, stream: Option<&Stream>, words: usize) -> Result<u64>;
+    fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64>;
     /// The backend's 16-byte result slot: where blocking calls have their
     /// kernel write, before [`Launcher::read_result_slot`].
     fn result_slot(&mut self) -> u64;
@@ -152,13 +158,13 @@ pub trait Launcher: Sized {
     /// # Safety
     /// `address` is 4-byte aligned, with `count` writable words (the
     /// result slot, or a buffer the caller lent for the launch).
-    unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<&Stream>) -> Result<()>;
+    unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<StreamHandle>) -> Result<()>;
     /// Launches `launch` on `stream` (after [`Launcher::launch`]'s checks).
     ///
     /// # Safety
     /// As [`Launcher::launch`], and no buffer `launch.accesses` writes
     /// overlaps another of them.
-    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()>;
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<StreamHandle>) -> Result<()>;
 
     /// Launches `launch` on `stream`: [`Error::Aliasing`] if an output
     /// overlaps another buffer of the launch, else the backend's own checks
@@ -171,7 +177,7 @@ pub trait Launcher: Sized {
     /// `launch.accesses` (with the size the kernel touches) or the
     /// backend's own workspace, scratch or result slot, and the shape and
     /// shared memory are what the kernel needs.
-    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<&Stream>) -> Result<()> {
+    unsafe fn launch<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<StreamHandle>) -> Result<()> {
         check_aliasing(launch.accesses)?;
         // SAFETY: the caller's promise, and no output overlaps (checked above).
         unsafe { self.submit(launch, stream) }
