@@ -132,6 +132,12 @@ pub enum Error {
         /// What CUDA says it is.
         found: String,
     },
+    /// A stream the call cannot launch on, and why: the per-thread default
+    /// stream, a stream of another context than the reducer's, or (for the
+    /// safe calls of the `cudarc` module) a stream being captured into a
+    /// CUDA graph.
+    #[error("cannot launch on this stream: {0}")]
+    UnsupportedStream(String),
     /// An output of a whole-input call with room for other than one result.
     #[error("the {output} output has {found} elements; a whole-input result needs exactly 1")]
     OutputLength {
@@ -184,6 +190,10 @@ pub enum Error {
     /// A multi-GPU call with devices, ranks, shards or outputs that do not fit together.
     #[error("invalid multi-GPU call: {0}")]
     InvalidGroup(String),
+    /// An error reported by the CUDA driver through cudarc (the [`cudarc`](crate::cudarc) module).
+    #[cfg(feature = "cudarc")]
+    #[error("CUDA driver error (through cudarc): {0}")]
+    Cudarc(#[from] ::cudarc::driver::DriverError),
     /// An error reported by the CUDA driver (including errors of earlier,
     /// asynchronous work on the same stream).
     #[error("CUDA driver error: {0}")]

@@ -156,6 +156,8 @@
 /// constants (the kernel crate's `abi` module).
 pub use kernels_gpu::abi;
 pub mod backend;
+#[cfg(feature = "cudarc")]
+pub mod cudarc;
 pub mod element;
 pub mod emulated;
 pub mod error;
@@ -181,7 +183,7 @@ pub use half;
 pub use op::Op;
 pub use policy::Policy;
 pub use reducer::Reducer;
-pub use scope::{Input, Output, Scope};
+pub use scope::{Input, Output, Scope, ScopeStream};
 pub use shape::{LaunchShape, SegmentedShape};
 
 use cust::memory::{DeviceBuffer, DeviceSlice};
