@@ -334,9 +334,10 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
+        let on = self.lend(stream)?;
         let (input, read) = read::<T, T>(input, stream);
         let (out, write) = write(out, stream);
-        self.enqueue(stream, (read, write), |inner, on| {
+        self.enqueue(stream, on, (read, write), |inner, on| {
             inner.enqueue_reduce(&input, op, single("out", out)?, on, false)
         })
     }
@@ -352,9 +353,10 @@ impl Reducer {
     where
         In::Kernel: WidensTo<A>,
     {
+        let on = self.lend(stream)?;
         let (input, read) = read::<In, In::Kernel>(input, stream);
         let (out, write) = write(out, stream);
-        self.enqueue(stream, (read, write), |inner, on| {
+        self.enqueue(stream, on, (read, write), |inner, on| {
             inner.enqueue_widened::<A, In::Kernel>(&input, op, single("out", out)?, on)
         })
     }
@@ -374,10 +376,11 @@ impl Reducer {
     where
         T::Kernel: ArgInput,
     {
+        let on = self.lend(stream)?;
         let (input, read) = read::<T, T::Kernel>(input, stream);
         let (index, index_write) = write(index, stream);
         let (value, value_write) = write(value, stream);
-        self.enqueue(stream, (read, index_write, value_write), |inner, on| {
+        self.enqueue(stream, on, (read, index_write, value_write), |inner, on| {
             let outputs = (single("value", value)?, single("index", index)?);
             inner.enqueue_arg(&input, op, outputs, on)
         })
@@ -391,10 +394,11 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
+        let on = self.lend(stream)?;
         let (a, a_read) = read::<T, T>(a, stream);
         let (b, b_read) = read::<T, T>(b, stream);
         let (out, write) = write(out, stream);
-        self.enqueue(stream, (a_read, b_read, write), |inner, on| {
+        self.enqueue(stream, on, (a_read, b_read, write), |inner, on| {
             inner.enqueue_dot(&a, &b, single("out", out)?, on)
         })
     }
@@ -411,10 +415,11 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
+        let on = self.lend(stream)?;
         let (values, values_read) = read::<T, T>(values, stream);
         let (offsets, offsets_read) = read::<u64, u64>(offsets, stream);
         let (out, write) = write(out, stream);
-        self.enqueue(stream, (values_read, offsets_read, write), |inner, on| {
+        self.enqueue(stream, on, (values_read, offsets_read, write), |inner, on| {
             let layout = crate::segmented::Layout::of_offsets::<Cuda>(&offsets)?;
             inner.enqueue_segmented(&values, layout, op, out, None, on)
         })
@@ -431,9 +436,10 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
+        let on = self.lend(stream)?;
         let (matrix, read) = read::<T, T>(matrix, stream);
         let (out, write) = write(out, stream);
-        self.enqueue(stream, (read, write), |inner, on| {
+        self.enqueue(stream, on, (read, write), |inner, on| {
             let layout = crate::segmented::Layout::of_rows(matrix.len(), rows, row_len)?;
             inner.enqueue_segmented(&matrix, layout, op, out, None, on)
         })
@@ -467,19 +473,19 @@ impl Reducer {
         Ok(out)
     }
 
-    /// Runs `enqueue` on `stream` with its workspace, then lets go of the
-    /// buffers' `guards`, which record the launch's reads and writes.
+    /// Runs `enqueue` on `stream` (`on`, from [`Reducer::lend`]), then lets
+    /// go of the buffers' `guards`, which record the launch's reads and writes.
     fn enqueue<G>(
         &mut self,
-        stream: &Arc<CudaStream>,
+        stream: &CudaStream,
+        on: StreamHandle,
         guards: G,
         enqueue: impl FnOnce(&mut crate::Reducer<Cuda>, Option<StreamHandle>) -> Result<()>,
     ) -> Result<()> {
-        let handle = self.lend(stream)?;
         // A wait that `device_ptr` could not enqueue (it records the error
         // in the context) would leave the kernel unordered after a write.
         self.context.check_err()?;
-        let launched = enqueue(&mut self.inner, Some(handle));
+        let launched = enqueue(&mut self.inner, Some(on));
         // The buffers are borrowed for this call only.
         self.inner.backend.forget_owned();
         drop(guards);
@@ -495,7 +501,9 @@ impl Reducer {
 
     /// Gives `stream` a workspace (its own, or, past [`STREAMS`] streams,
     /// that of the stream used least recently, once that stream's work is
-    /// done) and returns its handle, with this context current.
+    /// done) and returns its handle, with this context current. Called
+    /// before the buffers' pointers are taken, so that a refused stream is
+    /// given no waits.
     fn lend(&mut self, stream: &Arc<CudaStream>) -> Result<StreamHandle> {
         if stream.context().cu_ctx() != self.context.cu_ctx() {
             return Err(Error::UnsupportedStream(format!(
