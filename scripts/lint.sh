@@ -9,6 +9,8 @@ cargo clippy --workspace --all-targets --release -- -D warnings
 # The build script's other half: the kernels built from source.
 cargo clippy -p reduce-host --release --features build-kernels -- -D warnings
 (cd tests/downstream && cargo fmt --check)
+# With the cudarc interop (reduce::cudarc, its tests and example).
+cargo clippy --workspace --all-targets --release --features cudarc -- -D warnings
 (cd kernels-gpu && cargo clippy --release --locked --all-targets -- -D warnings)
 for cpu in sm_70 sm_90; do
   (cd kernels-gpu && RUSTFLAGS="-C target-cpu=$cpu" cargo clippy --release --target nvptx64-nvidia-cuda \
@@ -17,4 +19,5 @@ done
 # Broken doc links: the public API's, and the kernel crate's (written for
 # maintainers, so private items included).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p reduce-host
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p reduce-host --features cudarc
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p kernels-gpu --document-private-items

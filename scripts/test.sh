@@ -9,6 +9,11 @@ export REDUCE_TEST_SKIP_LOG="$REPO_ROOT/target/skipped-tests.txt"
 rm -f "$REDUCE_TEST_SKIP_LOG"
 cargo build --workspace --all-targets --release
 cargo test --workspace --release "$@"
+# The cudarc interop (feature `cudarc`): its example, its GPU tests (skipped
+# without a GPU) and its doc examples (compiled; they need a GPU to run).
+cargo build --release --features cudarc --example cudarc
+cargo test -p reduce-host --release --features cudarc --test cudarc "$@"
+cargo test -p reduce-host --release --features cudarc --doc "$@" -- cudarc
 # The host crate's tests again in a debug build: overflow checks and debug
 # assertions on, in the emulated kernels too (the workspace's Cargo.toml).
 cargo test -p reduce-host "$@"

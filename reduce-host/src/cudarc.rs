@@ -1,4 +1,4 @@
-//! The operations over [cudarc](::cudarc)'s buffers and streams (the
+//! The operations over [cudarc](https://docs.rs/cudarc/0.19)'s buffers and streams (the
 //! `cudarc` feature): [`CudaSlice`], [`CudaView`](::cudarc::driver::CudaView)
 //! and [`CudaViewMut`](::cudarc::driver::CudaViewMut) on a [`CudaStream`],
 //! as candle and burn hold them.

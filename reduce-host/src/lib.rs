@@ -37,6 +37,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Buffers of cudarc (as candle and burn hold them) are reduced by
+//! `reduce::cudarc`, with the `cudarc` feature: blocking calls, and `_into`
+//! calls that enqueue into cudarc buffers on cudarc streams, safely, through
+//! cudarc's event tracking.
+//!
 //! Data sharded over several GPUs (of one node or several) is reduced as one
 //! array by [`multi`], which combines the per-GPU results through NCCL,
 //! loaded at run time.
@@ -88,7 +93,7 @@
 //! inputs, outputs and streams until [`Reducer::scope`] has waited for every
 //! stream it launched on (also on error or panic), an output that overlaps
 //! another buffer of the call is [`Error::Aliasing`], and a buffer of another
-//! context, or freed, is [`Error::ForeignBuffer`]. Two calls hand part of that
+//! context, or freed, is [`Error::ForeignBuffer`]. These calls hand part of that
 //! duty to you, each with a `# Safety` section:
 //! - [`Reducer::scope_unsynchronized`]: a scope that does not wait when it
 //!   ends, for work the host must not wait on (capturing a CUDA graph and
@@ -100,6 +105,10 @@
 //!   borrowing the view proves nothing. You promise the buffer outlives the
 //!   scope (and, for an output, that nothing else reads or writes it there).
 //!   [`Input::get`] and [`Output::get`] give parts of a borrowed buffer safely.
+//! - [`Input::from_raw`], [`Output::from_raw`] and [`ScopeStream::from_raw`]:
+//!   the entry for memory and streams of any other runtime, by address and
+//!   handle. You promise what a borrow would: alive and untouched by others
+//!   until the scope's borrows end.
 //!
 //! # Which kernels run
 //! The kernels come in modules, one per input type for the whole-input calls
