@@ -72,7 +72,7 @@ use crate::backend::launcher::StreamHandle;
 use crate::backend::Cuda;
 use crate::element::{sealed::Sealed, ArgInput, Element, FloatElement, MeanInput, WidensTo};
 use crate::error::{Error, Result};
-use crate::segmented::segment_count;
+use crate::segmented::{check_rows, segment_count};
 use ::cudarc::driver::sys::CUstreamCaptureStatus;
 use ::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
@@ -200,7 +200,8 @@ impl Reducer {
     /// # Ok(()) }
     /// ```
     pub fn reduce<T: Element>(&mut self, input: &impl DevicePtr<T>, op: Op) -> Result<T> {
-        self.blocking(|inner| inner.reduce(&settled::<T, T>(input)?.0, op))
+        let (input, _read) = settled::<T, T>(input)?;
+        self.blocking(|inner| inner.reduce(&input, op))
     }
 
     /// [`crate::Reducer::reduce_as`] of a cudarc buffer: `In` may be half 2's
@@ -219,7 +220,8 @@ impl Reducer {
     where
         In::Kernel: WidensTo<A>,
     {
-        self.blocking(|inner| inner.reduce_as::<A, In::Kernel>(&settled::<In, In::Kernel>(input)?.0, op))
+        let (input, _read) = settled::<In, In::Kernel>(input)?;
+        self.blocking(|inner| inner.reduce_as::<A, In::Kernel>(&input, op))
     }
 
     /// [`crate::Reducer::argmax`] of a cudarc buffer (of any
@@ -253,7 +255,8 @@ impl Reducer {
     where
         T::Kernel: ArgInput,
     {
-        let (index, value) = self.blocking(|inner| inner.arg_to_host(&settled::<T, T::Kernel>(input)?.0, op))?;
+        let (input, _read) = settled::<T, T::Kernel>(input)?;
+        let (index, value) = self.blocking(|inner| inner.arg_to_host(&input, op))?;
         Ok((index, T::from_kernel(value)))
     }
 
@@ -268,7 +271,8 @@ impl Reducer {
     /// # Ok(()) }
     /// ```
     pub fn dot<T: Element>(&mut self, a: &impl DevicePtr<T>, b: &impl DevicePtr<T>) -> Result<T> {
-        self.blocking(|inner| inner.dot(&settled::<T, T>(a)?.0, &settled::<T, T>(b)?.0))
+        let ((a, _a_read), (b, _b_read)) = (settled::<T, T>(a)?, settled::<T, T>(b)?);
+        self.blocking(|inner| inner.dot(&a, &b))
     }
 
     /// [`crate::Reducer::segmented_reduce`] of cudarc buffers, into a new
@@ -280,8 +284,9 @@ impl Reducer {
         op: Op,
     ) -> Result<CudaSlice<T>> {
         let segments = segment_count(offsets.len())?;
+        let (offsets, _read) = settled::<u64, u64>(offsets)?;
         self.blocking_into(values, segments, |inner, values, out| {
-            inner.segmented_reduce_to(values, &settled::<u64, u64>(offsets)?.0, op, out)
+            inner.segmented_reduce_to(values, &offsets, op, out)
         })
     }
 
@@ -305,6 +310,8 @@ impl Reducer {
         row_len: usize,
         op: Op,
     ) -> Result<CudaSlice<T>> {
+        // Before the allocation, whose size it bounds.
+        check_rows(matrix.len(), rows, row_len)?;
         self.blocking_into(matrix, rows, |inner, matrix, out| {
             inner.reduce_rows_to(matrix, rows, row_len, op, out)
         })
@@ -445,14 +452,16 @@ impl Reducer {
         })
     }
 
-    /// Runs a blocking call of the inner reducer, with this context current.
+    /// Runs a blocking call of the inner reducer, with this context current
+    /// (after the inputs were settled, which makes their context current).
     fn blocking<R>(&mut self, call: impl FnOnce(&mut crate::Reducer<Cuda>) -> Result<R>) -> Result<R> {
         self.context.bind_to_thread()?;
         call(&mut self.inner)
     }
 
     /// Runs a blocking call of the inner reducer over `input` into a new
-    /// buffer of `len` elements on `input`'s stream, and returns it.
+    /// buffer of `len` elements (no more than a buffer's length) on
+    /// `input`'s stream, and returns it.
     fn blocking_into<T: Element + DeviceRepr>(
         &mut self,
         input: &impl DevicePtr<T>,
@@ -460,7 +469,6 @@ impl Reducer {
         call: impl FnOnce(&mut crate::Reducer<Cuda>, &DeviceSlice<T>, (u64, usize)) -> Result<()>,
     ) -> Result<CudaSlice<T>> {
         let stream = input.stream();
-        self.context.bind_to_thread()?;
         // SAFETY: `call` writes every element (one result per segment or
         // row) before the buffer is returned; on an error it is dropped unread.
         let mut out = unsafe { stream.alloc::<T>(len)? };
