@@ -36,6 +36,7 @@ if [[ $what == *tests* ]]; then
 fi
 if [[ $what == *quickstart* ]]; then
   echo "== quickstart"; "$bin/quickstart" 2>&1 | tee "$out/quickstart.log" || status=1
+  echo "== cudarc example"; "$bin/cudarc" 2>&1 | tee -a "$out/quickstart.log" || status=1
 fi
 if [[ $what == *bench* ]]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/cub_bench "$bin/cub_reduce.cu" || exit 1

@@ -8,8 +8,11 @@ source "$(dirname "$0")/env.sh"
 rm -rf .device-bin && mkdir -p .device-bin/tests
 examples="quickstart first_sum bench graph_replay ladder multi_gpu multi_process"
 cargo build --release $(printf -- '--example %s ' $examples)
+cargo build --release --features cudarc --example cudarc
+examples="$examples cudarc"
 for e in $examples; do cp "target/release/examples/$e" .device-bin/; done
-cargo test --workspace --release --no-run --message-format=json 2>/dev/null \
+# With the cudarc feature, so the cudarc tests are among them.
+cargo test --workspace --release --features cudarc --no-run --message-format=json 2>/dev/null \
   | python3 scripts/test_executables.py \
   | while read -r exe; do cp "$exe" .device-bin/tests/; done
 cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" "$REPO_ROOT/benches/cub_reduce_64.cu" "$REPO_ROOT/benches/cub_first_sum.cu" .device-bin/
