@@ -87,7 +87,7 @@
 //! errors (including those of earlier asynchronous work) come back as
 //! [`Error::Cuda`].
 //!
-//! # Safety: the two `unsafe` calls, and why
+//! # Safety: the `unsafe` calls, and why
 //! Every other public function is safe: no safe call can make the GPU touch
 //! memory that Rust may free or reuse meanwhile. A [`Scope`] borrows its
 //! inputs, outputs and streams until [`Reducer::scope`] has waited for every
@@ -109,6 +109,13 @@
 //!   the entry for memory and streams of any other runtime, by address and
 //!   handle. You promise what a borrow would: alive and untouched by others
 //!   until the scope's borrows end.
+//!
+//! The `_into` calls of `reduce::cudarc` (feature `cudarc`) are safe the way
+//! cudarc's own asynchronous copies are: each takes cudarc's read or write
+//! guard of every buffer before the launch and drops it after, so the launch
+//! waits for the buffers' earlier writes and cudarc's later frees and writes
+//! wait for the launch (its event tracking; turning that off is `unsafe` in
+//! cudarc).
 //!
 //! # Which kernels run
 //! The kernels come in modules, one per input type for the whole-input calls
