@@ -94,6 +94,17 @@ const CONTEXTS: usize = 4;
 /// as half 1.8's (the same bits).
 ///
 /// Sealed: the kernels are compiled ahead of time for these types.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::cudarc::{half::bf16, CudarcElement};
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[bf16::from_f32(0.5), bf16::from_f32(-4.0)])?; // half 2's bf16
+/// assert_eq!(reduce::cudarc::argmin(&buf)?, (1, bf16::from_f32(-4.0)));
+/// fn read_as_half_1_8<T: CudarcElement<Kernel = reduce::half::bf16>>() {}
+/// read_as_half_1_8::<bf16>();
+/// # Ok(()) }
+/// ```
 pub trait CudarcElement: Copy + Send + Sync + 'static + Sealed {
     /// The type the kernels take.
     type Kernel: DeviceCopy;
@@ -244,6 +255,16 @@ impl Reducer {
     }
 
     /// [`crate::Reducer::argmin`] of a cudarc buffer (as [`Reducer::argmax`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let buf = stream.clone_htod(&[4i32, 0, 9, 0])?;
+    /// assert_eq!(reducer.argmin(&buf)?, (1, 0)); // the first of equal minima
+    /// # Ok(()) }
+    /// ```
     pub fn argmin<T: CudarcElement>(&mut self, input: &impl DevicePtr<T>) -> Result<(u64, T)>
     where
         T::Kernel: ArgInput,
@@ -277,6 +298,18 @@ impl Reducer {
 
     /// [`crate::Reducer::segmented_reduce`] of cudarc buffers, into a new
     /// buffer on the stream of `values` (see [`Reducer`] for an example).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let values = stream.clone_htod(&[1.0f64, 2.0, 3.0, 4.0])?;
+    /// let offsets = stream.clone_htod(&[0u64, 1, 1, 4])?; // the middle segment is empty
+    /// let sums = reducer.segmented_reduce(&values, &offsets, reduce::Op::Sum)?; // on `stream`
+    /// assert_eq!(stream.clone_dtoh(&sums)?, [1.0, 0.0, 9.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn segmented_reduce<T: Element + DeviceRepr>(
         &mut self,
         values: &impl DevicePtr<T>,
@@ -350,6 +383,18 @@ impl Reducer {
     }
 
     /// Enqueues [`Reducer::reduce_as`] on `stream`, its result to `out`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let bytes = stream.clone_htod(&[200u8; 1000])?;
+    /// let mut total = stream.alloc_zeros::<u64>(1)?;
+    /// reducer.reduce_as_into(&bytes, reduce::Op::Sum, &mut total, &stream)?; // summed in u64
+    /// assert_eq!(stream.clone_dtoh(&total)?, [200_000]);
+    /// # Ok(()) }
+    /// ```
     pub fn reduce_as_into<A: Element, In: CudarcElement>(
         &mut self,
         input: &impl DevicePtr<In>,
@@ -372,6 +417,18 @@ impl Reducer {
     /// [`Reducer::argmin`] ([`Op::Min`]) on `stream`: the index to `index`,
     /// the value (in [`ArgInput::Value`]: the element type, or `f32` for the
     /// half types) to `value`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let input = stream.clone_htod(&[3.0f32, 9.5, -1.0])?;
+    /// let (mut index, mut value) = (stream.alloc_zeros::<u64>(1)?, stream.alloc_zeros::<f32>(1)?);
+    /// reducer.arg_into(&input, reduce::Op::Max, &mut index, &mut value, &stream)?;
+    /// assert_eq!((stream.clone_dtoh(&index)?, stream.clone_dtoh(&value)?), (vec![1], vec![9.5]));
+    /// # Ok(()) }
+    /// ```
     pub fn arg_into<T: CudarcElement>(
         &mut self,
         input: &impl DevicePtr<T>,
@@ -394,6 +451,18 @@ impl Reducer {
     }
 
     /// Enqueues [`Reducer::dot`] on `stream`, its result to `out`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let (a, b) = (stream.clone_htod(&[1i64, 2, 3])?, stream.clone_htod(&[4i64, -5, 6])?);
+    /// let mut out = stream.alloc_zeros::<i64>(2)?;
+    /// reducer.dot_into(&a, &b, &mut out.slice_mut(1..), &stream)?; // into any one-element view
+    /// assert_eq!(stream.clone_dtoh(&out)?, [0, 12]);
+    /// # Ok(()) }
+    /// ```
     pub fn dot_into<T: Element>(
         &mut self,
         a: &impl DevicePtr<T>,
@@ -414,6 +483,19 @@ impl Reducer {
     /// segment to `out`. As [`Scope::segmented_reduce_into`](crate::Scope::segmented_reduce_into),
     /// it does not wait to validate the offsets: invalid ones are clamped
     /// into `[0, values.len()]`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let values = stream.clone_htod(&[4u32, 1, 7, 3, 9])?;
+    /// let offsets = stream.clone_htod(&[0u64, 3, 5])?;
+    /// let mut maxima = stream.alloc_zeros::<u32>(2)?; // one per segment
+    /// reducer.segmented_reduce_into(&values, &offsets, reduce::Op::Max, &mut maxima, &stream)?;
+    /// assert_eq!(stream.clone_dtoh(&maxima)?, [7, 9]);
+    /// # Ok(()) }
+    /// ```
     pub fn segmented_reduce_into<T: Element>(
         &mut self,
         values: &impl DevicePtr<T>,
@@ -434,6 +516,18 @@ impl Reducer {
 
     /// Enqueues [`Reducer::reduce_rows`] on `stream`, one result per row to
     /// `out`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let matrix = stream.clone_htod(&[1.0f32, -5.0, 2.0, 7.0, 0.5, 3.0])?; // 2 rows of 3
+    /// let mut minima = stream.alloc_zeros::<f32>(2)?;
+    /// reducer.reduce_rows_into(&matrix, 2, 3, reduce::Op::Min, &mut minima, &stream)?;
+    /// assert_eq!(stream.clone_dtoh(&minima)?, [-5.0, 0.5]);
+    /// # Ok(()) }
+    /// ```
     pub fn reduce_rows_into<T: Element>(
         &mut self,
         matrix: &impl DevicePtr<T>,
@@ -659,31 +753,86 @@ pub fn reduce<T: Element>(input: &impl DevicePtr<T>, op: Op) -> Result<T> {
 }
 
 /// [`crate::sum`] of a cudarc buffer (see the [module](self) docs for an example).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[u32::MAX, 2])?;
+/// assert_eq!(reduce::cudarc::sum(&buf)?, 1); // integers wrap
+/// # Ok(()) }
+/// ```
 pub fn sum<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
     reduce(input, Op::Sum)
 }
 
 /// [`crate::product`] of a cudarc buffer.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[1.5f32, -2.0, 4.0])?;
+/// assert_eq!(reduce::cudarc::product(&buf)?, -12.0);
+/// assert_eq!(reduce::cudarc::product(&buf.slice(0..0))?, 1.0); // empty: the identity
+/// # Ok(()) }
+/// ```
 pub fn product<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
     reduce(input, Op::Product)
 }
 
 /// [`crate::max`] of a cudarc buffer.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[1.0f64, f64::NAN, 3.0])?;
+/// assert!(reduce::cudarc::max(&buf)?.is_nan()); // any NaN makes the max NaN
+/// assert_eq!(reduce::cudarc::max(&buf.slice(2..))?, 3.0);
+/// # Ok(()) }
+/// ```
 pub fn max<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
     reduce(input, Op::Max)
 }
 
 /// [`crate::min`] of a cudarc buffer.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[5i32, -8, 2])?;
+/// assert_eq!(reduce::cudarc::min(&buf)?, -8);
+/// let empty = reduce::cudarc::min(&buf.slice(3..));
+/// assert!(matches!(empty, Err(reduce::Error::Empty { .. })));
+/// # Ok(()) }
+/// ```
 pub fn min<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
     reduce(input, Op::Min)
 }
 
 /// [`crate::dot`] of two cudarc buffers (see [`Reducer::dot`] for an example).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let (a, b) = (stream.clone_htod(&[1.0f32, 2.0, 3.0])?, stream.clone_htod(&[4.0f32, 5.0])?);
+/// let mismatch = reduce::cudarc::dot(&a, &b);
+/// assert!(matches!(mismatch, Err(reduce::Error::LengthMismatch { left: 3, right: 2 })));
+/// assert_eq!(reduce::cudarc::dot(&a.slice(..2), &b)?, 14.0);
+/// # Ok(()) }
+/// ```
 pub fn dot<T: Element>(a: &impl DevicePtr<T>, b: &impl DevicePtr<T>) -> Result<T> {
     with_reducer(a.stream().context(), |r| r.dot(a, b))
 }
 
 /// [`crate::reduce_as`] of a cudarc buffer (see [`Reducer::reduce_as`] for an example).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// use reduce::cudarc::half::f16;
+/// let buf = stream.clone_htod(&[f16::from_f32(0.5), f16::from_f32(-3.0)])?;
+/// assert_eq!(reduce::cudarc::reduce_as::<f32, _>(&buf, reduce::Op::Min)?, -3.0);
+/// # Ok(()) }
+/// ```
 pub fn reduce_as<A: Element, In: CudarcElement>(input: &impl DevicePtr<In>, op: Op) -> Result<A>
 where
     In::Kernel: WidensTo<A>,
@@ -692,6 +841,14 @@ where
 }
 
 /// [`crate::sum_as`] of a cudarc buffer.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[i32::MAX; 4])?;
+/// assert_eq!(reduce::cudarc::sum_as::<i64, _>(&buf)?, 4 * i64::from(i32::MAX)); // no wrap
+/// # Ok(()) }
+/// ```
 pub fn sum_as<A: Element, In: CudarcElement>(input: &impl DevicePtr<In>) -> Result<A>
 where
     In::Kernel: WidensTo<A>,
@@ -716,11 +873,27 @@ where
 }
 
 /// [`crate::norm_l2`] of a cudarc buffer.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[3.0f32, 4.0])?;
+/// assert_eq!(reduce::cudarc::norm_l2(&buf)?, 5.0); // sqrt(3² + 4²)
+/// # Ok(()) }
+/// ```
 pub fn norm_l2<T: FloatElement>(input: &impl DevicePtr<T>) -> Result<T> {
     Ok(reduce(input, Op::SumOfSquares)?.sqrt())
 }
 
 /// [`crate::argmax`] of a cudarc buffer (see [`Reducer::argmax`] for an example).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[2u64, 7, 7, 1])?;
+/// assert_eq!(reduce::cudarc::argmax(&buf)?, (1, 7)); // the first of equal maxima
+/// # Ok(()) }
+/// ```
 pub fn argmax<T: CudarcElement>(input: &impl DevicePtr<T>) -> Result<(u64, T)>
 where
     T::Kernel: ArgInput,
@@ -729,6 +902,14 @@ where
 }
 
 /// [`crate::argmin`] of a cudarc buffer.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let buf = stream.clone_htod(&[2.0f32, -1.0, 5.0])?;
+/// assert_eq!(reduce::cudarc::argmin(&buf.slice(1..))?, (0, -1.0)); // index within the view
+/// # Ok(()) }
+/// ```
 pub fn argmin<T: CudarcElement>(input: &impl DevicePtr<T>) -> Result<(u64, T)>
 where
     T::Kernel: ArgInput,
@@ -738,6 +919,16 @@ where
 
 /// [`crate::segmented_reduce`] of cudarc buffers, into a new buffer on the
 /// stream of `values` (see [`Reducer`] for an example).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let values = stream.clone_htod(&[4i64, -1, 7])?;
+/// let offsets = stream.clone_htod(&[0u64, 2, 3])?;
+/// let maxima = reduce::cudarc::segmented_reduce(&values, &offsets, reduce::Op::Max)?;
+/// assert_eq!(stream.clone_dtoh(&maxima)?, [4, 7]);
+/// # Ok(()) }
+/// ```
 pub fn segmented_reduce<T: Element + DeviceRepr>(
     values: &impl DevicePtr<T>,
     offsets: &impl DevicePtr<u64>,
@@ -748,6 +939,15 @@ pub fn segmented_reduce<T: Element + DeviceRepr>(
 
 /// [`crate::reduce_rows`] of a cudarc buffer, into a new buffer on its
 /// stream (see [`Reducer::reduce_rows`] for an example).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+/// let matrix = stream.clone_htod(&[1u32, 2, 3, 4, 5, 6])?; // 3 rows of 2
+/// let sums = reduce::cudarc::reduce_rows(&matrix, 3, 2, reduce::Op::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&sums)?, [3, 7, 11]);
+/// # Ok(()) }
+/// ```
 pub fn reduce_rows<T: Element + DeviceRepr>(
     matrix: &impl DevicePtr<T>,
     rows: usize,

@@ -15,6 +15,17 @@ pub(crate) mod sealed {
 /// A type the GPU kernels can reduce: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
 ///
 /// Sealed: the kernels are compiled ahead of time for exactly these types.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, Element, ElementType, Op};
+/// fn total<T: Element>(values: &[T]) -> reduce::Result<T> {
+///     Emulator::default().reduce(values, Op::Sum) // or a `Reducer` on a GPU
+/// }
+/// assert_eq!(total(&[1u64, 2, 3])?, 6);
+/// assert_eq!(<f64 as Element>::TYPE, ElementType::F64);
+/// # Ok(()) }
+/// ```
 pub trait Element: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
     /// The runtime name of this type.
     const TYPE: ElementType;
@@ -39,6 +50,16 @@ impl sealed::Sealed for half::f16 {}
 impl sealed::Sealed for half::bf16 {}
 
 /// The float element types, `f32` and `f64`: what [`crate::norm_l2`] takes.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, FloatElement, Op};
+/// fn rms<T: FloatElement>(x: &[T]) -> reduce::Result<T> {
+///     Ok(Emulator::default().reduce(x, Op::SumOfSquares)?.divide_by_count(x.len()).sqrt())
+/// }
+/// assert_eq!(rms(&[1.0f32, 7.0])?, 5.0);
+/// # Ok(()) }
+/// ```
 pub trait FloatElement: Element {
     /// The square root (IEEE 754, correctly rounded).
     fn sqrt(self) -> Self;
@@ -76,6 +97,17 @@ float_element!(f32, f64);
 /// 2^32 elements); integers convert to `f64` exactly up to 2^53 in magnitude
 /// and round to nearest above; half-precision values convert to `f32`
 /// exactly. Sealed: the kernels are compiled ahead of time for these pairs.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, Error, Op};
+/// let mut emulator = Emulator::default();
+/// // An i32 sum that would wrap in i32 is exact in i64.
+/// assert_eq!(emulator.reduce_as::<i64, _>(&[i32::MAX; 4], Op::Sum)?, 4 * i64::from(i32::MAX));
+/// let max = emulator.reduce_as::<i64, _>(&[1i8, 2], Op::Max); // the integer pairs only sum
+/// assert!(matches!(max, Err(Error::UnsupportedWidening { .. })));
+/// # Ok(()) }
+/// ```
 pub trait WidensTo<A: Element>: DeviceCopy + Copy + Debug + Send + Sync + 'static + sealed::Sealed {
     /// The input type.
     const INPUT: ElementType;
@@ -110,6 +142,16 @@ const _: () = assert!(std::mem::size_of::<Bf16>() == std::mem::size_of::<half::b
 
 /// An input type with a mean ([`crate::mean`]): computed from its sum in
 /// [`MeanInput::Mean`] (see [`WidensTo`]), divided by the length.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, FloatElement, MeanInput, Op};
+/// fn mean<In: MeanInput>(x: &[In]) -> reduce::Result<In::Mean> {
+///     Ok(Emulator::default().reduce_as::<In::Mean, In>(x, Op::Sum)?.divide_by_count(x.len()))
+/// }
+/// assert_eq!(mean(&[1u32, 2, 3, 4])?, 2.5f64); // integers: an f64 mean
+/// # Ok(()) }
+/// ```
 pub trait MeanInput: WidensTo<Self::Mean> {
     /// The mean's type: `f64` for the integers, `f32` and `f64`; `f32` for
     /// [`half::f16`] and [`half::bf16`].
@@ -128,6 +170,16 @@ mean_input!(i32 => f64, u32 => f64, i64 => f64, u64 => f64, f32 => f64, f64 => f
 /// An input type of [`crate::argmax`] and [`crate::argmin`]: every
 /// [`Element`], and [`half::f16`] and [`half::bf16`], which are compared as
 /// the `f32` they convert to (exactly).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, half::f16, ArgInput};
+/// let halves = [f16::from_f32(-1.0), f16::from_f32(2.5), f16::from_f32(2.5)];
+/// assert_eq!(Emulator::default().argmax(&halves)?, (1, f16::from_f32(2.5)));
+/// fn compared_as_f32<T: ArgInput<Value = f32>>() {}
+/// compared_as_f32::<f16>();
+/// # Ok(()) }
+/// ```
 pub trait ArgInput: DeviceCopy + Copy + Default + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
     /// The type the kernel writes the value in: the type itself, `f32` for
     /// the half types ([`crate::Scope::arg_into`] takes an [`Output`](crate::Output) of it).

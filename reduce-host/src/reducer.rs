@@ -57,6 +57,19 @@ impl Reducer<Cuda> {
     /// Errors: [`Error::NoContext`] if no context is current,
     /// [`Error::UnsupportedDevice`] before compute capability 7.0, or a CUDA
     /// error (for example out of memory).
+    ///
+    /// ```
+    /// // No context is current on this thread (no GPU needed to see it):
+    /// assert!(matches!(reduce::Reducer::new(), Err(reduce::Error::NoContext)));
+    /// ```
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let _ctx = cust::quick_init()?;
+    /// let mut reducer = reduce::Reducer::new()?; // loads no kernel yet
+    /// let buf = cust::memory::DeviceBuffer::from_slice(&[2u32, 3, 7])?;
+    /// assert_eq!(reducer.reduce(&buf, reduce::Op::Product)?, 42); // loads the u32 module
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> Result<Self> {
         Ok(Reducer {
             backend: Cuda::new(None)?,
@@ -64,13 +77,32 @@ impl Reducer<Cuda> {
     }
 
     /// A reducer that launches with `policy` instead of the tuned one.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{Op, Policy, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// let mut reducer = Reducer::with_policy(Policy::new(128)?)?;
+    /// assert_eq!(reducer.launch_shape::<f32>(Op::Sum, 1 << 24)?.threads_per_block, 128);
+    /// # Ok(()) }
+    /// ```
     pub fn with_policy(policy: Policy) -> Result<Self> {
         Ok(Reducer {
             backend: Cuda::new(Some(policy))?,
         })
     }
 
-    /// The stream the blocking calls run on.
+    /// The stream the blocking calls run on: a non-blocking stream of the
+    /// reducer's own, which does not wait for work on the legacy default stream.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::stream::StreamFlags;
+    /// let _ctx = cust::quick_init()?;
+    /// let reducer = reduce::Reducer::new()?;
+    /// assert!(reducer.stream().get_flags()?.contains(StreamFlags::NON_BLOCKING));
+    /// # Ok(()) }
+    /// ```
     pub fn stream(&self) -> &Stream {
         self.backend.stream()
     }
@@ -95,6 +127,16 @@ impl<B: Backend> Reducer<B> {
     /// Blocks until the result is on the host. See [`Op`] for the rules on
     /// empty input, NaN and overflow; the result is bitwise the same on every
     /// run for the same input at the same address and the same device.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, Error, Op};
+    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
+    /// assert_eq!(emulator.reduce(&[2u32, 3, 7], Op::Product)?, 42);
+    /// assert_eq!(emulator.reduce(&[i32::MAX, 1], Op::Sum)?, i32::MIN); // integers wrap
+    /// assert!(matches!(emulator.reduce::<f32>(&[], Op::Max), Err(Error::Empty { op: Op::Max })));
+    /// # Ok(()) }
+    /// ```
     pub fn reduce<T: Element>(&mut self, input: &B::Slice<T>, op: Op) -> Result<T> {
         self.blocking(|reducer, out| reducer.enqueue_reduce(input, op, out, None, false))
     }
@@ -146,6 +188,16 @@ impl<B: Backend> Reducer<B> {
 
     /// The index and value of the smallest element of `input` (the rules of
     /// [`Reducer::argmax`]; a NaN is still the first choice).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::emulated::Emulator;
+    /// let mut emulator = Emulator::default();
+    /// assert_eq!(emulator.argmin(&[5i32, -2, 8, -2])?, (1, -2)); // the first of equal minima
+    /// let (index, value) = emulator.argmin(&[1.0f32, f32::NAN, -3.0])?;
+    /// assert!(index == 1 && value.is_nan()); // a NaN wins over -3.0
+    /// # Ok(()) }
+    /// ```
     pub fn argmin<T: ArgInput>(&mut self, input: &B::Slice<T>) -> Result<(u64, T)> {
         self.arg_to_host(input, Op::Min)
     }
@@ -178,6 +230,17 @@ impl<B: Backend> Reducer<B> {
     /// grid is the smaller of "enough blocks for one full tile of 16-byte loads
     /// per thread" and "as many blocks as the device holds at once" (SMs ×
     /// the occupancy calculator's blocks per SM), at least 1.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, LaunchShape, Op};
+    /// let mut emulator = Emulator::default(); // 64-thread blocks, at most 6
+    /// // A thread's tile is four 16-byte loads: 16 f32s or 8 f64s.
+    /// let f32s = emulator.launch_shape::<f32>(Op::Sum, 2000)?;
+    /// assert_eq!(f32s, LaunchShape { blocks: 2, threads_per_block: 64 });
+    /// assert_eq!(emulator.launch_shape::<f64>(Op::Sum, 2000)?.blocks, 4);
+    /// # Ok(()) }
+    /// ```
     pub fn launch_shape<T: Element>(&mut self, op: Op, len: usize) -> Result<LaunchShape> {
         let kernel = Kernel::Reduce { op, element: T::TYPE };
         self.production_shape(kernel, len, T::TYPE.size())

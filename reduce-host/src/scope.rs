@@ -148,6 +148,25 @@ use std::ops::{Bound, RangeBounds};
 /// `Max`/`Min`, a wrong output length, overlapping buffers, buffers of
 /// another context) are returned; a call that returns an error enqueued
 /// nothing.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::memory::{DeviceBox, DeviceBuffer};
+/// use cust::prelude::*;
+/// use reduce::{Input, Op, Output, Reducer};
+/// let _ctx = cust::quick_init()?;
+/// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let input = DeviceBuffer::from_slice(&[1u32, 2, 3, 4])?;
+/// let (empty, mut max) = (DeviceBuffer::from_slice(&[0u32; 0])?, DeviceBox::new(&0u32)?);
+/// Reducer::new()?.scope(|scope| {
+///     let out = Output::from(&mut max); // made once, for both calls
+///     let refused = scope.reduce_into(&empty, Op::Max, out, &stream); // enqueues nothing
+///     assert!(matches!(refused, Err(reduce::Error::Empty { .. })));
+///     scope.reduce_into(&input, Op::Max, out, &stream)
+/// })?;
+/// assert_eq!(max.as_host_value()?, 4);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Scope<'r, 'b> {
     reducer: &'r mut Reducer<Cuda>,
@@ -168,6 +187,22 @@ impl Reducer<Cuda> {
     /// this returns, so no safe code can free or touch them while the GPU
     /// uses them. If `f` panics, the streams are waited for before the panic
     /// goes on.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let (input, mut sum) = (DeviceBuffer::from_slice(&[1.5f64, 2.5])?, DeviceBox::new(&0.0f64)?);
+    /// let launched = Reducer::new()?.scope(|scope| {
+    ///     scope.reduce_into(&input, Op::Sum, &mut sum, &stream)?;
+    ///     Ok("enqueued") // what the closure returns, after the wait
+    /// })?;
+    /// assert_eq!((launched, sum.as_host_value()?), ("enqueued", 4.0));
+    /// # Ok(()) }
+    /// ```
     pub fn scope<'b, R>(&mut self, f: impl FnOnce(&mut Scope<'_, 'b>) -> Result<R>) -> Result<R> {
         let mut scope = Scope {
             reducer: self,
@@ -195,6 +230,25 @@ impl Reducer<Cuda> {
     /// dropping it meets this. The GPU would otherwise read freed memory, and
     /// the stream workspaces the scope hands back when dropped would be shared
     /// by running kernels.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let (input, mut sum) = (DeviceBuffer::from_slice(&[1u64, 2, 3])?, DeviceBox::new(&0u64)?);
+    /// let mut reducer = Reducer::new()?;
+    /// // SAFETY: the stream is synchronized before the scope is dropped, and
+    /// // `input` and `sum` outlive it.
+    /// let mut scope = unsafe { reducer.scope_unsynchronized() };
+    /// scope.reduce_into(&input, Op::Sum, &mut sum, &stream)?;
+    /// stream.synchronize()?; // the duty `Reducer::scope` would do
+    /// drop(scope);
+    /// assert_eq!(sum.as_host_value()?, 6);
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn scope_unsynchronized<'b>(&mut self) -> Scope<'_, 'b> {
         Scope {
             reducer: self,
@@ -222,6 +276,22 @@ impl Drop for Scope<'_, '_> {
 /// Not made from a `&DeviceSlice`: cust 0.3.2's `DeviceSlice::index`
 /// returns a view that does not borrow its buffer, so borrowing such a view
 /// would not keep the buffer alive while the GPU reads it.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::memory::{DeviceBox, DeviceBuffer};
+/// use cust::prelude::*;
+/// use reduce::{Input, Op, Output, Reducer};
+/// let _ctx = cust::quick_init()?;
+/// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let (data, mut sum) = (DeviceBuffer::from_slice(&[1.0f32, 2.0, 4.0, 8.0])?, DeviceBox::new(&0.0f32)?);
+/// Reducer::new()?.scope(|scope| {
+///     let tail = Input::from(&data).get(2..).expect("in bounds"); // data[2..]
+///     scope.reduce_into(tail, Op::Sum, &mut sum, &stream)
+/// })?;
+/// assert_eq!(sum.as_host_value()?, 12.0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Input<'b, T> {
     address: u64,
@@ -234,6 +304,24 @@ pub struct Input<'b, T> {
 /// scope's borrows. It is `Copy`, so several calls may write it: calls on one
 /// stream run in order; calls on different streams that write one output
 /// race, and it ends with one of their results in each element.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::memory::{DeviceBox, DeviceBuffer};
+/// use cust::prelude::*;
+/// use reduce::{Input, Op, Output, Reducer};
+/// let _ctx = cust::quick_init()?;
+/// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let data = DeviceBuffer::from_slice(&[3i64, -1, 4])?;
+/// let mut results = DeviceBuffer::from_slice(&[0i64; 2])?;
+/// Reducer::new()?.scope(|scope| {
+///     let out = Output::from(&mut results);
+///     scope.reduce_into(&data, Op::Min, out.get(..1).expect("in bounds"), &stream)?;
+///     scope.reduce_into(&data, Op::Max, out.get(1..).expect("in bounds"), &stream)
+/// })?;
+/// assert_eq!(results.as_host_vec()?, [-1, 4]);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Output<'b, T> {
     address: u64,
@@ -244,6 +332,22 @@ pub struct Output<'b, T> {
 /// The stream a call of a [`Scope`] is enqueued on: a cust [`Stream`],
 /// borrowed for as long as the scope's borrows (`&stream`), or the stream of
 /// any other runtime, by its driver handle ([`ScopeStream::from_raw`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::memory::{DeviceBox, DeviceBuffer};
+/// use cust::prelude::*;
+/// use reduce::{Input, Op, Output, Reducer};
+/// let _ctx = cust::quick_init()?;
+/// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let (data, mut max) = (DeviceBuffer::from_slice(&[2u32, 9, 4])?, DeviceBox::new(&0u32)?);
+/// Reducer::new()?.scope(|scope| {
+///     let on = reduce::ScopeStream::from(&stream); // what `&stream` converts to
+///     scope.reduce_into(&data, Op::Max, &mut max, on)
+/// })?;
+/// assert_eq!(max.as_host_value()?, 9);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct ScopeStream<'b> {
     handle: StreamHandle,
@@ -349,6 +453,24 @@ macro_rules! device_view {
             /// The memory of `view` stays allocated, and is accessed by
             /// nothing but the scope's work (read only, for an input), until
             /// the scope's borrows end, as if `view` borrowed its buffer.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), reduce::Error> {
+            /// use cust::memory::{DeviceBox, DeviceBuffer};
+            /// use cust::prelude::*;
+            /// use reduce::{Input, Op, Output, Reducer};
+            /// let _ctx = cust::quick_init()?;
+            /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+            /// let (data, mut results) = (DeviceBuffer::from_slice(&[1u32, 5, 2])?, DeviceBuffer::from_slice(&[0u32; 3])?);
+            /// let (tail, mut last) = (data.index(1..), results.index(2..)); // views that borrow nothing
+            /// Reducer::new()?.scope(|scope| {
+            ///     // SAFETY: `data` and `results` outlive the scope; only its work uses them.
+            ///     let (tail, last) = unsafe { (Input::from_view(&tail), Output::from_view(&mut last)) };
+            ///     scope.reduce_into(tail, Op::Max, last, &stream)
+            /// })?;
+            /// assert_eq!(results.as_host_vec()?, [0, 0, 5]);
+            /// # Ok(()) }
+            /// ```
             pub unsafe fn from_view(view: $view_reference) -> Self {
                 // SAFETY: the caller's promise, for the memory of `view`.
                 unsafe { Self::from_raw(view.as_device_ptr().as_raw(), view.len()) }
@@ -363,6 +485,24 @@ macro_rules! device_view {
             /// (read only, for an input), until the scope's borrows end. A
             /// buffer of another context, or freed, is refused
             /// ([`Error::ForeignBuffer`]) rather than read.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), reduce::Error> {
+            /// use cust::memory::{DeviceBox, DeviceBuffer};
+            /// use cust::prelude::*;
+            /// use reduce::{Input, Op, Output, Reducer};
+            /// let _ctx = cust::quick_init()?;
+            /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+            /// let (data, mut min) = (DeviceBuffer::from_slice(&[7i32, -4, 2])?, DeviceBox::new(&0i32)?);
+            /// let (address, out_address) = (data.as_device_ptr().as_raw(), min.as_device_ptr().as_raw());
+            /// Reducer::new()?.scope(|scope| {
+            ///     // SAFETY: both stay allocated, and only this scope's work touches them, until it returns.
+            ///     let (input, out) = unsafe { (Input::<i32>::from_raw(address, 3), Output::<i32>::from_raw(out_address, 1)) };
+            ///     scope.reduce_into(input, Op::Min, out, &stream)
+            /// })?;
+            /// assert_eq!(min.as_host_value()?, -4);
+            /// # Ok(()) }
+            /// ```
             pub unsafe fn from_raw(address: u64, len: usize) -> Self {
                 $view {
                     address,
@@ -375,6 +515,21 @@ macro_rules! device_view {
         impl<T> $view<'_, T> {
             /// The elements `range` of it (as `slice::get`): `None` if the
             /// range is out of bounds.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), reduce::Error> {
+            /// use cust::memory::{DeviceBox, DeviceBuffer};
+            /// use cust::prelude::*;
+            /// use reduce::{Input, Op, Output, Reducer};
+            /// let _ctx = cust::quick_init()?;
+            /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+            /// let (data, mut results) = (DeviceBuffer::from_slice(&[1u64, 2, 3, 4])?, DeviceBuffer::from_slice(&[0u64; 2])?);
+            /// let input = Input::from(&data);
+            /// assert_eq!(input.get(1..=2).map(Input::len), Some(2));
+            /// assert!(input.get(2..5).is_none()); // past the end: no view
+            /// assert!(Output::from(&mut results).get(..3).is_none());
+            /// # Ok(()) }
+            /// ```
             pub fn get(self, range: impl RangeBounds<usize>) -> Option<Self> {
                 let start = match range.start_bound() {
                     Bound::Included(&start) => start,
@@ -399,11 +554,38 @@ macro_rules! device_view {
             }
 
             /// Its number of elements.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), reduce::Error> {
+            /// use cust::memory::{DeviceBox, DeviceBuffer};
+            /// use cust::prelude::*;
+            /// use reduce::{Input, Op, Output, Reducer};
+            /// let _ctx = cust::quick_init()?;
+            /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+            /// let (data, mut one) = (DeviceBuffer::from_slice(&[1.0f32; 10])?, DeviceBox::new(&0.0f32)?);
+            /// assert_eq!(Input::from(&data).len(), 10);
+            /// assert_eq!(Output::from(&mut one).len(), 1); // a `DeviceBox` is one element
+            /// # Ok(()) }
+            /// ```
             pub fn len(self) -> usize {
                 self.len
             }
 
             /// Whether it has no elements.
+            ///
+            /// ```no_run
+            /// # fn main() -> Result<(), reduce::Error> {
+            /// use cust::memory::{DeviceBox, DeviceBuffer};
+            /// use cust::prelude::*;
+            /// use reduce::{Input, Op, Output, Reducer};
+            /// let _ctx = cust::quick_init()?;
+            /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+            /// let data = DeviceBuffer::from_slice(&[1u32, 2, 3])?;
+            /// let input = Input::from(&data);
+            /// assert!(!input.is_empty());
+            /// assert_eq!(input.get(3..).map(Input::is_empty), Some(true)); // an empty view at the end
+            /// # Ok(()) }
+            /// ```
             pub fn is_empty(self) -> bool {
                 self.len == 0
             }
@@ -444,6 +626,22 @@ impl<T> Output<'_, T> {
 impl<'b> Scope<'_, 'b> {
     /// Gives `stream` its workspace in this scope now, so that the calls on
     /// it allocate nothing (for example before capturing it into a graph).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let (data, mut sum) = (DeviceBuffer::from_slice(&[1u32; 100])?, DeviceBox::new(&0u32)?);
+    /// Reducer::new()?.scope(|scope| {
+    ///     scope.prepare(&stream)?; // allocates the workspace now
+    ///     scope.reduce_into(&data, Op::Sum, &mut sum, &stream) // allocates nothing
+    /// })?;
+    /// assert_eq!(sum.as_host_value()?, 100);
+    /// # Ok(()) }
+    /// ```
     pub fn prepare(&mut self, stream: impl Into<ScopeStream<'b>>) -> Result<()> {
         self.reducer.backend.prepare(stream.into().handle())
     }
@@ -456,6 +654,25 @@ impl<'b> Scope<'_, 'b> {
     /// Enqueues the reduction of `input` with `op` on `stream`, its result
     /// to `out` (one element). An empty `input` with `Max`/`Min` is
     /// [`Error::Empty`], as for [`Reducer::reduce`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let (data, mut results) = (DeviceBuffer::from_slice(&[3.0f64, 0.5])?, DeviceBuffer::from_slice(&[0.0f64; 2])?);
+    /// Reducer::new()?.scope(|scope| {
+    ///     let wrong = scope.reduce_into(&data, Op::Sum, &mut results, &stream); // two elements
+    ///     assert!(matches!(wrong, Err(reduce::Error::OutputLength { found: 2, .. })));
+    ///     Ok(())
+    /// })?;
+    /// let mut product = DeviceBox::new(&0.0f64)?;
+    /// Reducer::new()?.scope(|scope| scope.reduce_into(&data, Op::Product, &mut product, &stream))?;
+    /// assert_eq!(product.as_host_value()?, 1.5);
+    /// # Ok(()) }
+    /// ```
     pub fn reduce_into<T: Element>(
         &mut self,
         input: impl Into<Input<'b, T>>,
@@ -469,6 +686,19 @@ impl<'b> Scope<'_, 'b> {
     }
 
     /// [`Reducer::reduce_as`], enqueued on `stream`, its result to `out`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let (bytes, mut total) = (DeviceBuffer::from_slice(&[255u8; 1000])?, DeviceBox::new(&0u64)?);
+    /// Reducer::new()?.scope(|scope| scope.reduce_as_into(&bytes, Op::Sum, &mut total, &stream))?;
+    /// assert_eq!(total.as_host_value()?, 255_000); // summed in u64, not u8
+    /// # Ok(()) }
+    /// ```
     pub fn reduce_as_into<A: Element, In: WidensTo<A>>(
         &mut self,
         input: impl Into<Input<'b, In>>,
@@ -486,6 +716,21 @@ impl<'b> Scope<'_, 'b> {
     /// (in [`ArgInput::Value`]: the element type, or `f32` for the half
     /// types) to `value`. An empty `input` is [`Error::Empty`]; other ops are
     /// [`Error::UnsupportedOp`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// use reduce::half::f16;
+    /// let data = DeviceBuffer::from_slice(&[f16::from_f32(1.0), f16::from_f32(-2.0), f16::from_f32(-2.0)])?;
+    /// let (mut index, mut value) = (DeviceBox::new(&0u64)?, DeviceBox::new(&0.0f32)?); // f32 for f16
+    /// Reducer::new()?.scope(|scope| scope.arg_into(&data, Op::Min, &mut index, &mut value, &stream))?;
+    /// assert_eq!((index.as_host_value()?, value.as_host_value()?), (1, -2.0));
+    /// # Ok(()) }
+    /// ```
     pub fn arg_into<T: ArgInput>(
         &mut self,
         input: impl Into<Input<'b, T>>,
@@ -501,6 +746,21 @@ impl<'b> Scope<'_, 'b> {
     }
 
     /// [`Reducer::dot`], enqueued on `stream`, its result to `out`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let a = DeviceBuffer::from_slice(&[1i32, 2, 3])?;
+    /// let b = DeviceBuffer::from_slice(&[4i32, -5, 6])?;
+    /// let mut dot = DeviceBox::new(&0i32)?;
+    /// Reducer::new()?.scope(|scope| scope.dot_into(&a, &b, &mut dot, &stream))?;
+    /// assert_eq!(dot.as_host_value()?, 12);
+    /// # Ok(()) }
+    /// ```
     pub fn dot_into<T: Element>(
         &mut self,
         a: impl Into<Input<'b, T>>,
@@ -521,6 +781,21 @@ impl<'b> Scope<'_, 'b> {
     ///
     /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
     /// length is not the number of segments, [`Error::UnsupportedOp`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let values = DeviceBuffer::from_slice(&[4u32, 1, 7, 3, 9])?;
+    /// let offsets = DeviceBuffer::from_slice(&[0u64, 3, 3, 5])?; // three segments, one empty
+    /// let mut sums = DeviceBuffer::from_slice(&[9u32; 3])?;
+    /// Reducer::new()?.scope(|scope| scope.segmented_reduce_into(&values, &offsets, Op::Sum, &mut sums, &stream))?;
+    /// assert_eq!(sums.as_host_vec()?, [12, 0, 12]);
+    /// # Ok(()) }
+    /// ```
     pub fn segmented_reduce_into<T: Element>(
         &mut self,
         values: impl Into<Input<'b, T>>,
@@ -548,6 +823,20 @@ impl<'b> Scope<'_, 'b> {
     /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
     /// `matrix.len()` or `out` does not have `rows` elements,
     /// [`Error::UnsupportedOp`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{Input, Op, Output, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let matrix = DeviceBuffer::from_slice(&[1.0f32, -5.0, 2.0, 7.0, 0.5, 3.0])?; // 2 rows of 3
+    /// let mut maxima = DeviceBuffer::from_slice(&[0.0f32; 2])?;
+    /// Reducer::new()?.scope(|scope| scope.reduce_rows_into(&matrix, 2, 3, Op::Max, &mut maxima, &stream))?;
+    /// assert_eq!(maxima.as_host_vec()?, [2.0, 7.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn reduce_rows_into<T: Element>(
         &mut self,
         matrix: impl Into<Input<'b, T>>,

@@ -19,6 +19,17 @@ use std::ops::{Deref, DerefMut};
 const POISON_WORD: u64 = 0xA5A5_A5A5_A5A5_A5A5;
 
 /// Kernels run on the CPU by the SIMT emulator (see [`crate::emulated`]).
+/// A `Reducer<Emulated>` ([`Emulator`](crate::emulated::Emulator)) takes
+/// `&[T]` slices and returns [`HostBuffer`]s.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::HostBuffer, Emulated, Op, Reducer};
+/// let mut reducer: Reducer<Emulated> = Reducer::default();
+/// let sums: HostBuffer<f32> = reducer.reduce_rows(&[1.0, 2.0, 3.0, 4.0], 2, 2, Op::Sum)?;
+/// assert_eq!(*sums, [3.0, 7.0]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Emulated {
     policy: Policy,
@@ -35,6 +46,14 @@ pub struct Emulated {
 impl Emulated {
     /// Largest grid of the default shape: small, so modest inputs already
     /// take several grid-stride tiles per block.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, Emulated, Op};
+    /// let shape = Emulator::default().launch_shape::<f32>(Op::Sum, 1 << 20)?;
+    /// assert_eq!(shape.blocks, Emulated::DEFAULT_MAX_GRID); // however long the input
+    /// # Ok(()) }
+    /// ```
     pub const DEFAULT_MAX_GRID: u32 = 6;
 
     /// Blocks of `policy`'s threads, at most `max_grid` of them, the block
@@ -101,6 +120,17 @@ impl Emulated {
 /// at a 16-byte boundary or, every other allocation, one element past one
 /// (kernels may store whole vectors only where the output is aligned, and
 /// must store element by element elsewhere: both paths get exercised).
+/// It dereferences to `[T]`, so it is also an input of further calls.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::{Emulator, HostBuffer}, Op};
+/// let mut emulator = Emulator::default();
+/// let minima: HostBuffer<u32> = emulator.segmented_reduce(&[4, 1, 7, 3, 9], &[0, 3, 5], Op::Min)?;
+/// assert_eq!(minima.to_vec(), [1, 3]);
+/// assert_eq!(emulator.reduce(&minima, Op::Max)?, 3);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct HostBuffer<T> {
     storage: Vec<u128>,

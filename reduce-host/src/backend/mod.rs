@@ -24,6 +24,18 @@ pub use emulated::{Emulated, HostBuffer};
 /// A place to run the library's kernels: [`Cuda`] or [`Emulated`].
 ///
 /// Sealed: the operations rely on what each backend guarantees.
+///
+/// Code written once over `Reducer<B>` runs on either backend; `B::Slice<T>`
+/// is a `cust` `DeviceSlice<T>` for [`Cuda`] and a `[T]` for [`Emulated`].
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, Backend, Op, Reducer};
+/// fn spread<B: Backend>(r: &mut Reducer<B>, x: &B::Slice<i32>) -> reduce::Result<i32> {
+///     Ok(r.reduce(x, Op::Max)? - r.reduce(x, Op::Min)?)
+/// }
+/// assert_eq!(spread(&mut Emulator::default(), &[4, -3, 9])?, 12);
+/// # Ok(()) }
+/// ```
 pub trait Backend: launcher::Launcher {}
 
 impl<B: launcher::Launcher> Backend for B {}
