@@ -165,9 +165,9 @@ pub struct Reducer {
 }
 
 impl Reducer {
-    /// A reducer for `context`: loads the kernels there (JIT-compiled by
-    /// the driver the first time, see the crate docs), with the tuned launch
-    /// policy of its device.
+    /// A reducer for `context`, with the tuned launch policy of its device:
+    /// its kernels load there as they are first used (see
+    /// [Which kernels run](crate#which-kernels-run)).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
