@@ -374,11 +374,8 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let on = self.lend(stream)?;
-        let (input, read) = read::<T, T>(input, stream);
-        let (out, write) = write(out, stream);
-        self.enqueue(stream, on, (read, write), |inner, on| {
-            inner.enqueue_reduce(&input, op, single("out", out)?, on, false)
+        self.enqueue_one_to_one::<T, T, T>(input, out, stream, |inner, input, out, on| {
+            inner.enqueue_reduce(input, op, single("out", out)?, on, false)
         })
     }
 
@@ -405,11 +402,8 @@ impl Reducer {
     where
         In::Kernel: WidensTo<A>,
     {
-        let on = self.lend(stream)?;
-        let (input, read) = read::<In, In::Kernel>(input, stream);
-        let (out, write) = write(out, stream);
-        self.enqueue(stream, on, (read, write), |inner, on| {
-            inner.enqueue_widened::<A, In::Kernel>(&input, op, single("out", out)?, on)
+        self.enqueue_one_to_one::<In, In::Kernel, A>(input, out, stream, |inner, input, out, on| {
+            inner.enqueue_widened::<A, In::Kernel>(input, op, single("out", out)?, on)
         })
     }
 
@@ -470,12 +464,8 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let on = self.lend(stream)?;
-        let (a, a_read) = read::<T, T>(a, stream);
-        let (b, b_read) = read::<T, T>(b, stream);
-        let (out, write) = write(out, stream);
-        self.enqueue(stream, on, (a_read, b_read, write), |inner, on| {
-            inner.enqueue_dot(&a, &b, single("out", out)?, on)
+        self.enqueue_two_to_one(a, b, out, stream, |inner, a, b, out, on| {
+            inner.enqueue_dot(a, b, single("out", out)?, on)
         })
     }
 
@@ -504,13 +494,9 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let on = self.lend(stream)?;
-        let (values, values_read) = read::<T, T>(values, stream);
-        let (offsets, offsets_read) = read::<u64, u64>(offsets, stream);
-        let (out, write) = write(out, stream);
-        self.enqueue(stream, on, (values_read, offsets_read, write), |inner, on| {
-            let layout = crate::segmented::Layout::of_offsets::<Cuda>(&offsets)?;
-            inner.enqueue_segmented(&values, layout, op, out, None, on)
+        self.enqueue_two_to_one(values, offsets, out, stream, |inner, values, offsets, out, on| {
+            let layout = crate::segmented::Layout::of_offsets::<Cuda>(offsets)?;
+            inner.enqueue_segmented(values, layout, op, out, None, on)
         })
     }
 
@@ -537,12 +523,9 @@ impl Reducer {
         out: &mut impl DevicePtrMut<T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let on = self.lend(stream)?;
-        let (matrix, read) = read::<T, T>(matrix, stream);
-        let (out, write) = write(out, stream);
-        self.enqueue(stream, on, (read, write), |inner, on| {
+        self.enqueue_one_to_one::<T, T, T>(matrix, out, stream, |inner, matrix, out, on| {
             let layout = crate::segmented::Layout::of_rows(matrix.len(), rows, row_len)?;
-            inner.enqueue_segmented(&matrix, layout, op, out, None, on)
+            inner.enqueue_segmented(matrix, layout, op, out, None, on)
         })
     }
 
@@ -573,6 +556,47 @@ impl Reducer {
             self.blocking(|inner| call(inner, &input, (address, len)))?;
         }
         Ok(out)
+    }
+
+    /// Enqueues `call` on `stream`, reading `input` (as the kernels' type
+    /// `K`) and writing `out` (its address and length): the calls of one
+    /// input and one output.
+    fn enqueue_one_to_one<T, K: DeviceCopy, O>(
+        &mut self,
+        input: &impl DevicePtr<T>,
+        out: &mut impl DevicePtrMut<O>,
+        stream: &Arc<CudaStream>,
+        call: impl FnOnce(&mut crate::Reducer<Cuda>, &DeviceSlice<K>, (u64, usize), Option<StreamHandle>) -> Result<()>,
+    ) -> Result<()> {
+        let on = self.lend(stream)?;
+        let (input, read) = read::<T, K>(input, stream);
+        let (out, write) = write(out, stream);
+        self.enqueue(stream, on, (read, write), |inner, on| call(inner, &input, out, on))
+    }
+
+    /// Enqueues `call` on `stream`, reading `a` and `b` and writing `out`
+    /// (its address and length): the calls of two inputs and one output.
+    fn enqueue_two_to_one<A: DeviceCopy, B: DeviceCopy, O>(
+        &mut self,
+        a: &impl DevicePtr<A>,
+        b: &impl DevicePtr<B>,
+        out: &mut impl DevicePtrMut<O>,
+        stream: &Arc<CudaStream>,
+        call: impl FnOnce(
+            &mut crate::Reducer<Cuda>,
+            &DeviceSlice<A>,
+            &DeviceSlice<B>,
+            (u64, usize),
+            Option<StreamHandle>,
+        ) -> Result<()>,
+    ) -> Result<()> {
+        let on = self.lend(stream)?;
+        let (a, a_read) = read::<A, A>(a, stream);
+        let (b, b_read) = read::<B, B>(b, stream);
+        let (out, write) = write(out, stream);
+        self.enqueue(stream, on, (a_read, b_read, write), |inner, on| {
+            call(inner, &a, &b, out, on)
+        })
     }
 
     /// Runs `enqueue` on `stream` (`on`, from [`Reducer::lend`]), then lets
