@@ -10,7 +10,7 @@
 //!   schedule), whose [`Kernel::name`] is the PTX entry point, spelled by
 //!   [`kernel_name!`](crate::kernel_name) alone;
 //! - **their parameters**: one `#[repr(C)]` struct of `u64`s per family
-//!   ([`ReduceArgs`], [`SegmentedArgs`], [`ArgArgs`], [`DotArgs`],
+//!   ([`ReduceArgs`], [`SegmentedArgs`], [`AxisArgs`], [`ArgArgs`], [`DotArgs`],
 //!   [`LadderArgs`], [`SeedDotArgs`]); an entry point takes the struct's
 //!   fields as `.u64` parameters in declaration order, the emulator passes
 //!   the struct itself, and the host passes a pointer to each field;
@@ -124,6 +124,60 @@ impl SegmentPlan {
         }
     }
 }
+
+/// How an axis launch ([`Kernel::Axis`]) divides its work: its `plan`
+/// parameter. A block is a tile of `2^output_lanes_log2` consecutive results
+/// by `2^reduce_lanes_log2` lanes along the reduced axis (their product is
+/// the block size); each result's reduced axis is cut into `splits` parts,
+/// one block each, combined by the tile's last block.
+///
+/// The axis entry points (one per row of
+/// [`for_each_reduce_kernel!`](crate::for_each_reduce_kernel)) take, all as `.u64`:
+///
+/// | parameter | meaning |
+/// |-----------|---------|
+/// | `input` | device address of element 0 of the tensor (element-aligned) |
+/// | `reduced`, `reduced_stride` | the reduced axis: its length, and its stride in elements |
+/// | `outputs` | results: the product of the kept axes' extents |
+/// | `kept_dims` | kept axes in use, 1 to 8 |
+/// | `extent0`, `stride0`, … `extent7`, `stride7` | the kept axes, innermost first: result `o`'s index along each (row-major over the extents) times its stride, summed, is the element offset of its first element; unused axes have extent 1 |
+/// | `plan` | [`AxisPlan::to_bits`] |
+/// | `partials` | with `splits > 1`: one [`PARTIAL_SLOT_BYTES`] slot per result lane of each part of each tile (`tiles · splits · 2^output_lanes_log2`) |
+/// | `tickets` | with `splits > 1`: one zero `u32` per tile, zero again after the launch |
+/// | `out` | `outputs` results, in order |
+///
+/// The block needs `PARTIAL_SLOT_BYTES` of dynamic shared memory per thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisPlan {
+    /// Consecutive results per block, as a power of two.
+    pub output_lanes_log2: u32,
+    /// Lanes per result along the reduced axis, as a power of two.
+    pub reduce_lanes_log2: u32,
+    /// Parts each result's reduced axis is cut into, one block each: at least 1.
+    pub splits: u32,
+}
+
+impl AxisPlan {
+    /// The plan as the one `.u64` parameter: the result lanes in bits 0–7,
+    /// the reduce lanes in bits 8–15, the splits in bits 32–63.
+    pub const fn to_bits(self) -> u64 {
+        (self.splits as u64) << 32
+            | (self.reduce_lanes_log2 as u64 & 0xff) << 8
+            | (self.output_lanes_log2 as u64 & 0xff)
+    }
+
+    /// Inverse of [`AxisPlan::to_bits`].
+    pub const fn from_bits(bits: u64) -> Self {
+        AxisPlan {
+            output_lanes_log2: bits as u32 & 0xff,
+            reduce_lanes_log2: (bits >> 8) as u32 & 0xff,
+            splits: (bits >> 32) as u32,
+        }
+    }
+}
+
+/// The most kept axes an axis launch takes ([`AxisPlan`]'s `extent0` … `extent7`).
+pub const AXIS_KEPT_DIMS: usize = 8;
 
 /// A reduction operator: what the host asks for, and the `<stem>` of the
 /// entry points that implement it.
@@ -336,6 +390,9 @@ pub enum Kernel {
     },
     /// `op` over `input`s, each converted to `accumulator` as it is read: [`ReduceArgs`].
     Widened { op: Op, input: Scalar, accumulator: Scalar },
+    /// `op` along one axis of a strided tensor of `element`s, one result per
+    /// position of the other axes: [`AxisArgs`] (see [`AxisPlan`]).
+    Axis { op: Op, element: Scalar },
     /// argmax (`op` = `Max`) or argmin (`Min`) of `input`s: [`ArgArgs`].
     Arg { op: Op, input: Scalar },
     /// The dot product of two inputs of `element`s: [`DotArgs`].
@@ -388,6 +445,8 @@ pub enum Module {
     Segmented(SegmentSchedule, Scalar),
     /// The ladder's [`Kernel::Ladder`] and [`Kernel::SeedDot`] kernels of one element type.
     Ladder(Scalar),
+    /// The [`Kernel::Axis`] kernels of one element type.
+    Axis(Scalar),
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -398,6 +457,7 @@ impl Kernel {
             Kernel::Reduce { element, .. } | Kernel::Dot { element } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
+            Kernel::Axis { element, .. } => Module::Axis(element),
             Kernel::Ladder { element, .. } | Kernel::SeedDot { element, .. } => Module::Ladder(element),
         }
     }
@@ -432,6 +492,7 @@ impl fmt::Display for Module {
                 write!(f, "segmented_block_balanced_{}", element.name())
             }
             Module::Ladder(element) => write!(f, "ladder_{}", element.name()),
+            Module::Axis(element) => write!(f, "axis_{}", element.name()),
         }
     }
 }
@@ -485,6 +546,10 @@ macro_rules! for_each_kernel_args {
             SegmentedArgs [input len offsets segments row_len plan partials tickets status out],
             ArgArgs [input len partials ticket value_out index_out],
             DotArgs [a b len partials ticket out],
+            AxisArgs [input reduced reduced_stride outputs kept_dims
+                extent0 stride0 extent1 stride1 extent2 stride2 extent3 stride3
+                extent4 stride4 extent5 stride5 extent6 stride6 extent7 stride7
+                plan partials tickets out],
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
         }
@@ -529,6 +594,7 @@ macro_rules! kernel_args_words {
 kernel_args_words!(
     ReduceArgs: Reduce | Widened,
     SegmentedArgs: Segmented,
+    AxisArgs: Axis,
     ArgArgs: Arg,
     DotArgs: Dot,
     LadderArgs: Ladder,
@@ -537,7 +603,7 @@ kernel_args_words!(
 
 /// The PTX entry-point name of a kernel, as a string literal: the one place
 /// that spells kernel names. `kernel_name!(reduce, stem, type)`,
-/// `(segmented, Schedule, stem, type)`, `(widened, stem, input, accumulator)`,
+/// `(segmented, Schedule, stem, type)`, `(axis, stem, type)`, `(widened, stem, input, accumulator)`,
 /// `(arg, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`.
 #[macro_export]
@@ -553,6 +619,9 @@ macro_rules! kernel_name {
     };
     (segmented, BlocksTake, $stem:ident, $t:ident) => {
         concat!("segmented_block_balanced_", stringify!($stem), "_", stringify!($t))
+    };
+    (axis, $stem:ident, $t:ident) => {
+        concat!("axis_", stringify!($stem), "_", stringify!($t))
     };
     (widened, $stem:ident, $input:ident, $acc:ident) => {
         concat!(
@@ -629,7 +698,8 @@ macro_rules! scalar {
 /// with every reduction the PTX module contains: the [`Op`], the kernel-name
 /// stem, the map applied to each element as it is read, the combining
 /// operator, and the element types it exists for. Each (row, type) is a
-/// [`Kernel::Reduce`] and a [`Kernel::Segmented`] per [`SegmentSchedule`].
+/// [`Kernel::Reduce`], a [`Kernel::Segmented`] per [`SegmentSchedule`] and a
+/// [`Kernel::Axis`].
 #[macro_export]
 macro_rules! for_each_reduce_kernel {
     ($callback:ident $($extra:tt)*) => {
@@ -764,6 +834,7 @@ macro_rules! reduce_kernel_table {
             segmented_row!($op, $stem, $t, FixedOrder),
             segmented_row!($op, $stem, $t, WarpsTake),
             segmented_row!($op, $stem, $t, BlocksTake),
+            (Kernel::Axis { op: Op::$op, element: scalar!($t) }, kernel_name!(axis, $stem, $t)),
         )*)*];
     };
 }
@@ -874,6 +945,8 @@ mod tests {
                     let segmented = Kernel::Segmented { op, element, schedule };
                     assert_eq!(segmented.name().is_some(), expected, "{segmented:?}");
                 }
+                let axis = Kernel::Axis { op, element };
+                assert_eq!(axis.name().is_some(), expected, "{axis:?}");
             }
         }
     }
@@ -881,8 +954,8 @@ mod tests {
     #[test]
     fn modules_group_kernels_by_call() {
         let modules = Module::all();
-        // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types.
-        assert_eq!(modules.len(), 12 + 18 + 2);
+        // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types, 6 axis types.
+        assert_eq!(modules.len(), 12 + 18 + 2 + 6);
         let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
         assert_eq!(names.len(), modules.len(), "two modules share a file stem");
         let sum_f32 = Kernel::Reduce {
@@ -906,9 +979,9 @@ mod tests {
         assert_eq!(names.len(), all.len(), "two kernels share a name");
         assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
         // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
-        // schedule; 18 widenings; 8 argmax inputs × 2; 6 dots; 7 rungs × 4
+        // schedule and along an axis; 18 widenings; 8 argmax inputs × 2; 6 dots; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types.
-        assert_eq!(all.len(), 50 * 4 + 18 + 16 + 6 + 56 + 4);
+        assert_eq!(all.len(), 50 * 5 + 18 + 16 + 6 + 56 + 4);
         assert_eq!(
             Kernel::Ladder {
                 rung: Rung::WarpShuffle,

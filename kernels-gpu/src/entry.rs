@@ -5,7 +5,8 @@
 //! calls the same functions with the struct ([`crate::dispatch`]), so both
 //! run exactly this code.
 
-use crate::abi::{ArgArgs, DotArgs, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs};
+use crate::abi::{ArgArgs, AxisArgs, AxisPlan, DotArgs, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs};
+use crate::axis;
 use crate::device;
 use crate::element::Element;
 use crate::grid;
@@ -77,6 +78,50 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
         BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, segments, plan, tickets, out),
         _ => segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials), tickets, out),
     }
+}
+
+/// An axis entry point: one result of `M` then `O` per position of the
+/// kept axes, along the reduced axis; see [`axis::reduce`].
+///
+/// # Safety
+/// The parameters are those [`crate::abi::AxisPlan`] documents, as
+/// [`axis::reduce`] requires.
+#[inline(always)]
+pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(args: AxisArgs) {
+    let kept = axis::Kept {
+        dims: args.kept_dims,
+        extents: [
+            args.extent0,
+            args.extent1,
+            args.extent2,
+            args.extent3,
+            args.extent4,
+            args.extent5,
+            args.extent6,
+            args.extent7,
+        ],
+        strides: [
+            args.stride0,
+            args.stride1,
+            args.stride2,
+            args.stride3,
+            args.stride4,
+            args.stride5,
+            args.stride6,
+            args.stride7,
+        ],
+    };
+    axis::reduce::<T, M, O>(
+        args.input,
+        kept,
+        args.outputs,
+        args.reduced,
+        args.reduced_stride,
+        AxisPlan::from_bits(args.plan),
+        args.partials,
+        args.tickets,
+        args.out,
+    )
 }
 
 /// A widening entry point: `In` elements, each converted to `A` as it is

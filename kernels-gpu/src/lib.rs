@@ -22,6 +22,8 @@
 //! - [`grid`]: blocks combine in one launch (last block combines the partials);
 //! - [`segment`]: one result per segment (or matrix row), teams of lanes,
 //!   warps or blocks per segment, in one launch;
+//! - [`axis`]: one result per position of a strided tensor's kept axes,
+//!   along one reduced axis;
 //! - [`ladder`]: the seed tutorials' kernels, built from the same layers;
 //! - [`entry`]: the entry points' bodies; the PTX exports one instance per
 //!   kernel of [`abi`] (operator × element type, per dot product and ladder
@@ -35,6 +37,7 @@
 
 #[macro_use]
 pub mod abi;
+pub mod axis;
 pub mod block;
 pub mod device;
 pub mod element;
@@ -75,6 +78,9 @@ macro_rules! instances_of_args {
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; WarpsTake);
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; BlocksTake);
     };
+    (@ AxisArgs $fields:tt, $($pass:tt)*) => {
+        for_each_reduce_kernel!(axis_instances $($pass)* AxisArgs $fields;);
+    };
     (@ ArgArgs $fields:tt, $($pass:tt)*) => {
         for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Max);
         for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Min);
@@ -109,6 +115,17 @@ macro_rules! segmented_instances {
             abi::Kernel::Segmented { op: abi::Op::$op, element: scalar!($t), schedule: abi::SegmentSchedule::$schedule },
             kernel_name!(segmented, $schedule, $stem, $t),
             entry::segmented::<$t, map::$map, op::$operator, { abi::SegmentSchedule::$schedule as u8 }>
+        ),)*)* }
+    };
+}
+
+macro_rules! axis_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt;
+     $(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
+        $callback! { $extra $args $fields; $($((
+            abi::Kernel::Axis { op: abi::Op::$op, element: scalar!($t) },
+            kernel_name!(axis, $stem, $t),
+            entry::axis::<$t, map::$map, op::$operator>
         ),)*)* }
     };
 }
@@ -216,6 +233,7 @@ pub mod dispatch {
     pub enum Entry {
         Reduce(unsafe fn(abi::ReduceArgs)),
         Segmented(unsafe fn(abi::SegmentedArgs)),
+        Axis(unsafe fn(abi::AxisArgs)),
         Arg(unsafe fn(abi::ArgArgs)),
         Dot(unsafe fn(abi::DotArgs)),
         Ladder(unsafe fn(abi::LadderArgs)),
@@ -248,6 +266,7 @@ pub mod dispatch {
     entry_args!(
         ReduceArgs => Reduce,
         SegmentedArgs => Segmented,
+        AxisArgs => Axis,
         ArgArgs => Arg,
         DotArgs => Dot,
         LadderArgs => Ladder,

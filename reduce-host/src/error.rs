@@ -91,6 +91,17 @@ pub enum Error {
     /// segmented or row-wise reduction ([`crate::segmented`]).
     #[error("invalid segmented reduction: {0}")]
     InvalidSegments(String),
+    /// Axes of an axis reduction that are out of range or named twice, or
+    /// an output whose length is not the kept axes' positions
+    /// ([`crate::axes`]).
+    #[error("invalid axes: {0}")]
+    InvalidAxes(String),
+    /// A shape and strides that cannot describe a view of the buffer: a
+    /// stride count other than the axes', more than
+    /// [`MAX_RANK`](crate::axes::MAX_RANK) axes, or an element past the
+    /// buffer's end ([`crate::axes`]).
+    #[error("invalid tensor layout: {0}")]
+    InvalidLayout(String),
     /// The kernel module has no kernel for this identity: a bug in the
     /// library (its kernel table and its operations disagree), never the
     /// input's fault.

@@ -171,6 +171,7 @@
 /// The kernel ABI: kernel identities and names, argument structs, tiling
 /// constants (the kernel crate's `abi` module).
 pub use kernels_gpu::abi;
+pub mod axes;
 pub mod backend;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
@@ -485,6 +486,31 @@ pub fn reduce_rows<T: Element>(
     op: Op,
 ) -> Result<DeviceBuffer<T>> {
     with_thread_reducer(|r| r.reduce_rows(matrix, rows, row_len, op))
+}
+
+/// Reduces the `axes` of the view `layout` of `input` with `op` (PyTorch's
+/// `x.sum(dim=axes)`, `x.amax(dim=axes)`, ...): one result per position of
+/// the other axes, in a new buffer, with their shape; see [`axes`] for the
+/// rules.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// use reduce::{axes::Strided, Op};
+/// let _ctx = cust::quick_init()?;
+/// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?; // 2 × 3
+/// let column_max = reduce::reduce_axes(&x, &Strided::contiguous(&[2, 3])?, &[0], Op::Max)?;
+/// assert_eq!(column_max.values.as_host_vec()?, [4.0, 5.0, 6.0]);
+/// assert_eq!(column_max.shape(true), [1, 3]);
+/// # Ok(()) }
+/// ```
+pub fn reduce_axes<T: Element>(
+    input: &DeviceSlice<T>,
+    layout: &axes::Strided,
+    axes: &[isize],
+    op: Op,
+) -> Result<axes::Reduced<DeviceBuffer<T>>> {
+    with_thread_reducer(|r| r.reduce_axes(input, layout, axes, op))
 }
 
 /// The Euclidean (L2) norm `√Σx²` of a float input: 0 if empty, NaN if any

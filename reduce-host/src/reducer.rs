@@ -299,7 +299,7 @@ impl<B: Backend> Reducer<B> {
 
     /// Launches a kernel that takes [`ReduceArgs`] (a reduction or a
     /// widening) over the `len` `In`s at `input`, its result to `out`.
-    fn launch_one_input<In: DeviceCopy>(
+    pub(crate) fn launch_one_input<In: DeviceCopy>(
         &mut self,
         kernel: Kernel,
         input: u64,

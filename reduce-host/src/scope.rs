@@ -123,6 +123,7 @@
 //! time, so that the calls allocate nothing (before capturing a graph). When
 //! the scope ends, its workspaces go back for the next scopes.
 
+use crate::axes::Strided;
 use crate::backend::launcher::{element_address, StreamHandle};
 use crate::backend::Cuda;
 use crate::element::{ArgInput, Element, WidensTo};
@@ -852,5 +853,42 @@ impl<'b> Scope<'_, 'b> {
         let out = (out.address, out.len);
         self.reducer
             .enqueue_segmented(&matrix.slice(), layout, op, out, None, Some(stream.into().handle()))
+    }
+
+    /// [`Reducer::reduce_axes`], enqueued on `stream`, its results (row-major
+    /// over the kept axes) to `out`. Between launches the results go to the
+    /// stream's scratch, allocated (or grown) on the first call that needs
+    /// more.
+    ///
+    /// Errors: those of [`Reducer::reduce_axes`], and [`Error::InvalidAxes`]
+    /// unless `out` has one element per position of the kept axes.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{axes::Strided, Op, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let x = DeviceBuffer::from_slice(&[1i64, 2, 3, 4, 5, 6])?; // 2 × 3
+    /// let mut sums = DeviceBuffer::from_slice(&[0i64; 3])?;
+    /// let layout = Strided::contiguous(&[2, 3])?;
+    /// Reducer::new()?.scope(|scope| scope.reduce_axes_into(&x, &layout, &[0], Op::Sum, &mut sums, &stream))?;
+    /// assert_eq!(sums.as_host_vec()?, [5, 7, 9]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_axes_into<T: Element>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        out: impl Into<Output<'b, T>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let out = out.into();
+        let out = (out.address, out.len);
+        let input = input.into().slice();
+        self.reducer
+            .enqueue_axes(&input, layout, axes, op, out, Some(stream.into().handle()))
     }
 }

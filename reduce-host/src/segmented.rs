@@ -332,9 +332,29 @@ impl<B: Backend> Reducer<B> {
         status: Option<u64>,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
+        self.enqueue_segmented_at::<T>(
+            checked_parts::<B, T>(values)?,
+            layout,
+            op,
+            (out, out_len),
+            status,
+            stream,
+        )
+    }
+
+    /// [`Reducer::enqueue_segmented`] over the `len` `T`s at `input`
+    /// (element-aligned).
+    pub(crate) fn enqueue_segmented_at<T: Element>(
+        &mut self,
+        (input, len): (u64, usize),
+        layout: Layout,
+        op: Op,
+        (out, out_len): (u64, usize),
+        status: Option<u64>,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         let segments = layout.segments();
         check_output(out_len, segments)?;
-        let (input, len) = checked_parts::<B, T>(values)?;
         let offsets = matches!(layout, Layout::Offsets { .. });
         let (kernel, shape) = self.segmented_plan::<T>(op, segments, len, offsets)?;
         if segments == 0 {

@@ -5,7 +5,7 @@
 //! with it every float result, is the same on every run.
 
 use crate::tuning::{self, Tuning};
-use kernels_gpu::abi::{SegmentPlan, SegmentSchedule, VECTORS_PER_THREAD, VECTOR_BYTES};
+use kernels_gpu::abi::{AxisPlan, SegmentPlan, SegmentSchedule, VECTORS_PER_THREAD, VECTOR_BYTES};
 
 /// The launch shape of one reduction: blocks × threads per block (see
 /// [`Reducer::launch_shape`](crate::Reducer::launch_shape)).
@@ -72,6 +72,60 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
         threads_per_block: block,
     })
 }
+
+/// The axis kernel's plan and grid for `outputs` results, each folding
+/// `reduced` elements (see [`crate::axes`]): a block of the largest power of
+/// two of threads the tuning row allows; lanes along the reduced axis
+/// first when it is contiguous (as many as it has elements, up to the
+/// block), else results first; and, when the tiles of results are fewer
+/// than `grid_cap`, the reduced axis split into parts of at least
+/// [`AXIS_LOADS_PER_PART`] loads per thread, up to `grid_cap` blocks in all.
+pub(crate) fn axis_shape(
+    tuning: Tuning,
+    grid_cap: u32,
+    outputs: u64,
+    reduced: u64,
+    reduced_contiguous: bool,
+) -> (AxisPlan, LaunchShape) {
+    let threads_log2 = tuning.block_threads.ilog2();
+    let lanes_for = |n: u64| n.max(1).next_power_of_two().ilog2().min(threads_log2);
+    let (output_lanes_log2, reduce_lanes_log2) = if reduced_contiguous && reduced > 1 {
+        let reduce = lanes_for(reduced);
+        (threads_log2.saturating_sub(reduce), reduce)
+    } else {
+        let output = lanes_for(outputs);
+        (output, threads_log2.saturating_sub(output))
+    };
+    let tiles = outputs.div_ceil(1 << output_lanes_log2).max(1);
+    let cap = u64::from(grid_cap.max(1));
+    let useful = reduced.div_ceil(AXIS_LOADS_PER_PART << reduce_lanes_log2).max(1);
+    let splits = if tiles < cap {
+        cap.checked_div(tiles).unwrap_or(1).min(useful).max(1)
+    } else {
+        1
+    };
+    let plan = AxisPlan {
+        output_lanes_log2,
+        reduce_lanes_log2,
+        // At most `grid_cap`, a `u32`.
+        splits: splits as u32,
+    };
+    let blocks = tiles.saturating_mul(splits).min(cap) as u32;
+    (
+        plan,
+        LaunchShape {
+            blocks,
+            threads_per_block: 1 << threads_log2,
+        },
+    )
+}
+
+/// The fewest elements each thread of an axis launch folds in one part of
+/// a split reduced axis: a part's fold ends in a combine through shared
+/// memory and a slot written and read back, which fewer loads would not
+/// pay for. A first choice (4 rounds of 8 loads in flight), not yet tuned
+/// by measurement.
+pub(crate) const AXIS_LOADS_PER_PART: u64 = 32;
 
 /// How a segmented reduction is launched: how many threads reduce each
 /// segment, and the grid. See [`crate::Reducer::segmented_launch_shape`].

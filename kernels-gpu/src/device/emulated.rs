@@ -47,6 +47,16 @@ pub unsafe fn sync_threads() {
     emulator::barrier(Location::caller())
 }
 
+/// `fence.acq_rel.gpu`: a sequentially consistent fence between the
+/// emulated threads (which are OS threads).
+///
+/// # Safety
+/// None; `unsafe` as on the GPU.
+#[inline(always)]
+pub unsafe fn thread_fence_gpu() {
+    core::sync::atomic::fence(Ordering::SeqCst)
+}
+
 /// Butterfly shuffle over the full warp: returns `value` of lane `lane ^ lane_mask`.
 ///
 /// # Safety

@@ -42,6 +42,18 @@ pub unsafe fn sync_threads() {
     nvptx::_syncthreads()
 }
 
+/// `fence.acq_rel.gpu` (CUDA's `__threadfence()`): this thread's earlier
+/// writes are ordered before its later ones for every thread of the GPU,
+/// so that a block whose thread 0 then releases a ticket publishes the
+/// writes of all its threads, not only thread 0's.
+///
+/// # Safety
+/// None beyond being called from a kernel; `unsafe` as the other primitives.
+#[inline(always)]
+pub unsafe fn thread_fence_gpu() {
+    asm!("fence.acq_rel.gpu;", options(nostack, preserves_flags));
+}
+
 /// Butterfly shuffle over the full warp: returns `value` of lane `lane ^ lane_mask`.
 ///
 /// # Safety

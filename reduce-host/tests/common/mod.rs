@@ -7,6 +7,7 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceCopy, DeviceS
 use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use reduce::axes::Strided;
 use reduce::emulated::Emulator;
 use reduce::emulated::HostBuffer;
 use reduce::ladder::{self, Ladder, SeedDot};
@@ -420,6 +421,17 @@ pub trait TestBackend: ReduceBackend + Sized {
     ) -> Result<(), String> {
         Ok(())
     }
+    /// As [`TestBackend::other_reduce_forms`], for axis reductions.
+    fn other_axes_forms<T: TestElement>(
+        _reducer: &mut Reducer<Self>,
+        _input: &Self::Slice<T>,
+        _layout: &Strided,
+        _axes: &[isize],
+        _op: Op,
+        _expected: &[T],
+    ) -> Result<(), String> {
+        Ok(())
+    }
     /// As [`TestBackend::other_reduce_forms`], for the dot product.
     fn other_dot_forms<T: TestElement>(
         _reducer: &mut Reducer<Self>,
@@ -597,6 +609,33 @@ impl TestBackend for Cuda {
         agree_all("the _into form", expected, &written[1..])
     }
 
+    /// `reduce::reduce_axes`, then `reduce_axes_into` on another stream
+    /// into an output one element past a 16-byte boundary, after a poisoned
+    /// element that must stay as it is.
+    fn other_axes_forms<T: TestElement>(
+        reducer: &mut Reducer,
+        input: &DeviceSlice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        expected: &[T],
+    ) -> Result<(), String> {
+        let text = |e: reduce::Error| e.to_string();
+        let free = reduce::reduce_axes(input, layout, axes, op).map_err(text)?;
+        agree_all("reduce::reduce_axes", expected, &Self::to_vec(&free.values)?)?;
+        let (stream, input) = (new_stream()?, input_of(input));
+        let mut padded = DeviceBuffer::from_slice(&vec![T::poison(); expected.len() + 1]).map_err(|e| e.to_string())?;
+        let out = reduce::Output::from(&mut padded).get(1..).ok_or("no room")?;
+        reducer
+            .scope(|s| s.reduce_axes_into(input, layout, axes, op, out, &stream))
+            .map_err(text)?;
+        let written = padded.as_host_vec().map_err(|e| e.to_string())?;
+        if written[0].to_bits() != T::poison().to_bits() {
+            return Err("reduce_axes_into wrote before its output".to_string());
+        }
+        agree_all("reduce_axes_into", expected, &written[1..])
+    }
+
     /// `reduce::dot` and `dot_into`.
     fn other_dot_forms<T: TestElement>(
         reducer: &mut Reducer,
@@ -651,6 +690,9 @@ fn read_box<T: TestElement>(out: &DeviceBox<T>) -> Result<T, String> {
     out.copy_to(&mut value).map_err(|e| e.to_string())?;
     Ok(value)
 }
+
+/// An axis reduction's results and their shape (reduced axes dropped), or its error.
+pub type AxesOutcome<T> = Result<(Vec<T>, Vec<usize>), reduce::Error>;
 
 /// How the input of a segmented test is cut, staged on backend `B`.
 pub enum StagedSegments<'a, B: TestBackend> {
@@ -864,6 +906,40 @@ impl<B: TestBackend> Tester<B> {
         }
         if let Ok(results) = &first {
             B::other_segmented_forms(&mut self.reducer, input, &segments, op, results)
+                .map_err(|e| format!("{}: {e}", self.name()))?;
+        }
+        Ok(first)
+    }
+
+    /// `op` over the `axes` of `data` (staged at `offset`) viewed as
+    /// `layout`: the results and their shape without the reduced axes. A
+    /// second run must agree bitwise (or fail alike), and so must the other
+    /// forms where the first succeeds.
+    pub fn axes<T: TestElement>(
+        &mut self,
+        data: &[T],
+        offset: usize,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+    ) -> Result<AxesOutcome<T>, String> {
+        let staged = B::stage(data, offset, T::poison_for(op));
+        let input = B::slice(&staged);
+        let run = |reducer: &mut Reducer<B>| -> Result<AxesOutcome<T>, String> {
+            match reducer.reduce_axes(input, layout, axes, op) {
+                Ok(reduced) => Ok(Ok((B::to_vec(&reduced.values)?, reduced.shape(false)))),
+                Err(e) => Ok(Err(e)),
+            }
+        };
+        let first = run(&mut self.reducer)?;
+        let again = run(&mut self.reducer)?;
+        match (&first, &again) {
+            (Ok(a), Ok(b)) => agree_all("a second run", &a.0, &b.0)?,
+            (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+            _ => return Err(format!("two runs disagree: {first:?} and {again:?}")),
+        }
+        if let Ok((results, _)) = &first {
+            B::other_axes_forms(&mut self.reducer, input, layout, axes, op, results)
                 .map_err(|e| format!("{}: {e}", self.name()))?;
         }
         Ok(first)

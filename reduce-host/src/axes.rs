@@ -1,0 +1,725 @@
+//! Reductions along axes of a strided N-d tensor: PyTorch's
+//! `x.sum(dim=(0, 2))`, `x.amax(dim=-1, keepdim=True)`, numpy's
+//! `x.max(axis=0)`, over a buffer viewed through a shape and element
+//! strides ([`Strided`]).
+//!
+//! ```
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::{axes::Strided, emulated::Emulator, Op};
+//! let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and a device buffer
+//! // A 2 × 3 row-major matrix.
+//! let matrix = [1i32, 2, 3, 10, 20, 30];
+//! let layout = Strided::contiguous(&[2, 3])?;
+//! let columns = emulator.reduce_axes(&matrix, &layout, &[0], Op::Sum)?;
+//! assert_eq!((columns.values.to_vec(), columns.shape(false)), (vec![11, 22, 33], vec![3]));
+//! let rows = emulator.reduce_axes(&matrix, &layout, &[-1], Op::Max)?;
+//! assert_eq!((rows.values.to_vec(), rows.shape(true)), (vec![3, 30], vec![2, 1]));
+//! // Its transpose, as a view (no copy): 3 × 2 with strides (1, 3).
+//! let transposed = Strided::new(&[3, 2], &[1, 3])?;
+//! assert_eq!(emulator.reduce_axes(&matrix, &transposed, &[1], Op::Sum)?.values.to_vec(), [11, 22, 33]);
+//! # Ok(()) }
+//! ```
+//!
+//! # Semantics
+//! - **Axes**: any set of distinct axes, each `0..rank` or, counting from
+//!   the end, `-rank..0` (as PyTorch's `dim`). No axes reduces nothing: each
+//!   result is the op over one element (for `SumOfSquares` its square, for
+//!   `NanSum` a NaN becomes 0), as numpy's `axis=()`.
+//! - **Results** are written contiguously, row-major over the kept axes in
+//!   their order; [`Reduced::shape`] gives their shape with the reduced
+//!   axes dropped, or kept as 1 (`keepdim`), which is the same data.
+//! - **Strides** are in elements, any values, including 0 (a broadcast axis:
+//!   its element is read once per position, so a sum over it counts it that
+//!   many times) and layouts whose positions share elements. Every element
+//!   the view reaches must be in the buffer: [`Error::InvalidLayout`] if not.
+//!   Negative strides cannot be expressed (PyTorch has none either).
+//! - **Empty axes**: a kept axis of length 0 gives no results. A reduced
+//!   axis of length 0 gives the op's identity (0 for sums, 1 for products)
+//!   where it has one, and [`Error::Empty`] for `Max`/`Min` and the other
+//!   ops without one, as PyTorch's `amax` of an empty dimension.
+//! - Each result follows the rules of a whole-input reduction with the same
+//!   op ([`crate::Op`]: NaN, overflow, signed zeros).
+//! - **Determinism**: the launches depend only on the shape, the strides,
+//!   the axes, the element type and the device, so each result is bitwise
+//!   the same on every run. The order in which a result's elements are
+//!   combined is not the whole-input reduction's: a float sum along an axis
+//!   can differ from [`crate::sum`] of the same elements by rounding.
+//!
+//! # How the work is divided
+//! Axes of length 1 are dropped, and neighbouring axes that are both kept
+//! or both reduced and lie in memory as one (the outer stride is the inner
+//! one times the inner length) are merged, so `x.sum(dim=(1, 2))` of a
+//! contiguous `[a, b, c]` tensor is a row reduction of an `a × bc` matrix.
+//! Each reduced axis left is then one launch (the longest first), its
+//! results going to the reducer's scratch for the next launch, the last one
+//! to the output:
+//! - a reduced axis that is contiguous and whose kept axes form the rows of
+//!   a matrix runs the row-wise kernels of [`crate::segmented`]; all axes
+//!   reduced and contiguous, the whole-input kernel;
+//! - otherwise the axis kernel (`kernels-gpu/src/axis.rs`): a block is a
+//!   tile of consecutive results by lanes along the reduced axis; when the
+//!   kept axes are the contiguous ones (the reduced axis outermost: column
+//!   sums), the lanes of a warp read 32 neighbouring results' elements, one
+//!   coalesced row at a time; when the reduced axis is contiguous, a
+//!   result's lanes read its neighbouring elements. Few results (a short
+//!   output) have their reduced axis split over several blocks, whose parts
+//!   the last of them combines in part order.
+
+use crate::backend::launcher::{element_address, Access, Launch, StreamHandle};
+use crate::backend::Backend;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::reducer::{checked_parts, Reducer};
+use crate::segmented::Layout;
+use crate::shape::{self, LaunchShape};
+use kernels_gpu::abi::{AxisArgs, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
+
+/// The most axes a [`Strided`] view has.
+pub const MAX_RANK: usize = AXIS_KEPT_DIMS;
+
+/// An N-d view of a buffer: a shape and a stride per axis, in elements
+/// (PyTorch's `size()` and `stride()`), at most [`MAX_RANK`] axes.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::axes::Strided;
+/// let image = Strided::contiguous(&[3, 4, 5])?;
+/// assert_eq!(image.strides(), [20, 5, 1]);
+/// let every_other_row = Strided::new(&[3, 2, 5], &[20, 10, 1])?; // x[:, ::2, :]
+/// assert_eq!(every_other_row.shape(), [3, 2, 5]);
+/// assert!(Strided::new(&[3, 4], &[1]).is_err()); // a stride per axis
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Strided {
+    rank: usize,
+    shape: [usize; MAX_RANK],
+    strides: [usize; MAX_RANK],
+}
+
+impl Strided {
+    /// A view of `shape` with the strides `strides` (one per axis, in elements).
+    ///
+    /// Errors: [`Error::InvalidLayout`] if the lengths differ or there are
+    /// more than [`MAX_RANK`] axes.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let broadcast = reduce::axes::Strided::new(&[4, 3], &[0, 1])?; // one row, seen 4 times
+    /// assert_eq!(broadcast.strides(), [0, 1]);
+    /// # Ok(()) }
+    /// ```
+    pub fn new(shape: &[usize], strides: &[usize]) -> Result<Self> {
+        if shape.len() != strides.len() {
+            return Err(Error::InvalidLayout(format!(
+                "{} extents but {} strides: give one stride per axis",
+                shape.len(),
+                strides.len()
+            )));
+        }
+        if shape.len() > MAX_RANK {
+            return Err(Error::InvalidLayout(format!(
+                "{} axes; at most {MAX_RANK} are supported",
+                shape.len()
+            )));
+        }
+        let mut layout = Strided {
+            rank: shape.len(),
+            shape: [1; MAX_RANK],
+            strides: [0; MAX_RANK],
+        };
+        for (slot, &extent) in layout.shape.iter_mut().zip(shape) {
+            *slot = extent;
+        }
+        for (slot, &stride) in layout.strides.iter_mut().zip(strides) {
+            *slot = stride;
+        }
+        Ok(layout)
+    }
+
+    /// The row-major (C-contiguous) view of `shape`: the last axis has stride 1.
+    ///
+    /// Errors: [`Error::InvalidLayout`] for more than [`MAX_RANK`] axes, or
+    /// strides past `usize::MAX`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// assert_eq!(reduce::axes::Strided::contiguous(&[2, 3])?.strides(), [3, 1]);
+    /// # Ok(()) }
+    /// ```
+    pub fn contiguous(shape: &[usize]) -> Result<Self> {
+        let mut strides = vec![0; shape.len()];
+        let mut stride = 1usize;
+        for (slot, &extent) in strides.iter_mut().zip(shape).rev() {
+            *slot = stride;
+            stride = stride.checked_mul(extent.max(1)).ok_or_else(|| {
+                Error::InvalidLayout(format!("the shape {shape:?} has more elements than a usize counts"))
+            })?;
+        }
+        Strided::new(shape, &strides)
+    }
+
+    /// The length of each axis.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// assert_eq!(reduce::axes::Strided::contiguous(&[2, 3])?.shape(), [2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn shape(&self) -> &[usize] {
+        self.shape.get(..self.rank).unwrap_or_default()
+    }
+
+    /// The stride of each axis, in elements.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// assert_eq!(reduce::axes::Strided::new(&[2, 3], &[1, 2])?.strides(), [1, 2]);
+    /// # Ok(()) }
+    /// ```
+    pub fn strides(&self) -> &[usize] {
+        self.strides.get(..self.rank).unwrap_or_default()
+    }
+
+    /// The elements of a buffer the view reaches: one past its last
+    /// element's offset (0 if an axis has length 0); `None` past `usize::MAX`.
+    fn span(&self) -> Option<usize> {
+        if self.shape().contains(&0) {
+            return Some(0);
+        }
+        self.shape()
+            .iter()
+            .zip(self.strides())
+            .try_fold(1usize, |span, (&extent, &stride)| {
+                span.checked_add(extent.checked_sub(1)?.checked_mul(stride)?)
+            })
+    }
+
+    /// Which axes `axes` names (negative ones counting from the end).
+    fn reduced_mask(&self, axes: &[isize]) -> Result<[bool; MAX_RANK]> {
+        let mut reduced = [false; MAX_RANK];
+        let rank = self.rank as isize;
+        for &axis in axes {
+            let index = if axis < 0 { axis.checked_add(rank) } else { Some(axis) };
+            let slot = index
+                .filter(|index| (0..rank).contains(index))
+                .and_then(|index| reduced.get_mut(index as usize))
+                .ok_or_else(|| {
+                    Error::InvalidAxes(format!(
+                        "axis {axis} is out of range for {} axes (use 0..{rank} or -{rank}..0)",
+                        self.rank
+                    ))
+                })?;
+            if std::mem::replace(slot, true) {
+                return Err(Error::InvalidAxes(format!("axis {axis} is named twice in {axes:?}")));
+            }
+        }
+        Ok(reduced)
+    }
+}
+
+/// The result of [`Reducer::reduce_axes`]: the values, row-major over the
+/// kept axes, and the input's shape to give them.
+#[derive(Debug)]
+pub struct Reduced<Buffer> {
+    /// One result per position of the kept axes, row-major.
+    pub values: Buffer,
+    input_shape: Vec<usize>,
+    reduced: [bool; MAX_RANK],
+}
+
+impl<Buffer> Reduced<Buffer> {
+    /// The results' shape: the input's, with each reduced axis dropped, or
+    /// kept with length 1 if `keepdim` (PyTorch's `keepdim=True`).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, Op};
+    /// let layout = Strided::contiguous(&[2, 3, 4])?;
+    /// let sums = Emulator::default().reduce_axes(&[1.0f32; 24], &layout, &[0, 2], Op::Sum)?;
+    /// assert_eq!(sums.shape(false), [3]);
+    /// assert_eq!(sums.shape(true), [1, 3, 1]);
+    /// assert_eq!(sums.values.to_vec(), [8.0; 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn shape(&self, keepdim: bool) -> Vec<usize> {
+        self.input_shape
+            .iter()
+            .zip(self.reduced)
+            .filter_map(|(&extent, reduced)| match (reduced, keepdim) {
+                (false, _) => Some(extent),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect()
+    }
+}
+
+/// One axis of a view as the passes see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Dim {
+    extent: u64,
+    stride: u64,
+    reduced: bool,
+}
+
+/// `dims` with each pair of neighbours that `joinable` allows and that lie
+/// in memory as one axis merged into it.
+fn merged(dims: &[Dim], joinable: impl Fn(&Dim, &Dim) -> bool) -> Vec<Dim> {
+    let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
+    for &dim in dims {
+        match out.last_mut() {
+            Some(outer) if joinable(outer, &dim) && dim.extent.checked_mul(dim.stride) == Some(outer.stride) => {
+                // No product of extents overflows: `enqueue_axes` checked the positions.
+                outer.extent = outer.extent.saturating_mul(dim.extent);
+                outer.stride = dim.stride;
+            }
+            _ => out.push(dim),
+        }
+    }
+    out
+}
+
+/// One launch of an axis reduction: `reduced` folded for each position of
+/// `kept` (outermost first), read from the current tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Pass {
+    kept: Vec<Dim>,
+    reduced: Dim,
+}
+
+impl Pass {
+    fn outputs(&self) -> u64 {
+        self.kept.iter().fold(1, |n, d| n.saturating_mul(d.extent))
+    }
+}
+
+/// The launches that reduce the `reduced` axes of `dims` (outermost first,
+/// extents not 0): a pass per reduced axis left after merging, the longest
+/// first, each after the first reading the previous one's contiguous
+/// results; one pass with a reduced axis of length 1 when none is left.
+fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
+    let same_kind = |a: &Dim, b: &Dim| a.reduced == b.reduced;
+    let mut current = merged(
+        &dims.iter().copied().filter(|d| d.extent != 1).collect::<Vec<_>>(),
+        same_kind,
+    );
+    let mut passes = Vec::new();
+    loop {
+        let longest = current
+            .iter()
+            .enumerate()
+            .filter(|(_, dim)| dim.reduced)
+            .max_by_key(|&(i, dim)| (dim.extent, std::cmp::Reverse(i)))
+            .map(|(i, _)| i);
+        let (kept, reduced) = match longest {
+            Some(index) => {
+                let mut kept = current.clone();
+                let reduced = kept.remove(index);
+                (kept, reduced)
+            }
+            None if passes.is_empty() => (
+                current.clone(),
+                Dim {
+                    extent: 1,
+                    stride: 0,
+                    reduced: true,
+                },
+            ),
+            None => return passes,
+        };
+        // The next pass reads these results: contiguous, row-major.
+        let mut stride = 1;
+        let mut next = kept.clone();
+        for dim in next.iter_mut().rev() {
+            dim.stride = stride;
+            stride = stride.saturating_mul(dim.extent);
+        }
+        passes.push(Pass {
+            kept: merged(&kept, |_, _| true),
+            reduced,
+        });
+        if longest.is_none() {
+            return passes;
+        }
+        current = merged(&next, same_kind);
+    }
+}
+
+/// How one pass runs.
+enum Route {
+    /// All of it one contiguous run: the whole-input kernel.
+    Whole,
+    /// The rows of a row-major matrix: the row-wise kernels.
+    Rows { rows: usize, row_len: usize },
+    /// The axis kernel.
+    Axis,
+}
+
+impl Pass {
+    fn route(&self) -> Route {
+        let contiguous = self.reduced.stride == 1 && self.reduced.extent > 0;
+        match self.kept[..] {
+            [] if contiguous => Route::Whole,
+            [rows] if contiguous && rows.stride == self.reduced.extent => Route::Rows {
+                rows: rows.extent as usize,
+                row_len: self.reduced.extent as usize,
+            },
+            _ => Route::Axis,
+        }
+    }
+}
+
+impl<B: Backend> Reducer<B> {
+    /// Reduces the `axes` of the view `layout` of `input` with `op`: one
+    /// result per position of the other axes, in a new buffer (see the
+    /// [`axes`](crate::axes) module for the rules). Blocks until the
+    /// results are ready.
+    ///
+    /// Errors: [`Error::InvalidAxes`] for an axis out of range or named
+    /// twice, [`Error::InvalidLayout`] if the view reaches past `input`,
+    /// [`Error::Empty`] for a reduced axis of length 0 and an op without
+    /// identity, [`Error::UnsupportedOp`], CUDA errors.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{axes::Strided, Op};
+    /// let _ctx = cust::quick_init()?;
+    /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?; // 2 × 3
+    /// let mut reducer = reduce::Reducer::new()?;
+    /// let column_sums = reducer.reduce_axes(&x, &Strided::contiguous(&[2, 3])?, &[0], Op::Sum)?;
+    /// assert_eq!(column_sums.values.as_host_vec()?, [5.0, 7.0, 9.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_axes<T: Element>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+    ) -> Result<Reduced<B::Buffer<T>>> {
+        let reduced = layout.reduced_mask(axes)?;
+        let outputs = kept_outputs(layout, &reduced)?;
+        let mut values = self.backend.alloc::<T>(outputs)?;
+        let out = B::parts(B::as_slice_mut(&mut values));
+        self.enqueue_axes(input, layout, axes, op, out, None)?;
+        // Waits for the own stream: the buffer is read on others.
+        self.backend.read_result_slot()?;
+        Ok(Reduced {
+            values,
+            input_shape: layout.shape().to_vec(),
+            reduced,
+        })
+    }
+
+    /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
+    /// `op` on `stream`, its results to the `out_len` `T`s at `out`.
+    pub(crate) fn enqueue_axes<T: Element>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        (out, out_len): (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        if !op.is_defined_for(T::TYPE) {
+            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        }
+        let reduced = layout.reduced_mask(axes)?;
+        let outputs = kept_outputs(layout, &reduced)?;
+        if out_len != outputs {
+            return Err(Error::InvalidAxes(format!(
+                "the output has {out_len} elements, but the kept axes of {:?} have {outputs} positions",
+                layout.shape()
+            )));
+        }
+        let (address, len) = checked_parts::<B, T>(input)?;
+        let span = layout.span().filter(|&span| span <= len).ok_or_else(|| {
+            Error::InvalidLayout(format!(
+                "the view with shape {:?} and strides {:?} reaches past the input's {len} elements",
+                layout.shape(),
+                layout.strides()
+            ))
+        })?;
+        if outputs == 0 {
+            return Ok(());
+        }
+        if layout
+            .shape()
+            .iter()
+            .try_fold(1u64, |n, &e| n.checked_mul(e as u64))
+            .is_none()
+        {
+            return Err(too_large(layout));
+        }
+        let dims: Vec<Dim> = layout
+            .shape()
+            .iter()
+            .zip(layout.strides())
+            .zip(reduced)
+            .map(|((&extent, &stride), reduced)| Dim {
+                extent: extent as u64,
+                stride: stride as u64,
+                reduced,
+            })
+            .collect();
+        if span == 0 {
+            // A reduced axis of length 0 (no kept one is): every result is the identity.
+            if !op.defined_on_empty() {
+                return Err(Error::Empty { op });
+            }
+            let empty = Pass {
+                kept: vec![Dim {
+                    extent: outputs as u64,
+                    stride: 0,
+                    reduced: false,
+                }],
+                reduced: Dim {
+                    extent: 0,
+                    stride: 0,
+                    reduced: true,
+                },
+            };
+            return self.run_pass::<T>(&empty, op, (address, 0), out, 0, stream);
+        }
+        let passes = plan_passes(&dims);
+        // Scratch: two regions for the results between passes, then the
+        // partial slots of the split launches.
+        let between: Vec<u64> = passes.iter().rev().skip(1).map(Pass::outputs).collect();
+        let region_words = between.iter().map(|&n| words_of::<T>(n)).max().unwrap_or(0);
+        let partial_words = self.axis_partial_words::<T>(op, &passes)?;
+        let scratch_words = region_words
+            .checked_mul(2)
+            .and_then(|w| w.checked_add(partial_words))
+            .ok_or_else(|| too_large(layout))?;
+        let scratch = self.backend.scratch(stream, scratch_words)?;
+        let second_region = element_address::<u64>(scratch, region_words).ok_or_else(|| too_large(layout))?;
+        let partials = element_address::<u64>(second_region, region_words).ok_or_else(|| too_large(layout))?;
+        let mut source = (address, span);
+        for (index, pass) in passes.iter().enumerate() {
+            let destination = match (index.saturating_add(1) == passes.len(), index & 1) {
+                (true, _) => out,
+                (false, 0) => scratch,
+                (false, _) => second_region,
+            };
+            self.run_pass::<T>(pass, pass_op(op, index), source, destination, partials, stream)?;
+            source = (destination, pass.outputs() as usize);
+        }
+        Ok(())
+    }
+
+    /// 8-byte words of partial slots the split launches of `passes` need.
+    fn axis_partial_words<T: Element>(&mut self, op: Op, passes: &[Pass]) -> Result<usize> {
+        let mut words = 0;
+        for (index, pass) in passes.iter().enumerate() {
+            if let Route::Axis = pass.route() {
+                let (plan, _) = self.axis_shape::<T>(pass_op(op, index), pass)?;
+                // A slot per result lane of each part of each tile.
+                let lanes = 1u64 << plan.output_lanes_log2;
+                let slots = pass
+                    .outputs()
+                    .div_ceil(lanes)
+                    .saturating_mul(lanes)
+                    .saturating_mul(u64::from(plan.splits));
+                if plan.splits > 1 {
+                    let split_words = slots.saturating_mul(PARTIAL_SLOT_BYTES / 8);
+                    words = words.max(usize::try_from(split_words).unwrap_or(usize::MAX));
+                }
+            }
+        }
+        Ok(words)
+    }
+
+    /// The axis kernel's plan and launch for `pass`.
+    fn axis_shape<T: Element>(&mut self, op: Op, pass: &Pass) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
+        let kernel = Kernel::Axis { op, element: T::TYPE };
+        let grid_cap = self.backend.grid_cap(kernel)?;
+        let tuning = self.backend.tuning();
+        let reduced_contiguous = pass.reduced.stride == 1;
+        Ok(shape::axis_shape(
+            tuning,
+            grid_cap,
+            pass.outputs(),
+            pass.reduced.extent,
+            reduced_contiguous,
+        ))
+    }
+
+    /// Launches `pass` over the tensor at `source` (address, elements it
+    /// spans), its results to `destination`.
+    fn run_pass<T: Element>(
+        &mut self,
+        pass: &Pass,
+        op: Op,
+        (input, span): (u64, usize),
+        destination: u64,
+        partials: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let outputs = pass.outputs() as usize;
+        match pass.route() {
+            Route::Whole => self.launch_one_input::<T>(
+                Kernel::Reduce { op, element: T::TYPE },
+                input,
+                span,
+                Access::write::<T>("out", destination, 1),
+                stream,
+            ),
+            Route::Rows { rows, row_len } => {
+                let layout = Layout::of_rows(span, rows, row_len)?;
+                self.enqueue_segmented_at::<T>((input, span), layout, op, (destination, outputs), None, stream)
+            }
+            Route::Axis => {
+                let (plan, launch) = self.axis_shape::<T>(op, pass)?;
+                let mut kept = [(1u64, 0u64); AXIS_KEPT_DIMS];
+                for (slot, dim) in kept.iter_mut().zip(pass.kept.iter().rev()) {
+                    *slot = (dim.extent, dim.stride);
+                }
+                let tickets = self.backend.workspace(stream)?.segment_tickets;
+                let accesses = [
+                    Access::read::<T>("input", input, span),
+                    Access::write::<T>("out", destination, outputs),
+                ];
+                let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
+                    kept;
+                let launch = Launch {
+                    kernel: Kernel::Axis { op, element: T::TYPE },
+                    shape: launch,
+                    shared_bytes: launch.threads_per_block.saturating_mul(PARTIAL_SLOT_BYTES as u32),
+                    args: AxisArgs {
+                        input,
+                        reduced: pass.reduced.extent,
+                        reduced_stride: pass.reduced.stride,
+                        outputs: outputs as u64,
+                        kept_dims: pass.kept.len().max(1) as u64,
+                        extent0,
+                        stride0,
+                        extent1,
+                        stride1,
+                        extent2,
+                        stride2,
+                        extent3,
+                        stride3,
+                        extent4,
+                        stride4,
+                        extent5,
+                        stride5,
+                        extent6,
+                        stride6,
+                        extent7,
+                        stride7,
+                        plan: plan.to_bits(),
+                        partials,
+                        tickets,
+                        out: destination,
+                    },
+                    accesses: &accesses,
+                };
+                // SAFETY: the parameters of an axis entry point
+                // (kernels-gpu/src/abi.rs, `AxisPlan`): every element the
+                // kept and reduced axes reach is below `span`, which the
+                // caller checked against the input (or is a previous pass's
+                // results); `destination` has `outputs` elements; a split
+                // plan's partial slots are in the scratch sized by
+                // `axis_partial_words`, its tickets (one per tile, fewer
+                // than the grid's blocks) in the zeroed workspace; the
+                // shared memory is a slot per thread.
+                unsafe { self.backend.launch(&launch, stream) }
+            }
+        }
+    }
+}
+
+/// The op of pass `index` of a reduction with `op`: after the first, the
+/// passes combine results, without the op's element map (the square of
+/// `SumOfSquares`, `NanSum`'s NaN to 0: see [`Op::combiner`]).
+fn pass_op(op: Op, index: usize) -> Op {
+    if index == 0 {
+        op
+    } else {
+        op.combiner()
+    }
+}
+
+/// The number of positions of the kept axes of `layout`.
+fn kept_outputs(layout: &Strided, reduced: &[bool; MAX_RANK]) -> Result<usize> {
+    layout
+        .shape()
+        .iter()
+        .zip(reduced)
+        .filter(|(_, &r)| !r)
+        .try_fold(1usize, |n, (&extent, _)| n.checked_mul(extent))
+        .ok_or_else(|| too_large(layout))
+}
+
+fn too_large(layout: &Strided) -> Error {
+    Error::InvalidLayout(format!(
+        "the shape {:?} has more elements than a usize counts",
+        layout.shape()
+    ))
+}
+
+/// 8-byte words that hold `n` `T`s, rounded up to whole 16-byte vectors.
+fn words_of<T>(n: u64) -> usize {
+    (n as usize)
+        .saturating_mul(std::mem::size_of::<T>())
+        .div_ceil(16)
+        .saturating_mul(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims(shape: &[u64], strides: &[u64], reduced: &[bool]) -> Vec<Dim> {
+        (0..shape.len())
+            .map(|i| Dim {
+                extent: shape[i],
+                stride: strides[i],
+                reduced: reduced[i],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn contiguous_neighbours_merge_and_each_reduced_axis_left_is_a_pass() {
+        // [a, b, c] contiguous, reduce (1, 2): rows of b·c.
+        let passes = plan_passes(&dims(&[4, 5, 6], &[30, 6, 1], &[false, true, true]));
+        assert_eq!(passes.len(), 1);
+        assert!(matches!(passes[0].route(), Route::Rows { rows: 4, row_len: 30 }));
+        // Reduce (0, 2) of [1024, 1024, 256]: the longest (axis 0) first, as
+        // columns of 2^18, then rows of 256.
+        let passes = plan_passes(&dims(&[1024, 1024, 256], &[1 << 18, 256, 1], &[true, false, true]));
+        assert_eq!(passes.len(), 2);
+        assert_eq!(passes[0].reduced.extent, 1024);
+        assert_eq!(passes[0].kept, dims(&[1 << 18], &[1], &[false]));
+        assert!(matches!(
+            passes[1].route(),
+            Route::Rows {
+                rows: 1024,
+                row_len: 256
+            }
+        ));
+        // All axes of a contiguous tensor: the whole-input kernel.
+        let passes = plan_passes(&dims(&[3, 7], &[7, 1], &[true, true]));
+        assert!(matches!(passes[..], [ref p] if matches!(p.route(), Route::Whole)));
+        // Length-1 axes vanish; nothing to reduce is one pass of one element.
+        let passes = plan_passes(&dims(&[1, 9], &[9, 1], &[true, false]));
+        assert_eq!(passes.len(), 1);
+        assert_eq!((passes[0].reduced.extent, passes[0].outputs()), (1, 9));
+    }
+
+    #[test]
+    fn axes_are_checked() {
+        let layout = Strided::contiguous(&[2, 3, 4]).unwrap();
+        assert_eq!(layout.reduced_mask(&[-1, 0]).unwrap()[..3], [true, false, true]);
+        assert!(matches!(layout.reduced_mask(&[3]), Err(Error::InvalidAxes(_))));
+        assert!(matches!(layout.reduced_mask(&[-4]), Err(Error::InvalidAxes(_))));
+        assert!(matches!(layout.reduced_mask(&[1, -2]), Err(Error::InvalidAxes(_))));
+        assert!(matches!(Strided::contiguous(&[1; 9]), Err(Error::InvalidLayout(_))));
+        assert_eq!(Strided::new(&[2, 3], &[0, 5]).unwrap().span(), Some(11));
+        assert_eq!(Strided::new(&[2, 0], &[9, 9]).unwrap().span(), Some(0));
+    }
+}

@@ -1,0 +1,335 @@
+//! Axis reductions of strided views against the CPU reference, on the
+//! emulator and the GPU: random shapes, strides (contiguous, permuted,
+//! sliced, broadcast) and axes for every op and element type; the layouts
+//! that take each path (rows, columns split over blocks, a middle axis,
+//! several passes); the edge cases and errors.
+
+#[macro_use]
+mod common;
+
+use common::{ops_for, rng, TestBackend, TestElement, Tester};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use reduce::axes::Strided;
+use reduce::{Error, Op};
+
+/// The elements each result of reducing `axes` of `layout` folds, per
+/// result in row-major order of the kept axes: the CPU reference's input.
+fn gathered<T: Copy>(data: &[T], layout: &Strided, axes: &[isize]) -> Vec<Vec<T>> {
+    let rank = layout.shape().len();
+    let reduced: Vec<bool> = (0..rank)
+        .map(|a| {
+            axes.iter()
+                .any(|&x| (if x < 0 { x + rank as isize } else { x }) as usize == a)
+        })
+        .collect();
+    let kept: Vec<usize> = (0..rank).filter(|&a| !reduced[a]).collect();
+    let summed: Vec<usize> = (0..rank).filter(|&a| reduced[a]).collect();
+    let positions = |axes: &[usize]| -> Vec<usize> {
+        // Offsets of every position of `axes`, row-major.
+        let mut offsets = vec![0usize];
+        for &axis in axes {
+            let (extent, stride) = (layout.shape()[axis], layout.strides()[axis]);
+            offsets = offsets
+                .iter()
+                .flat_map(|&o| (0..extent).map(move |i| o + i * stride))
+                .collect();
+        }
+        offsets
+    };
+    let inner = positions(&summed);
+    positions(&kept)
+        .into_iter()
+        .map(|base| inner.iter().map(|&r| data[base + r]).collect())
+        .collect()
+}
+
+/// A random view of up to 5 axes over a buffer it fits: contiguous,
+/// permuted, every other element of some axes, or with a broadcast axis;
+/// extents from 0 to 7 (0 rarely).
+fn random_layout(rng: &mut StdRng) -> Strided {
+    let rank = rng.gen_range(1..=5);
+    let shape: Vec<usize> = (0..rank)
+        .map(|_| if rng.gen_ratio(1, 25) { 0 } else { rng.gen_range(1..=7) })
+        .collect();
+    let contiguous = Strided::contiguous(&shape).unwrap();
+    let mut strides = contiguous.strides().to_vec();
+    match rng.gen_range(0..4) {
+        0 => {}
+        1 => {
+            // A permutation of a contiguous tensor's axes.
+            let mut order: Vec<usize> = (0..rank).collect();
+            order.shuffle(rng);
+            let permuted: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
+            let base = Strided::contiguous(&permuted).unwrap();
+            let mut s = vec![0; rank];
+            for (position, &axis) in order.iter().enumerate() {
+                s[axis] = base.strides()[position];
+            }
+            strides = s;
+        }
+        2 => {
+            // Gaps: each axis's stride a multiple of the inner span, plus slack.
+            let mut stride = rng.gen_range(1..=3);
+            for axis in (0..rank).rev() {
+                strides[axis] = stride;
+                stride = stride * shape[axis].max(1) + rng.gen_range(0..=2);
+            }
+        }
+        _ => strides[rng.gen_range(0..rank)] = 0,
+    }
+    Strided::new(&shape, &strides).unwrap()
+}
+
+/// A random set of distinct axes of a rank-`rank` view, some negative.
+fn random_axes(rng: &mut StdRng, rank: usize) -> Vec<isize> {
+    let mut axes: Vec<isize> = (0..rank as isize).filter(|_| rng.gen()).collect();
+    axes.shuffle(rng);
+    for axis in axes.iter_mut() {
+        if rng.gen() {
+            *axis -= rank as isize;
+        }
+    }
+    axes
+}
+
+/// Elements of `data` one past the view's last one, and a few more.
+fn span(layout: &Strided) -> usize {
+    if layout.shape().contains(&0) {
+        return 0;
+    }
+    1 + layout
+        .shape()
+        .iter()
+        .zip(layout.strides())
+        .map(|(e, s)| (e - 1) * s)
+        .sum::<usize>()
+}
+
+/// Checks one call against the reference: each result, the shape, and the
+/// error for a reduced axis of length 0 and an op without identity.
+fn check_case<B: TestBackend, T: TestElement>(
+    tester: &mut Tester<B>,
+    data: &[T],
+    offset: usize,
+    layout: &Strided,
+    axes: &[isize],
+    op: Op,
+) -> Result<(), String> {
+    let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
+    let expected = gathered(data, layout, axes);
+    let got = tester.axes(data, offset, layout, axes, op)?;
+    let empty_fold = expected.iter().any(|r| r.is_empty());
+    match got {
+        Err(Error::Empty { .. }) if empty_fold && !op.defined_on_empty() => Ok(()),
+        Err(e) => Err(format!("{case}: {e}")),
+        Ok(_) if empty_fold && !op.defined_on_empty() => Err(format!("{case}: no Error::Empty")),
+        Ok((results, shape)) => {
+            let kept: Vec<usize> = (0..layout.shape().len())
+                .filter(|&a| {
+                    !axes
+                        .iter()
+                        .any(|&x| (if x < 0 { x + layout.shape().len() as isize } else { x }) as usize == a)
+                })
+                .map(|a| layout.shape()[a])
+                .collect();
+            if shape != kept {
+                return Err(format!("{case}: shape {shape:?}, expected {kept:?}"));
+            }
+            if results.len() != expected.len() {
+                return Err(format!(
+                    "{case}: {} results, expected {}",
+                    results.len(),
+                    expected.len()
+                ));
+            }
+            for (o, (got, elements)) in results.iter().zip(&expected).enumerate() {
+                if elements.is_empty() {
+                    let identity = T::identity(op);
+                    if got.to_bits() != identity.to_bits() && !(got.is_nan() && identity.is_nan()) {
+                        return Err(format!("{case}: result {o} {got:?}, expected the identity"));
+                    }
+                } else {
+                    T::check(*got, elements, op).map_err(|e| format!("{case}: result {o}: {e}"))?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Random data for `op` over a view, with special values (NaN, ±inf, ±0)
+/// sprinkled in where the op's reference handles them exactly.
+fn data_for<T: TestElement>(rng: &mut StdRng, op: Op, len: usize) -> Vec<T> {
+    let specials = matches!(op, Op::Max | Op::Min | Op::NanMax | Op::NanMin | Op::MaxAbs);
+    (0..len)
+        .map(|_| {
+            if specials && rng.gen_ratio(1, 16) {
+                T::special(rng, op)
+            } else {
+                T::random(rng, op, len)
+            }
+        })
+        .collect()
+}
+
+fn random_views<T: TestElement>(test: &str, cases_per_op: usize) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for op in ops_for::<T>() {
+            for _ in 0..cases_per_op {
+                let layout = random_layout(&mut rng);
+                let axes = random_axes(&mut rng, layout.shape().len());
+                let len = span(&layout) + rng.gen_range(0..3);
+                let data = data_for::<T>(&mut rng, op, len);
+                let offset = rng.gen_range(0..4);
+                if let Err(e) = check_case(&mut backend, &data, offset, &layout, &axes, op) {
+                    panic!("{}: {test}: {e}", backend.name());
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn random_views_of_i32() {
+    random_views::<i32>("random_views_of_i32", 12);
+}
+
+#[test]
+fn random_views_of_u32() {
+    random_views::<u32>("random_views_of_u32", 6);
+}
+
+#[test]
+fn random_views_of_i64() {
+    random_views::<i64>("random_views_of_i64", 6);
+}
+
+#[test]
+fn random_views_of_u64() {
+    random_views::<u64>("random_views_of_u64", 6);
+}
+
+#[test]
+fn random_views_of_f32() {
+    random_views::<f32>("random_views_of_f32", 12);
+}
+
+#[test]
+fn random_views_of_f64() {
+    random_views::<f64>("random_views_of_f64", 6);
+}
+
+/// Each path with sizes that split the reduced axis over blocks (on the
+/// emulator's 6 blocks of 64 threads too): columns of a matrix (1 to 100
+/// wide), rows, a middle axis, two reduced axes (two passes), a transposed
+/// matrix, and every axis of a strided view.
+#[test]
+fn each_path_with_split_axes() {
+    let test = "each_path_with_split_axes";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        let long = backend.size(1 << 16, 4096);
+        let mut cases: Vec<(Strided, Vec<isize>)> = Vec::new();
+        for width in [1usize, 3, 4, 64, 100] {
+            cases.push((Strided::contiguous(&[long / width.min(64), width]).unwrap(), vec![0]));
+        }
+        cases.push((Strided::contiguous(&[64, long / 64]).unwrap(), vec![1]));
+        cases.push((Strided::contiguous(&[4, long / 64, 16]).unwrap(), vec![1]));
+        cases.push((Strided::contiguous(&[16, 8, long / 128]).unwrap(), vec![0, 2]));
+        cases.push((Strided::new(&[long / 32, 32], &[1, long / 32]).unwrap(), vec![0]));
+        cases.push((Strided::new(&[long / 64, 16], &[3, 2]).unwrap(), vec![0, 1]));
+        for (layout, axes) in cases {
+            for op in [Op::Sum, Op::Max, Op::NanSum] {
+                let data = data_for::<f32>(&mut rng, op, span(&layout) + 1);
+                if let Err(e) = check_case(&mut backend, &data, 1, &layout, &axes, op) {
+                    panic!("{}: {e}", backend.name());
+                }
+            }
+            let data = data_for::<i64>(&mut rng, Op::Product, span(&layout));
+            if let Err(e) = check_case(&mut backend, &data, 0, &layout, &axes, Op::Product) {
+                panic!("{}: {e}", backend.name());
+            }
+        }
+    });
+}
+
+/// A one-hot input at every position of a column-split matrix: exactly the
+/// one column holding the 1 sums to 1, whatever block reads it.
+#[test]
+fn one_hot_columns() {
+    let test = "one_hot_columns";
+    for_each_backend!(test, |backend| {
+        let (rows, width) = (backend.size(4096, 512), 4);
+        let layout = Strided::contiguous(&[rows, width]).unwrap();
+        for hot in (0..rows * width)
+            .step_by(rows * width / 97 + 1)
+            .chain([rows * width - 1])
+        {
+            let mut data = vec![0u32; rows * width];
+            data[hot] = 1;
+            let (sums, _) = backend.axes(&data, 0, &layout, &[0], Op::Sum).unwrap().unwrap();
+            let mut expected = vec![0u32; width];
+            expected[hot % width] = 1;
+            assert_eq!(sums, expected, "{}: the 1 at {hot}", backend.name());
+        }
+    });
+}
+
+#[test]
+fn errors_and_edge_cases() {
+    let test = "errors_and_edge_cases";
+    for_each_backend!(test, |backend| {
+        let data = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let matrix = Strided::contiguous(&[2, 3]).unwrap();
+        let err = |backend: &mut Tester<_>, layout: &Strided, axes: &[isize], op: Op| {
+            backend.axes(&data, 0, layout, axes, op).unwrap().unwrap_err()
+        };
+        assert!(matches!(
+            err(&mut backend, &matrix, &[2], Op::Sum),
+            Error::InvalidAxes(_)
+        ));
+        assert!(matches!(
+            err(&mut backend, &matrix, &[-3], Op::Sum),
+            Error::InvalidAxes(_)
+        ));
+        assert!(matches!(
+            err(&mut backend, &matrix, &[1, -1], Op::Sum),
+            Error::InvalidAxes(_)
+        ));
+        let past_the_end = Strided::new(&[2, 3], &[4, 1]).unwrap(); // reaches element 6
+        assert!(matches!(
+            err(&mut backend, &past_the_end, &[0], Op::Sum),
+            Error::InvalidLayout(_)
+        ));
+        let ints = [1i32; 6];
+        let max_abs = backend.axes(&ints, 0, &matrix, &[0], Op::MaxAbs).unwrap();
+        assert!(matches!(max_abs, Err(Error::UnsupportedOp { .. })));
+        // A reduced axis of length 0: identity where there is one, else Empty.
+        let empty_rows = Strided::contiguous(&[0, 3]).unwrap();
+        let sums = backend.axes(&data, 0, &empty_rows, &[0], Op::Sum).unwrap().unwrap();
+        assert_eq!(sums, (vec![0.0; 3], vec![3]));
+        let products = backend.axes(&data, 0, &empty_rows, &[0], Op::Product).unwrap().unwrap();
+        assert_eq!(products.0, [1.0; 3]);
+        assert!(matches!(
+            err(&mut backend, &empty_rows, &[0], Op::Max),
+            Error::Empty { .. }
+        ));
+        // A kept axis of length 0: no results, even for max.
+        let none = backend.axes(&data, 0, &empty_rows, &[1], Op::Max).unwrap().unwrap();
+        assert_eq!(none, (vec![], vec![0]));
+        // No axes: each result is the op over one element (squared here).
+        let squares = backend.axes(&data, 0, &matrix, &[], Op::SumOfSquares).unwrap().unwrap();
+        assert_eq!(squares, (vec![1.0, 4.0, 9.0, 16.0, 25.0, 36.0], vec![2, 3]));
+        // A broadcast axis counts its element once per position.
+        let broadcast = Strided::new(&[4, 3], &[0, 1]).unwrap();
+        let sums = backend.axes(&data, 0, &broadcast, &[0], Op::Sum).unwrap().unwrap();
+        assert_eq!(sums.0, [4.0, 8.0, 12.0]);
+        // Scalar tensor (no axes at all).
+        let scalar = Strided::contiguous(&[]).unwrap();
+        let one = backend.axes(&data, 0, &scalar, &[], Op::Sum).unwrap().unwrap();
+        assert_eq!(one, (vec![1.0], vec![]));
+    });
+}
