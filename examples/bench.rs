@@ -20,6 +20,13 @@
 //! (random lengths, uniform in `[0, 2 × mean]`), with `sum` of the whole
 //! input in the same run to compare with; their GB/s count the results
 //! written too.
+//! The type `axes` times axis reductions of f32 (`axes_f64`: of f64), sum
+//! and max, on the shapes of issue #32, which `scripts/torch_axes.py` times
+//! in PyTorch: `[2^k, 2^(28-k)]` over axis 0 and over axis 1 (k = 2, 8, 14,
+//! 20, 26), `[64, 2^16, 64]` over axis 1 and `[2^10, 2^10, 2^8]` over axes
+//! (0, 2), with the whole-input sum of the same buffer; as rows
+//! `reduce,<type>,<shape>,<axes>,<op>,<median_us>,<GB/s>` (`x`-joined
+//! shape, `+`-joined axes; GB/s count the results written too).
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
 //! layouts named (for profiling one of them), and also the probe layouts it
@@ -64,6 +71,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "wide" => bench_wide(&mut reducer)?,
             "segmented" => bench_segmented::<f32>(&mut reducer, "f32")?,
             "segmented_f64" => bench_segmented::<f64>(&mut reducer, "f64")?,
+            "axes" => bench_axes::<f32>(&mut reducer, "f32")?,
+            "axes_f64" => bench_axes::<f64>(&mut reducer, "f64")?,
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -334,6 +343,67 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
                 })?;
                 println!("reduce,{name}_{layout},{op},{n},{us:.2},{:.1}", moved / us / 1e3);
             }
+        }
+    }
+    Ok(())
+}
+
+/// The shapes and axes issue #32 times: `[2^k, 2^(28-k)]` over each axis,
+/// a middle axis and two outer ones of a 3-d tensor (2^28 elements each).
+fn axes_cases() -> Vec<(Vec<usize>, Vec<isize>)> {
+    let mut cases = Vec::new();
+    for k in [2, 8, 14, 20, 26] {
+        for axis in [0, 1] {
+            cases.push((vec![1 << k, 1 << (28 - k)], vec![axis]));
+        }
+    }
+    cases.push((vec![64, 1 << 16, 64], vec![1]));
+    cases.push((vec![1 << 10, 1 << 10, 1 << 8], vec![0, 2]));
+    cases
+}
+
+/// Axis sums and maxima of 2^28 elements of `T` (one buffer: far past L2),
+/// through `Scope::reduce_axes_into` into a preallocated output, and the
+/// whole-input sum of the same buffer.
+fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use reduce::axes::Strided;
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let n = 1usize << 28;
+    let element = std::mem::size_of::<T>();
+    let host: Vec<T> = (0..n).map(|i| fill_value::<T>(i, 7)).collect();
+    let input = DeviceBuffer::from_slice(&host)?;
+    drop(host);
+    let mut whole = DeviceBox::new(&T::default())?;
+    let whole = Output::from(&mut whole);
+    let us = median_us(reducer, n, &stream, (&start, &stop), |_, scope| {
+        scope.reduce_into(&input, Op::Sum, whole, &stream)
+    })?;
+    println!(
+        "reduce,{name},{n},all,sum,{us:.2},{:.1}",
+        (n * element) as f64 / us / 1e3
+    );
+    for (shape, axes) in axes_cases() {
+        let layout = Strided::contiguous(&shape)?;
+        let outputs: usize = shape
+            .iter()
+            .enumerate()
+            .filter(|(a, _)| !axes.contains(&(*a as isize)))
+            .map(|(_, e)| e)
+            .product();
+        let mut out = DeviceBuffer::from_slice(&vec![T::default(); outputs])?;
+        let shape_text = shape.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("x");
+        let axes_text = axes.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("+");
+        for op in [Op::Sum, Op::Max] {
+            let out = Output::from(&mut out);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |_, scope| {
+                scope.reduce_axes_into(&input, &layout, &axes, op, out, &stream)
+            })?;
+            let moved = ((n + outputs) * element) as f64;
+            println!(
+                "reduce,{name},{shape_text},{axes_text},{op},{us:.2},{:.1}",
+                moved / us / 1e3
+            );
         }
     }
     Ok(())

@@ -576,6 +576,21 @@ macro_rules! define_kernel_args {
 }
 for_each_kernel_args!(define_kernel_args);
 
+macro_rules! most_kernel_words {
+    ($($name:ident [$($field:ident)*]),* $(,)?) => {
+        /// The most `.u64` parameters an entry point takes: the fields of the
+        /// longest argument struct (the host sizes its parameter array by it).
+        pub const MAX_KERNEL_WORDS: usize = {
+            let mut most = 0;
+            $(if $name::WORDS > most {
+                most = $name::WORDS;
+            })*
+            most
+        };
+    };
+}
+for_each_kernel_args!(most_kernel_words);
+
 macro_rules! kernel_args_words {
     ($($name:ident: $($family:ident)|*),* $(,)?) => {$(
         impl KernelArgs for $name {

@@ -23,6 +23,7 @@
 //! it is the same on every run.
 
 use crate::abi::{AxisPlan, PARTIAL_SLOT_BYTES};
+use crate::block;
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::grid;
@@ -55,16 +56,20 @@ impl Kept {
             return o * self.strides[0];
         }
         let (mut rest, mut offset) = (o, 0);
-        for axis in 0..self.extents.len() {
-            if axis as u64 == self.dims {
-                break;
-            }
-            // Extents are at least 1 (the host launches no axis of none);
-            // the checked forms keep a panic path out of the PTX.
-            let extent = self.extents[axis];
-            offset += rest.checked_rem(extent).unwrap_or(0) * self.strides[axis];
-            rest = rest.checked_div(extent).unwrap_or(0);
+        // Written out axis by axis: constant indices keep the arrays in
+        // registers (a loop over them put them in local memory).
+        macro_rules! axes {
+            ($($axis:literal)*) => {$(
+                if self.dims > $axis {
+                    // Extents are at least 1 (the host launches no axis of
+                    // none); the checked forms keep a panic path out of the PTX.
+                    let extent = self.extents[$axis];
+                    offset += rest.checked_rem(extent).unwrap_or(0) * self.strides[$axis];
+                    rest = rest.checked_div(extent).unwrap_or(0);
+                }
+            )*};
         }
+        axes!(0 1 2 3 4 5 6 7);
         offset
     }
 }
@@ -110,7 +115,11 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
 
     let mut unit = block_idx_x() as u64;
     while unit < tiles * splits {
-        let (tile, split) = (unit.checked_div(splits).unwrap_or(0), unit.checked_rem(splits).unwrap_or(0));
+        let (tile, split) = if splits == 1 {
+            (unit, 0)
+        } else {
+            (unit.checked_div(splits).unwrap_or(0), unit.checked_rem(splits).unwrap_or(0))
+        };
         let o = tile * output_lanes + lane_o;
         let begin = split * part + lane_r;
         let end = core::cmp::min((split + 1) * part, reduced);
@@ -145,23 +154,27 @@ unsafe fn fold<T: Element, M: ElementMap<T>, O: Operator<T>>(first: u64, count: 
     let mut acc = O::identity();
     let mut address = device::to_global(first);
     let mut left = count;
+    // Every load of a batch is issued before its first combine. Named
+    // values, not an array: an array went to local memory.
+    macro_rules! batch {
+        ($load:expr; $($v:ident $k:literal)*) => {
+            let load = $load;
+            $(let $v = load($k);)*
+            $(if let Some(value) = $v {
+                acc = O::combine(acc, M::map(value));
+            })*
+        };
+    }
     while left >= LOADS_IN_FLIGHT {
-        let mut values = [T::ZERO; LOADS_IN_FLIGHT as usize];
-        let mut k = 0;
-        while k < values.len() {
-            values[k] = thread::load_element::<T>(address + k as u64 * step);
-            k += 1;
-        }
-        for value in values {
-            acc = O::combine(acc, M::map(value));
-        }
+        batch!(|k: u64| Some(thread::load_element::<T>(address + k * step));
+            v0 0 v1 1 v2 2 v3 3 v4 4 v5 5 v6 6 v7 7);
         address += LOADS_IN_FLIGHT * step;
         left -= LOADS_IN_FLIGHT;
     }
-    while left > 0 {
-        acc = O::combine(acc, M::map(thread::load_element::<T>(address)));
-        address += step;
-        left -= 1;
+    if left > 0 {
+        // The short last batch: only the loads in range.
+        batch!(|k: u64| (k < left).then(|| thread::load_element::<T>(address + k * step));
+            v0 0 v1 1 v2 2 v3 3 v4 4 v5 5 v6 6 v7 7);
     }
     acc
 }
@@ -182,19 +195,19 @@ unsafe fn combine_lanes<A: Accumulator, O: Operator<A>>(value: A, plan: AxisPlan
     let slots = device::dynamic_shared() as *mut [u64; 2];
     let thread = thread_idx_x() as usize;
     let lane_r = thread >> plan.output_lanes_log2;
-    device::store_shared(slots.add(thread), value.to_halves());
+    block::store_slot(slots.add(thread), value);
     let mut half = 1usize << (plan.reduce_lanes_log2 - 1);
     while half > 0 {
         sync_threads();
         if lane_r < half {
-            let mine = A::from_halves(device::load_shared(slots.add(thread)));
-            let other = A::from_halves(device::load_shared(slots.add(thread + (half << plan.output_lanes_log2))));
-            device::store_shared(slots.add(thread), O::combine(mine, other).to_halves());
+            let mine = block::load_slot::<A>(slots.add(thread));
+            let other = block::load_slot::<A>(slots.add(thread + (half << plan.output_lanes_log2)));
+            block::store_slot(slots.add(thread), O::combine(mine, other));
         }
         half >>= 1;
     }
     sync_threads();
-    let total = A::from_halves(device::load_shared(slots.add(thread)));
+    let total = block::load_slot::<A>(slots.add(thread));
     // Nobody writes the slots again before every thread has read its own.
     sync_threads();
     total
@@ -241,16 +254,32 @@ unsafe fn combine_parts<A: Accumulator, O: Operator<A>>(
         return None;
     }
     let mut acc = O::identity();
+    let lanes = 1u64 << plan.reduce_lanes_log2;
     let mut part = lane_r;
     while part < splits {
-        let low = device::load_relaxed_gpu_u64(slot(part));
-        let high = if A::WORDS > 2 {
-            device::load_relaxed_gpu_u64(slot(part) + 8)
-        } else {
-            0
+        // Four slots' loads in flight before the first combine, in part order.
+        let load = |k: u64| {
+            let part = part + k * lanes;
+            (part < splits).then(|| {
+                let low = device::load_relaxed_gpu_u64(slot(part));
+                let high = if A::WORDS > 2 {
+                    device::load_relaxed_gpu_u64(slot(part) + 8)
+                } else {
+                    0
+                };
+                A::from_halves([low, high])
+            })
         };
-        acc = O::combine(acc, A::from_halves([low, high]));
-        part += 1 << plan.reduce_lanes_log2;
+        let (p0, p1, p2, p3) = (load(0), load(1), load(2), load(3));
+        macro_rules! combine {
+            ($($p:ident)*) => {$(
+                if let Some(value) = $p {
+                    acc = O::combine(acc, value);
+                }
+            )*};
+        }
+        combine!(p0 p1 p2 p3);
+        part += 4 * lanes;
     }
     let result = combine_lanes::<A, O>(acc, plan);
     if thread == 0 {

@@ -84,7 +84,7 @@ unsafe fn reduce_warp_groups<A: Accumulator, O: Operator<A>>(value: A, warps: u3
 /// # Safety
 /// As [`device::store_shared`], for the slot.
 #[inline(always)]
-unsafe fn store_slot<A: Accumulator>(slot: *mut [u64; 2], value: A) {
+pub(crate) unsafe fn store_slot<A: Accumulator>(slot: *mut [u64; 2], value: A) {
     let [low, high] = value.to_halves();
     let slot = slot as *mut u64;
     device::store_shared(slot, low);
@@ -98,7 +98,7 @@ unsafe fn store_slot<A: Accumulator>(slot: *mut [u64; 2], value: A) {
 /// # Safety
 /// As [`device::load_shared`], for the slot.
 #[inline(always)]
-unsafe fn load_slot<A: Accumulator>(slot: *const [u64; 2]) -> A {
+pub(crate) unsafe fn load_slot<A: Accumulator>(slot: *const [u64; 2]) -> A {
     let slot = slot as *const u64;
     let low = device::load_shared(slot);
     let high = if A::WORDS > 2 {

@@ -77,7 +77,8 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
 /// `reduced` elements (see [`crate::axes`]): a block of the largest power of
 /// two of threads the tuning row allows; lanes along the reduced axis
 /// first when it is contiguous (as many as it has elements, up to the
-/// block), else results first; and, when the tiles of results are fewer
+/// block), else results first (32, or more while the tiles of results
+/// outnumber `grid_cap`); and, when the tiles of results are fewer
 /// than `grid_cap`, the reduced axis split into parts of at least
 /// [`AXIS_LOADS_PER_PART`] loads per thread, up to `grid_cap` blocks in all.
 pub(crate) fn axis_shape(
@@ -93,7 +94,12 @@ pub(crate) fn axis_shape(
         let reduce = lanes_for(reduced);
         (threads_log2.saturating_sub(reduce), reduce)
     } else {
-        let output = lanes_for(outputs);
+        // A warp's worth of results at least (a coalesced 32-element row
+        // segment), more only while the tiles still fill the grid: the lanes
+        // left go along the reduced axis, which then needs fewer parts, each
+        // combined by one block at the end.
+        let per_tile = outputs.checked_div(u64::from(grid_cap.max(1))).unwrap_or(0);
+        let output = lanes_for(per_tile).max(5).min(lanes_for(outputs));
         (output, threads_log2.saturating_sub(output))
     };
     let tiles = outputs.div_ceil(1 << output_lanes_log2).max(1);

@@ -339,8 +339,8 @@ fn load(image: Image, module: Module) -> Result<LoadedModule> {
 /// `CU_STREAM_PER_THREAD`: the handle of the calling thread's default stream.
 const PER_THREAD_STREAM: CUstream = 0x2 as CUstream;
 
-/// Most parameters any entry point has (the segmented ones have ten).
-const MAX_PARAMETERS: usize = 10;
+/// Most parameters any entry point has (the axis ones).
+const MAX_PARAMETERS: usize = kernels_gpu::abi::MAX_KERNEL_WORDS;
 
 impl Launcher for Cuda {
     type Slice<T: DeviceCopy> = DeviceSlice<T>;

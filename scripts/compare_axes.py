@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Joins `bench axes` rows (ours) with `scripts/torch_axes.py` rows (PyTorch)
+into the markdown table of issue #32: per type, shape, axes and op, both
+median times, ours / PyTorch, our TB/s, and where the output is at most 1/64
+of the input our bandwidth as a share of our whole-input sum's.
+Usage: compare_axes.py reduce.csv torch.csv"""
+import sys
+
+
+def rows(path):
+    table = {}
+    for line in open(path):
+        if line.startswith("#") or not line.strip():
+            continue
+        impl, dtype, shape, axes, op, us, gbps = line.strip().split(",")
+        table[(dtype, shape, axes, op)] = (float(us), float(gbps))
+    return table
+
+
+def main():
+    ours, torch = rows(sys.argv[1]), rows(sys.argv[2])
+    print("| type | shape | axes | op | ours µs | PyTorch µs | ours / PyTorch | ours TB/s | of our sum's bandwidth |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
+    worst = 0.0
+    for key, (us, gbps) in ours.items():
+        dtype, shape, axes, op = key
+        theirs = torch.get(key)
+        ratio = us / theirs[0] if theirs else float("nan")
+        worst = max(worst, ratio) if theirs else worst
+        extents = [int(e) for e in shape.split("x")]
+        share = ""
+        if axes != "all":
+            reduced = 1
+            for a in map(int, axes.split("+")):
+                reduced *= extents[a]
+            whole = ours.get((dtype, str(1 << 28), "all", "sum"))
+            if reduced >= 64 and whole:
+                share = f"{gbps / whole[1]:.0%}"
+        print(f"| {dtype} | {shape} | {axes} | {op} | {us:.1f} | {theirs[0] if theirs else float('nan'):.1f} | "
+              f"{ratio:.2f} | {gbps / 1e3:.2f} | {share} |")
+    print(f"\nworst ours / PyTorch: {worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()

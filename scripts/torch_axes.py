@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Times PyTorch on the axis reductions `bench axes` / `bench axes_f64` time
+(examples/bench.rs, `axes_cases`), the same way: one 2^28-element buffer of
+values 1..3, 3 warm-up calls, then CUDA events around each of 30 calls into a
+preallocated output (`torch.sum(..., out=)`, `torch.amax(..., out=)`), median.
+Rows: `torch,<type>,<shape>,<axes>,<op>,<median_us>,<GB/s>`, as the bench's."""
+import statistics
+import sys
+
+import torch
+
+
+def cases():
+    out = []
+    for k in (2, 8, 14, 20, 26):
+        for axis in (0, 1):
+            out.append(((1 << k, 1 << (28 - k)), (axis,)))
+    out.append(((64, 1 << 16, 64), (1,)))
+    out.append(((1 << 10, 1 << 10, 1 << 8), (0, 2)))
+    return out
+
+
+def median_us(call):
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(30):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    names = sys.argv[1:] or ["f32", "f64"]
+    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
+    for name in names:
+        dtype = {"f32": torch.float32, "f64": torch.float64}[name]
+        n = 1 << 28
+        x = torch.randint(1, 4, (n,), device="cuda").to(dtype)
+        element = x.element_size()
+        whole = torch.empty((), device="cuda", dtype=dtype)
+        us = median_us(lambda: torch.sum(x, dim=0, out=whole))
+        print(f"torch,{name},{n},all,sum,{us:.2f},{n * element / us / 1e3:.1f}", flush=True)
+        for shape, axes in cases():
+            view = x.view(shape)
+            kept = [e for a, e in enumerate(shape) if a not in axes]
+            out = torch.empty(kept, device="cuda", dtype=dtype)
+            for op, fn in (("sum", torch.sum), ("max", torch.amax)):
+                us = median_us(lambda: fn(view, dim=axes, out=out))
+                moved = (n + out.numel()) * element
+                shape_text = "x".join(map(str, shape))
+                axes_text = "+".join(map(str, axes))
+                print(f"torch,{name},{shape_text},{axes_text},{op},{us:.2f},{moved / us / 1e3:.1f}", flush=True)
+        del x
+
+
+if __name__ == "__main__":
+    main()
