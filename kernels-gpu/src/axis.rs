@@ -51,6 +51,8 @@ pub struct Kept {
 impl Kept {
     /// The element offset of result `o`'s first element.
     #[inline(always)]
+    // The last axis's quotient is left unread.
+    #[allow(unused_assignments)]
     fn offset(&self, o: u64) -> u64 {
         if self.dims == 1 {
             return o * self.strides[0];
