@@ -10,7 +10,9 @@
 //! accumulate in a wider type (`i8`…`i32` in `i64`, `f16`/`bf16` in `f32`,
 //! anything in `f64`), converting each element as it is read.
 //! [`segmented_reduce`] and [`reduce_rows`] give one result per segment of an
-//! input or per row of a matrix ([`segmented`]). The tutorial kernels, the
+//! input or per row of a matrix ([`segmented`]); [`reduce_axes`] reduces any
+//! axes of a strided N-d view, as PyTorch's `x.sum(dim=(0, 2))` ([`axes`]).
+//! The tutorial kernels, the
 //! rungs of the classic reduction ladder, are in [`ladder`]. The kernels live in the
 //! `kernels-gpu` crate, written in Rust and compiled to PTX by rustc's NVPTX
 //! backend; this crate ships them prebuilt, as machine code for every major
@@ -55,7 +57,7 @@
 //! # Layers
 //! `ARCHITECTURE.md` has the map. From the top: the free functions (this
 //! page) → [`Reducer`] (the operations: checks, kernel choice, launch shape;
-//! `reducer.rs`, `segmented.rs`, `ladder.rs`) → [`shape`] and [`tuning`] (the
+//! `reducer.rs`, `segmented.rs`, `axes.rs`, `ladder.rs`) → [`shape`] and [`tuning`] (the
 //! launch shapes and the numbers they come from) → [`backend`] (`Cuda` or
 //! `Emulated`: workspace, launch by kernel identity, read-back) → the kernel
 //! ABI ([`abi`], from the kernel crate: identities, names, argument structs).
@@ -120,8 +122,8 @@
 //! # Which kernels run
 //! The kernels come in modules, one per input type for the whole-input calls
 //! (`whole_f32`: every operator, argmax/argmin, dot and widened sums of
-//! `f32`s), one per schedule and type for the segmented calls, and one per
-//! type for the ladder. A [`Reducer`] loads a module the first time it
+//! `f32`s), one per schedule and type for the segmented calls, one per type
+//! for the axis calls (`axis_f32`), and one per type for the ladder. A [`Reducer`] loads a module the first time it
 //! launches one of its kernels, so a program that only sums `f32`s never
 //! loads the other 280-odd kernels. Each module ships as machine code
 //! (cubin, assembled by `ptxas` from the same PTX) for sm_70, sm_80, sm_90,
