@@ -70,7 +70,7 @@ macro_rules! instances_of_args {
         $(instances_of_args!(@ $args $fields, $callback $extra);)*
     };
     (@ ReduceArgs $fields:tt, $($pass:tt)*) => {
-        for_each_reduce_kernel!(reduce_instances $($pass)* ReduceArgs $fields;);
+        for_each_reduce_kernel!(op_row_instances $($pass)* ReduceArgs $fields; Reduce reduce);
         for_each_widened_kernel!(widened_instances $($pass)* ReduceArgs $fields;);
     };
     (@ SegmentedArgs $fields:tt, $($pass:tt)*) => {
@@ -79,7 +79,7 @@ macro_rules! instances_of_args {
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; BlocksTake);
     };
     (@ AxisArgs $fields:tt, $($pass:tt)*) => {
-        for_each_reduce_kernel!(axis_instances $($pass)* AxisArgs $fields;);
+        for_each_reduce_kernel!(op_row_instances $($pass)* AxisArgs $fields; Axis axis);
     };
     (@ ArgArgs $fields:tt, $($pass:tt)*) => {
         for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Max);
@@ -97,13 +97,17 @@ macro_rules! instances_of_args {
     };
 }
 
-macro_rules! reduce_instances {
-    ($callback:ident $extra:tt $args:ident $fields:tt;
+/// The instances of a family with one kernel per row of
+/// `for_each_reduce_kernel!` and type: `Kernel::$family`, named by
+/// `kernel_name!($entry, ...)`, running `entry::$entry` (the whole-input and
+/// axis kernels).
+macro_rules! op_row_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $family:ident $entry:ident
      $(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
         $callback! { $extra $args $fields; $($((
-            abi::Kernel::Reduce { op: abi::Op::$op, element: scalar!($t) },
-            kernel_name!(reduce, $stem, $t),
-            entry::reduce::<$t, map::$map, op::$operator>
+            abi::Kernel::$family { op: abi::Op::$op, element: scalar!($t) },
+            kernel_name!($entry, $stem, $t),
+            entry::$entry::<$t, map::$map, op::$operator>
         ),)*)* }
     };
 }
@@ -115,17 +119,6 @@ macro_rules! segmented_instances {
             abi::Kernel::Segmented { op: abi::Op::$op, element: scalar!($t), schedule: abi::SegmentSchedule::$schedule },
             kernel_name!(segmented, $schedule, $stem, $t),
             entry::segmented::<$t, map::$map, op::$operator, { abi::SegmentSchedule::$schedule as u8 }>
-        ),)*)* }
-    };
-}
-
-macro_rules! axis_instances {
-    ($callback:ident $extra:tt $args:ident $fields:tt;
-     $(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
-        $callback! { $extra $args $fields; $($((
-            abi::Kernel::Axis { op: abi::Op::$op, element: scalar!($t) },
-            kernel_name!(axis, $stem, $t),
-            entry::axis::<$t, map::$map, op::$operator>
         ),)*)* }
     };
 }

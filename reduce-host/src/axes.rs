@@ -569,7 +569,7 @@ impl<B: Backend> Reducer<B> {
             ),
             Route::Rows { rows, row_len } => {
                 let layout = Layout::of_rows(span, rows, row_len)?;
-                self.enqueue_segmented_at::<T>((input, span), layout, op, (destination, outputs), None, stream)
+                self.enqueue_segmented::<T>((input, span), layout, op, (destination, outputs), None, stream)
             }
             Route::Axis => {
                 let (plan, launch) = self.axis_shape::<T>(op, pass)?;

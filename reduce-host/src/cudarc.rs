@@ -72,6 +72,7 @@ use crate::backend::launcher::StreamHandle;
 use crate::backend::Cuda;
 use crate::element::{sealed::Sealed, ArgInput, Element, FloatElement, MeanInput, WidensTo};
 use crate::error::{Error, Result};
+use crate::reducer::checked_parts;
 use crate::segmented::{check_rows, segment_count};
 use ::cudarc::driver::sys::CUstreamCaptureStatus;
 use ::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
@@ -496,7 +497,7 @@ impl Reducer {
     ) -> Result<()> {
         self.enqueue_two_to_one(values, offsets, out, stream, |inner, values, offsets, out, on| {
             let layout = crate::segmented::Layout::of_offsets::<Cuda>(offsets)?;
-            inner.enqueue_segmented(values, layout, op, out, None, on)
+            inner.enqueue_segmented::<T>(checked_parts::<Cuda, T>(values)?, layout, op, out, None, on)
         })
     }
 
@@ -525,7 +526,7 @@ impl Reducer {
     ) -> Result<()> {
         self.enqueue_one_to_one::<T, T, T>(matrix, out, stream, |inner, matrix, out, on| {
             let layout = crate::segmented::Layout::of_rows(matrix.len(), rows, row_len)?;
-            inner.enqueue_segmented(matrix, layout, op, out, None, on)
+            inner.enqueue_segmented::<T>(checked_parts::<Cuda, T>(matrix)?, layout, op, out, None, on)
         })
     }
 

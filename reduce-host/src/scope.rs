@@ -128,7 +128,7 @@ use crate::backend::launcher::{element_address, StreamHandle};
 use crate::backend::Cuda;
 use crate::element::{ArgInput, Element, WidensTo};
 use crate::error::{Error, Result};
-use crate::reducer::Reducer;
+use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
@@ -808,8 +808,8 @@ impl<'b> Scope<'_, 'b> {
         let layout = Layout::of_offsets::<Cuda>(&offsets.into().slice())?;
         let out = out.into();
         let out = (out.address, out.len);
-        self.reducer.enqueue_segmented(
-            &values.into().slice(),
+        self.reducer.enqueue_segmented::<T>(
+            checked_parts::<Cuda, T>(&values.into().slice())?,
             layout,
             op,
             out,
@@ -851,8 +851,14 @@ impl<'b> Scope<'_, 'b> {
         let layout = Layout::of_rows(matrix.len, rows, row_len)?;
         let out = out.into();
         let out = (out.address, out.len);
-        self.reducer
-            .enqueue_segmented(&matrix.slice(), layout, op, out, None, Some(stream.into().handle()))
+        self.reducer.enqueue_segmented::<T>(
+            checked_parts::<Cuda, T>(&matrix.slice())?,
+            layout,
+            op,
+            out,
+            None,
+            Some(stream.into().handle()),
+        )
     }
 
     /// [`Reducer::reduce_axes`], enqueued on `stream`, its results (row-major

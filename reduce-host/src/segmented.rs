@@ -311,7 +311,7 @@ impl<B: Backend> Reducer<B> {
         let status = self.backend.result_slot();
         // SAFETY: the result slot is 16 writable, aligned bytes.
         unsafe { self.backend.zero_words(status, 1, None)? };
-        self.enqueue_segmented(values, layout, op, out, Some(status), None)?;
+        self.enqueue_segmented::<T>(checked_parts::<B, T>(values)?, layout, op, out, Some(status), None)?;
         let [status_word, _] = self.backend.read_result_slot()?;
         Ok(if status_word as u32 == SEGMENTS_INVALID {
             Err(())
@@ -320,31 +320,11 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// Enqueues the segmented kernel for `op` over `values` on `stream`,
-    /// writing one result per segment to the `out_len` `T`s at `out`, and
-    /// the kernel's offset check to the `u32` at `status` if given.
+    /// Enqueues the segmented kernel for `op` over the `len` `T`s at
+    /// `input` (element-aligned: [`checked_parts`] of the values) on
+    /// `stream`, writing one result per segment to the `out_len` `T`s at
+    /// `out`, and the kernel's offset check to the `u32` at `status` if given.
     pub(crate) fn enqueue_segmented<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        layout: Layout,
-        op: Op,
-        (out, out_len): (u64, usize),
-        status: Option<u64>,
-        stream: Option<StreamHandle>,
-    ) -> Result<()> {
-        self.enqueue_segmented_at::<T>(
-            checked_parts::<B, T>(values)?,
-            layout,
-            op,
-            (out, out_len),
-            status,
-            stream,
-        )
-    }
-
-    /// [`Reducer::enqueue_segmented`] over the `len` `T`s at `input`
-    /// (element-aligned).
-    pub(crate) fn enqueue_segmented_at<T: Element>(
         &mut self,
         (input, len): (u64, usize),
         layout: Layout,
