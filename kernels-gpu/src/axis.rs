@@ -120,7 +120,10 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
         let (tile, split) = if splits == 1 {
             (unit, 0)
         } else {
-            (unit.checked_div(splits).unwrap_or(0), unit.checked_rem(splits).unwrap_or(0))
+            (
+                unit.checked_div(splits).unwrap_or(0),
+                unit.checked_rem(splits).unwrap_or(0),
+            )
         };
         let o = tile * output_lanes + lane_o;
         let begin = split * part + lane_r;

@@ -5,7 +5,10 @@
 //! calls the same functions with the struct ([`crate::dispatch`]), so both
 //! run exactly this code.
 
-use crate::abi::{ArgArgs, AxisArgs, AxisPlan, DotArgs, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs};
+use crate::abi::{
+    ArgArgs, AxisArgs, AxisPlan, DotArgs, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule,
+    SegmentedArgs,
+};
 use crate::axis;
 use crate::device;
 use crate::element::Element;
