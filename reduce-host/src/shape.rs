@@ -89,7 +89,13 @@ pub(crate) fn axis_shape(
     reduced_contiguous: bool,
 ) -> (AxisPlan, LaunchShape) {
     let threads_log2 = tuning.block_threads.ilog2();
-    let lanes_for = |n: u64| n.max(1).next_power_of_two().ilog2().min(threads_log2);
+    // Past 2^63 (a broadcast axis can be that long) there is no next power
+    // of two: as many lanes as the block has.
+    let lanes_for = |n: u64| {
+        n.max(1)
+            .checked_next_power_of_two()
+            .map_or(threads_log2, |p| p.ilog2().min(threads_log2))
+    };
     let (output_lanes_log2, reduce_lanes_log2) = if reduced_contiguous && reduced > 1 {
         let reduce = lanes_for(reduced);
         (threads_log2.saturating_sub(reduce), reduce)
@@ -336,6 +342,15 @@ mod tests {
         Tuning {
             block_threads,
             ..tuning::BY_ARCHITECTURE[0]
+        }
+    }
+
+    #[test]
+    fn axis_shapes_of_any_length_fit_the_block_and_the_grid() {
+        for (outputs, reduced, contiguous) in [(1, u64::MAX, false), (u64::MAX, 1, false), (3, (1 << 63) + 1, true)] {
+            let (plan, launch) = axis_shape(hopper(512), 264, outputs, reduced, contiguous);
+            assert_eq!(plan.output_lanes_log2 + plan.reduce_lanes_log2, 9);
+            assert!(plan.splits >= 1 && launch.blocks >= 1 && launch.blocks <= 264);
         }
     }
 

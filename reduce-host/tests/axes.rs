@@ -14,16 +14,22 @@ use rand::Rng;
 use reduce::axes::Strided;
 use reduce::{Error, Op};
 
-/// The elements each result of reducing `axes` of `layout` folds, per
-/// result in row-major order of the kept axes: the CPU reference's input.
-fn gathered<T: Copy>(data: &[T], layout: &Strided, axes: &[isize]) -> Vec<Vec<T>> {
-    let rank = layout.shape().len();
-    let reduced: Vec<bool> = (0..rank)
+/// Whether each axis of a rank-`rank` view is among `axes` (negative ones
+/// counting from the end).
+fn reduced_axes(rank: usize, axes: &[isize]) -> Vec<bool> {
+    (0..rank)
         .map(|a| {
             axes.iter()
                 .any(|&x| (if x < 0 { x + rank as isize } else { x }) as usize == a)
         })
-        .collect();
+        .collect()
+}
+
+/// The elements each result of reducing `axes` of `layout` folds, per
+/// result in row-major order of the kept axes: the CPU reference's input.
+fn gathered<T: Copy>(data: &[T], layout: &Strided, axes: &[isize]) -> Vec<Vec<T>> {
+    let rank = layout.shape().len();
+    let reduced = reduced_axes(rank, axes);
     let kept: Vec<usize> = (0..rank).filter(|&a| !reduced[a]).collect();
     let summed: Vec<usize> = (0..rank).filter(|&a| reduced[a]).collect();
     let positions = |axes: &[usize]| -> Vec<usize> {
@@ -126,13 +132,12 @@ fn check_case<B: TestBackend, T: TestElement>(
         Err(e) => Err(format!("{case}: {e}")),
         Ok(_) if empty_fold && !op.defined_on_empty() => Err(format!("{case}: no Error::Empty")),
         Ok((results, shape)) => {
-            let kept: Vec<usize> = (0..layout.shape().len())
-                .filter(|&a| {
-                    !axes
-                        .iter()
-                        .any(|&x| (if x < 0 { x + layout.shape().len() as isize } else { x }) as usize == a)
-                })
-                .map(|a| layout.shape()[a])
+            let reduced = reduced_axes(layout.shape().len(), axes);
+            let kept: Vec<usize> = layout
+                .shape()
+                .iter()
+                .zip(reduced)
+                .filter_map(|(&extent, reduced)| (!reduced).then_some(extent))
                 .collect();
             if shape != kept {
                 return Err(format!("{case}: shape {shape:?}, expected {kept:?}"));
