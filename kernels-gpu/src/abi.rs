@@ -47,8 +47,9 @@ pub const VECTOR_BYTES: u64 = 16;
 pub const VECTORS_PER_THREAD: u64 = 4;
 
 /// Bytes of workspace each block of a launch needs for its partial result
-/// (an element, or argmax's element and index).
-pub const PARTIAL_SLOT_BYTES: u64 = 16;
+/// (an element, argmax's element and index, or a statistic's summary: up
+/// to 24 bytes, a slot of 32 keeping slots 16-byte aligned).
+pub const PARTIAL_SLOT_BYTES: u64 = 32;
 
 /// The value a segmented launch stores in its `status` word when an offset
 /// is out of order or past the input's end (it is never cleared by a kernel).
@@ -144,6 +145,9 @@ impl SegmentPlan {
 /// | `plan` | [`AxisPlan::to_bits`] |
 /// | `partials` | with `splits > 1`: one [`PARTIAL_SLOT_BYTES`] slot per result lane of each part of each tile (`tiles · splits · 2^output_lanes_log2`) |
 /// | `tickets` | with `splits > 1`: one zero `u32` per tile, zero again after the launch |
+/// | `finish` | [`Kernel::Statistic`] and [`Kernel::StatisticStates`]: what each result is, a [`Finish`] (`as u64`); the others ignore it |
+/// | `finish_param` | the statistics' parameter: the variance's correction (an `f64`'s bits), `all`'s elements per result |
+/// | `means` | the variance's: 0, or where the means go (`outputs` of them) |
 /// | `out` | `outputs` results, in order |
 ///
 /// The block needs `PARTIAL_SLOT_BYTES` of dynamic shared memory per thread.
@@ -178,6 +182,72 @@ impl AxisPlan {
 
 /// The most kept axes an axis launch takes ([`AxisPlan`]'s `extent0` … `extent7`).
 pub const AXIS_KEPT_DIMS: usize = 8;
+
+/// A statistic of the [`Kernel::Statistic`] family: its summary is more
+/// than one element (see `kernels-gpu/src/statistic.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Statistic {
+    /// Count, mean and sum of squared deviations: variance, standard
+    /// deviation, mean.
+    Moments,
+    /// Largest element and the sum of exponentials scaled to it: logsumexp.
+    LogSumExp,
+    /// The elements that are not zero.
+    CountNonzero,
+    /// The elements that are NaN.
+    CountNan,
+    /// The elements that are `+inf` or `-inf`.
+    CountInf,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Statistic {
+    /// Bytes of one summary stored with [`Finish::State`] (what a
+    /// [`Kernel::StatisticStates`] launch reads per element) when it
+    /// accumulates in `accumulator`: whole 8-byte words of the count, mean
+    /// and `M2` (moments), of the maximum and sum (logsumexp), of the count.
+    pub fn state_bytes(self, accumulator: Scalar) -> u64 {
+        let value = match accumulator {
+            Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
+            _ => 4,
+        };
+        match self {
+            Statistic::Moments => 8 + (2 * value as u64).next_multiple_of(8),
+            Statistic::LogSumExp => (2 * value as u64).next_multiple_of(8),
+            Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf => 8,
+        }
+    }
+}
+
+/// What a statistic launch writes per result: its `finish` parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u64)]
+pub enum Finish {
+    /// The summary itself (its 8-byte halves), for a later launch to merge.
+    State = 0,
+    /// The statistic's value: the variance, logsumexp, the count (`u64`).
+    Value = 1,
+    /// The square root of the value: the standard deviation.
+    Root = 2,
+    /// Whether the count is above 0: one byte, 0 or 1.
+    Any = 3,
+    /// Whether the count is `finish_param`: one byte, 0 or 1.
+    All = 4,
+}
+
+impl Finish {
+    /// The `finish` parameter's value as a [`Finish`] (`State` for any
+    /// value no variant has: the host passes none).
+    pub const fn from_bits(bits: u64) -> Self {
+        match bits {
+            1 => Finish::Value,
+            2 => Finish::Root,
+            3 => Finish::Any,
+            4 => Finish::All,
+            _ => Finish::State,
+        }
+    }
+}
 
 /// A reduction operator: what the host asks for, and the `<stem>` of the
 /// entry points that implement it.
@@ -393,6 +463,17 @@ pub enum Kernel {
     /// `op` along one axis of a strided tensor of `element`s, one result per
     /// position of the other axes: [`AxisArgs`] (see [`AxisPlan`]).
     Axis { op: Op, element: Scalar },
+    /// A [`Statistic`] along one axis of a strided tensor of `input`s, each
+    /// converted to `accumulator` as it is read: [`AxisArgs`], with `finish`.
+    Statistic {
+        statistic: Statistic,
+        input: Scalar,
+        accumulator: Scalar,
+    },
+    /// A [`Statistic`] along one axis of a tensor of summaries in
+    /// `accumulator` that an earlier launch stored ([`Finish::State`]):
+    /// [`AxisArgs`], with `finish`.
+    StatisticStates { statistic: Statistic, accumulator: Scalar },
     /// argmax (`op` = `Max`) or argmin (`Min`) of `input`s: [`ArgArgs`].
     Arg { op: Op, input: Scalar },
     /// The dot product of two inputs of `element`s: [`DotArgs`].
@@ -417,7 +498,7 @@ impl Kernel {
     pub fn all() -> impl Iterator<Item = (Kernel, &'static str)> {
         let per_kind = [ARG_KERNELS, SEED_DOT_KERNELS].into_iter().flatten().copied().flatten();
         let ladder = LADDER_KERNELS.iter().copied().flatten().copied().flatten();
-        [REDUCE_KERNELS, WIDENED_KERNELS, DOT_KERNELS]
+        [REDUCE_KERNELS, WIDENED_KERNELS, DOT_KERNELS, STATISTIC_KERNELS]
             .into_iter()
             .flatten()
             .chain(per_kind)
@@ -447,6 +528,8 @@ pub enum Module {
     Ladder(Scalar),
     /// The [`Kernel::Axis`] kernels of one element type.
     Axis(Scalar),
+    /// Every [`Kernel::Statistic`] and [`Kernel::StatisticStates`] kernel.
+    Statistics,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -458,6 +541,7 @@ impl Kernel {
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
             Kernel::Axis { element, .. } => Module::Axis(element),
+            Kernel::Statistic { .. } | Kernel::StatisticStates { .. } => Module::Statistics,
             Kernel::Ladder { element, .. } | Kernel::SeedDot { element, .. } => Module::Ladder(element),
         }
     }
@@ -493,6 +577,7 @@ impl fmt::Display for Module {
             }
             Module::Ladder(element) => write!(f, "ladder_{}", element.name()),
             Module::Axis(element) => write!(f, "axis_{}", element.name()),
+            Module::Statistics => f.write_str("statistics"),
         }
     }
 }
@@ -549,7 +634,7 @@ macro_rules! for_each_kernel_args {
             AxisArgs [input reduced reduced_stride outputs kept_dims
                 extent0 stride0 extent1 stride1 extent2 stride2 extent3 stride3
                 extent4 stride4 extent5 stride5 extent6 stride6 extent7 stride7
-                plan partials tickets out],
+                plan partials tickets finish finish_param means out],
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
         }
@@ -609,7 +694,7 @@ macro_rules! kernel_args_words {
 kernel_args_words!(
     ReduceArgs: Reduce | Widened,
     SegmentedArgs: Segmented,
-    AxisArgs: Axis,
+    AxisArgs: Axis | Statistic | StatisticStates,
     ArgArgs: Arg,
     DotArgs: Dot,
     LadderArgs: Ladder,
@@ -637,6 +722,19 @@ macro_rules! kernel_name {
     };
     (axis, $stem:ident, $t:ident) => {
         concat!("axis_", stringify!($stem), "_", stringify!($t))
+    };
+    (statistic, $stem:ident, $input:ident, $acc:ident) => {
+        concat!(
+            "axis_",
+            stringify!($stem),
+            "_",
+            stringify!($input),
+            "_as_",
+            stringify!($acc)
+        )
+    };
+    (statistic_states, $stem:ident, $acc:ident) => {
+        concat!("axis_", stringify!($stem), "_states_", stringify!($acc))
     };
     (widened, $stem:ident, $input:ident, $acc:ident) => {
         concat!(
@@ -775,6 +873,31 @@ macro_rules! for_each_arg_kernel {
     };
 }
 
+/// Calls `$callback! { $extra (Statistic, stem, statistic type,
+/// [(input type, input name, accumulator) ...], [states accumulator ...]), ... }`
+/// with every statistic ([`Kernel::Statistic`]: elements of each input
+/// type, converted to the accumulator as they are read; and
+/// [`Kernel::StatisticStates`]: summaries in each accumulator). The
+/// statistic type is a `crate::statistic` type generic over the
+/// accumulator (`Variance<f32>`).
+#[macro_export]
+macro_rules! for_each_statistic_kernel {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)*
+            (Moments, moments, Variance,
+                [(f32, f32, f32) (f32, f32, f64) (f64, f64, f64)], [f32 f64]),
+            (LogSumExp, logsumexp, LogSumExp,
+                [(f32, f32, f32) (f64, f64, f64)], [f32 f64]),
+            (CountNonzero, count_nonzero, CountNonzero,
+                [(i32, i32, i32) (u32, u32, u32) (i64, i64, i64) (u64, u64, u64) (f32, f32, f32) (f64, f64, f64)], [u64]),
+            (CountNan, count_nan, CountNan,
+                [(i32, i32, i32) (u32, u32, u32) (i64, i64, i64) (u64, u64, u64) (f32, f32, f32) (f64, f64, f64)], [u64]),
+            (CountInf, count_inf, CountInf,
+                [(i32, i32, i32) (u32, u32, u32) (i64, i64, i64) (u64, u64, u64) (f32, f32, f32) (f64, f64, f64)], [u64]),
+        }
+    };
+}
+
 /// Calls `$callback! { $extra element_type, ... }` with every production
 /// dot-product kernel ([`Kernel::Dot`]).
 #[macro_export]
@@ -881,6 +1004,27 @@ macro_rules! widened_kernel_table {
 #[cfg(not(target_arch = "nvptx64"))]
 for_each_widened_kernel!(widened_kernel_table);
 
+macro_rules! statistic_kernel_table {
+    ($(($statistic:ident, $stem:ident, $type:ident, [$(($input:ident, $name:ident, $acc:ident))*], [$($state:ident)*])),* $(,)?) => {
+        const STATISTIC_KERNELS: &[(Kernel, &str)] = &[$(
+            $((
+                Kernel::Statistic {
+                    statistic: Statistic::$statistic,
+                    input: scalar!($name),
+                    accumulator: scalar!($acc),
+                },
+                kernel_name!(statistic, $stem, $name, $acc),
+            ),)*
+            $((
+                Kernel::StatisticStates { statistic: Statistic::$statistic, accumulator: scalar!($state) },
+                kernel_name!(statistic_states, $stem, $state),
+            ),)*
+        )*];
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_statistic_kernel!(statistic_kernel_table);
+
 /// One type's kernels of a family that comes in kinds (argmax and argmin,
 /// seed 004's two dot products), a row per kind: a slice, as a
 /// `macro_rules` transcription cannot repeat the kinds within the types.
@@ -970,7 +1114,7 @@ mod tests {
     fn modules_group_kernels_by_call() {
         let modules = Module::all();
         // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types, 6 axis types.
-        assert_eq!(modules.len(), 12 + 18 + 2 + 6);
+        assert_eq!(modules.len(), 12 + 18 + 2 + 6 + 1);
         let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
         assert_eq!(names.len(), modules.len(), "two modules share a file stem");
         let sum_f32 = Kernel::Reduce {
@@ -995,8 +1139,9 @@ mod tests {
         assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
         // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
         // schedule and along an axis; 18 widenings; 8 argmax inputs × 2; 6 dots; 7 rungs × 4
-        // ops × 2 types; 2 seed dots × 2 types.
-        assert_eq!(all.len(), 50 * 5 + 18 + 16 + 6 + 56 + 4);
+        // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
+        // states, logsumexp 2 + 2, three counts of 6 types and a state each.
+        assert_eq!(all.len(), 50 * 5 + 18 + 16 + 6 + 56 + 4 + 9 + 3 * 7);
         assert_eq!(
             Kernel::Ladder {
                 rung: Rung::WarpShuffle,

@@ -23,13 +23,16 @@
 //! it is the same on every run.
 
 use crate::abi::{AxisPlan, PARTIAL_SLOT_BYTES};
-use crate::block;
+use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::grid;
 use crate::map::ElementMap;
-use crate::op::{AnyElement, Operator};
+use crate::op::Operator;
+use crate::statistic::{self, Output, Statistic};
 use crate::thread;
+use crate::widen::Widen;
+use core::marker::PhantomData;
 use core::mem::size_of;
 
 /// Loads each thread issues along the reduced axis before it combines any.
@@ -76,13 +79,139 @@ impl Kept {
     }
 }
 
-/// The body of the axis entry points: `outputs` results of `M` then `O`
-/// along the reduced axis, written to `out` in order (see the module docs).
+/// What an axis launch folds: how it reads an element of the tensor, folds
+/// a batch of them into its accumulator, merges accumulators, and writes a
+/// result. [`Plain`] for an [`crate::abi::Op`]; [`FromElements`] and
+/// [`FromStates`] for a [`Statistic`].
+pub trait AxisFold {
+    /// What a load gives.
+    type Value: Copy;
+    /// What a thread accumulates, and the collectives carry.
+    type Acc: Accumulator;
+    /// Merges two accumulators.
+    type Merge: Operator<Self::Acc>;
+    /// Bytes per element of the tensor (its strides count these).
+    const BYTES: u64;
+
+    /// The element at `address`.
+    ///
+    /// # Safety
+    /// `address` is the global address of a readable element, not written during the launch.
+    unsafe fn load(address: u64) -> Self::Value;
+
+    /// `acc` with `values[..count]` folded in, in order (`count` at most 8).
+    fn fold(acc: Self::Acc, values: [Self::Value; 8], count: u64) -> Self::Acc;
+
+    /// Writes result `o`.
+    ///
+    /// # Safety
+    /// `output` has room for result `o` as this fold writes it.
+    unsafe fn write(acc: Self::Acc, output: &Output, o: u64);
+}
+
+/// `acc` combined with `lift` of each of `values[..count]` in turn, with `O`.
+#[inline(always)]
+pub(crate) fn fold_in_order<A: Accumulator, O: Operator<A>, V: Copy>(
+    acc: A,
+    values: [V; 8],
+    count: u64,
+    lift: impl Fn(V) -> A,
+) -> A {
+    let mut acc = acc;
+    // Constant indices: an array indexed in a loop went to local memory.
+    macro_rules! lanes {
+        ($($k:literal)*) => {$(
+            if count > $k {
+                acc = O::combine(acc, lift(values[$k]));
+            }
+        )*};
+    }
+    lanes!(0 1 2 3 4 5 6 7);
+    acc
+}
+
+/// `M` then `O` over elements of `T`, each result a `T` at `out`.
+pub struct Plain<T, M, O>(PhantomData<(T, M, O)>);
+
+impl<T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Plain<T, M, O> {
+    type Value = T;
+    type Acc = T;
+    type Merge = O;
+    const BYTES: u64 = size_of::<T>() as u64;
+
+    #[inline(always)]
+    unsafe fn load(address: u64) -> T {
+        thread::load_element::<T>(address)
+    }
+
+    #[inline(always)]
+    fn fold(acc: T, values: [T; 8], count: u64) -> T {
+        fold_in_order::<T, O, T>(acc, values, count, M::map)
+    }
+
+    #[inline(always)]
+    unsafe fn write(acc: T, output: &Output, o: u64) {
+        thread::store_element(device::to_global(output.out) + o * Self::BYTES, acc)
+    }
+}
+
+/// The statistic `S` of elements of `In`, each converted to `S::Value` as it is read.
+pub struct FromElements<In, S>(PhantomData<(In, S)>);
+
+impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
+    type Value = S::Value;
+    type Acc = S::Summary;
+    type Merge = S::Merge;
+    const BYTES: u64 = In::BYTES;
+
+    #[inline(always)]
+    unsafe fn load(address: u64) -> S::Value {
+        In::load(address)
+    }
+
+    #[inline(always)]
+    fn fold(acc: S::Summary, values: [S::Value; 8], count: u64) -> S::Summary {
+        S::fold_batch(acc, values, count)
+    }
+
+    #[inline(always)]
+    unsafe fn write(acc: S::Summary, output: &Output, o: u64) {
+        S::finish(acc, output, o)
+    }
+}
+
+/// The statistic `S`, merging summaries an earlier launch stored.
+pub struct FromStates<S>(PhantomData<S>);
+
+impl<S: Statistic> AxisFold for FromStates<S> {
+    type Value = S::Summary;
+    type Acc = S::Summary;
+    type Merge = S::Merge;
+    const BYTES: u64 = 8 * <S::Summary as Accumulator>::HALVES as u64;
+
+    #[inline(always)]
+    unsafe fn load(address: u64) -> S::Summary {
+        statistic::load_state(address)
+    }
+
+    #[inline(always)]
+    fn fold(acc: S::Summary, values: [S::Summary; 8], count: u64) -> S::Summary {
+        fold_in_order::<_, S::Merge, _>(acc, values, count, |summary| summary)
+    }
+
+    #[inline(always)]
+    unsafe fn write(acc: S::Summary, output: &Output, o: u64) {
+        S::finish(acc, output, o)
+    }
+}
+
+/// The body of the axis entry points: `outputs` results of `F` along the
+/// reduced axis, written in order as `F` writes them (see the module docs).
 ///
 /// # Safety
-/// - every element `kept.offset(o) + r · reduced_stride` for `o < outputs`
-///   and `r < reduced` is a readable `T` at `input`, not written during the
-///   launch; `out` has `outputs` writable `T`s;
+/// - every element `kept.offset(o) + r · reduced_stride` (of `F::BYTES`)
+///   for `o < outputs` and `r < reduced` is readable at `input`, not
+///   written during the launch; `output` has room for `outputs` results;
 /// - the block has `2^(output_lanes_log2 + reduce_lanes_log2)` threads, a
 ///   multiple of 32, and `PARTIAL_SLOT_BYTES` of dynamic shared memory per
 ///   thread;
@@ -91,7 +220,7 @@ impl Kept {
 ///   a zero `u32` per tile, which no other launch uses concurrently.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+pub unsafe fn reduce<F: AxisFold>(
     input: u64,
     kept: Kept,
     outputs: u64,
@@ -100,7 +229,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     plan: AxisPlan,
     partials: u64,
     tickets: u64,
-    out: u64,
+    output: Output,
 ) {
     let output_lanes = 1u64 << plan.output_lanes_log2;
     let reduce_lanes = 1u64 << plan.reduce_lanes_log2;
@@ -113,7 +242,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     let rounds = (reduced + reduce_lanes - 1) >> plan.reduce_lanes_log2;
     // Each part a whole number of rounds of the lanes.
     let part = (rounds + splits - 1).checked_div(splits).unwrap_or(0) << plan.reduce_lanes_log2;
-    let step = reduced_stride * size_of::<T>() as u64;
+    let step = reduced_stride * F::BYTES;
 
     let mut unit = block_idx_x() as u64;
     while unit < tiles * splits {
@@ -128,58 +257,58 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
         let o = tile * output_lanes + lane_o;
         let begin = split * part + lane_r;
         let end = core::cmp::min((split + 1) * part, reduced);
-        let mut acc = O::identity();
+        let mut acc = F::Merge::identity();
         if o < outputs && begin < end {
-            let first = input + (kept.offset(o) + begin * reduced_stride) * size_of::<T>() as u64;
+            let first = input + (kept.offset(o) + begin * reduced_stride) * F::BYTES;
             let count = (end - begin + reduce_lanes - 1) >> plan.reduce_lanes_log2;
-            acc = fold::<T, M, O>(first, count, step << plan.reduce_lanes_log2);
+            acc = fold::<F>(first, count, step << plan.reduce_lanes_log2);
         }
-        let total = combine_lanes::<T, O>(acc, plan);
+        let total = combine_lanes::<F::Acc, F::Merge>(acc, plan);
         let result = if splits == 1 {
             Some(total)
         } else {
-            combine_parts::<T, O>(total, tile, split, plan, partials, tickets)
+            combine_parts::<F::Acc, F::Merge>(total, tile, split, plan, partials, tickets)
         };
         if let Some(result) = result {
             if lane_r == 0 && o < outputs {
-                thread::store_element(device::to_global(out) + o * size_of::<T>() as u64, result);
+                F::write(result, &output, o);
             }
         }
         unit += grid_dim_x() as u64;
     }
 }
 
-/// The fold of `M` then `O` over `count` elements, the first at `first`,
-/// each `step` bytes after the last, [`LOADS_IN_FLIGHT`] loads at a time.
+/// The fold `F` over `count` elements, the first at `first`, each `step`
+/// bytes after the last, [`LOADS_IN_FLIGHT`] loads at a time.
 ///
 /// # Safety
-/// Every element read is a readable `T`, not written during the launch.
+/// Every element read is readable, not written during the launch.
 #[inline(always)]
-unsafe fn fold<T: Element, M: ElementMap<T>, O: Operator<T>>(first: u64, count: u64, step: u64) -> T {
-    let mut acc = O::identity();
+unsafe fn fold<F: AxisFold>(first: u64, count: u64, step: u64) -> F::Acc {
+    let mut acc = F::Merge::identity();
     let mut address = device::to_global(first);
     let mut left = count;
-    // Every load of a batch is issued before its first combine. Named
-    // values, not an array: an array went to local memory.
+    // Every load of a batch is issued before its first combine. Written
+    // out, not `array::map`: a batch built in a loop went to local memory.
     macro_rules! batch {
-        ($load:expr; $($v:ident $k:literal)*) => {
+        ($load:expr; $($k:literal)*) => {{
             let load = $load;
-            $(let $v = load($k);)*
-            $(if let Some(value) = $v {
-                acc = O::combine(acc, M::map(value));
-            })*
-        };
+            [$(load($k)),*]
+        }};
     }
     while left >= LOADS_IN_FLIGHT {
-        batch!(|k: u64| Some(thread::load_element::<T>(address + k * step));
-            v0 0 v1 1 v2 2 v3 3 v4 4 v5 5 v6 6 v7 7);
+        let values = batch!(|k: u64| F::load(address + k * step); 0 1 2 3 4 5 6 7);
+        acc = F::fold(acc, values, LOADS_IN_FLIGHT);
         address += LOADS_IN_FLIGHT * step;
         left -= LOADS_IN_FLIGHT;
     }
     if left > 0 {
-        // The short last batch: only the loads in range.
-        batch!(|k: u64| (k < left).then(|| thread::load_element::<T>(address + k * step));
-            v0 0 v1 1 v2 2 v3 3 v4 4 v5 5 v6 6 v7 7);
+        // The short last batch: only the loads in range (the slots past
+        // them repeat the first, and are not folded).
+        let first = F::load(address);
+        let values = batch!(|k: u64| if k > 0 && k < left { F::load(address + k * step) } else { first };
+            0 1 2 3 4 5 6 7);
+        acc = F::fold(acc, values, left);
     }
     acc
 }
@@ -197,7 +326,7 @@ unsafe fn combine_lanes<A: Accumulator, O: Operator<A>>(value: A, plan: AxisPlan
     if plan.reduce_lanes_log2 == 0 {
         return value;
     }
-    let slots = device::dynamic_shared() as *mut [u64; 2];
+    let slots = device::dynamic_shared() as *mut Slot;
     let thread = thread_idx_x() as usize;
     let lane_r = thread >> plan.output_lanes_log2;
     block::store_slot(slots.add(thread), value);
@@ -241,11 +370,7 @@ unsafe fn combine_parts<A: Accumulator, O: Operator<A>>(
     let partials = device::to_global(partials);
     let slot = |part: u64| partials + ((tile * splits + part) * output_lanes + lane_o) * PARTIAL_SLOT_BYTES;
     if lane_r == 0 {
-        let [low, high] = total.to_halves();
-        device::store_global_u64(slot(split), low);
-        if A::WORDS > 2 {
-            device::store_global_u64(slot(split) + 8, high);
-        }
+        grid::store_partial(slot(split), total);
         // Thread 0 releases the ticket for the whole block: every writer's
         // stores are ordered before it at GPU scope first.
         device::thread_fence_gpu();
@@ -265,15 +390,7 @@ unsafe fn combine_parts<A: Accumulator, O: Operator<A>>(
         // Four slots' loads in flight before the first combine, in part order.
         let load = |k: u64| {
             let part = part + k * lanes;
-            (part < splits).then(|| {
-                let low = device::load_relaxed_gpu_u64(slot(part));
-                let high = if A::WORDS > 2 {
-                    device::load_relaxed_gpu_u64(slot(part) + 8)
-                } else {
-                    0
-                };
-                A::from_halves([low, high])
-            })
+            (part < splits).then(|| grid::load_partial::<A>(slot(part)))
         };
         let (p0, p1, p2, p3) = (load(0), load(1), load(2), load(3));
         macro_rules! combine {

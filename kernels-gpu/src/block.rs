@@ -78,18 +78,24 @@ unsafe fn reduce_warp_groups<A: Accumulator, O: Operator<A>>(value: A, warps: u3
     group_total
 }
 
-/// Writes `value` to a 16-byte shared-memory slot: one 8-byte store where
-/// that holds it.
+/// A slot of shared or global memory that holds one [`Accumulator`] as its
+/// 8-byte halves: [`PARTIAL_SLOT_BYTES`](crate::abi::PARTIAL_SLOT_BYTES).
+pub(crate) type Slot = [u64; 4];
+
+/// Writes `value` to a shared-memory slot: one 8-byte store per half it uses.
 ///
 /// # Safety
 /// As [`device::store_shared`], for the slot.
 #[inline(always)]
-pub(crate) unsafe fn store_slot<A: Accumulator>(slot: *mut [u64; 2], value: A) {
-    let [low, high] = value.to_halves();
+pub(crate) unsafe fn store_slot<A: Accumulator>(slot: *mut Slot, value: A) {
+    let halves = value.to_halves();
     let slot = slot as *mut u64;
-    device::store_shared(slot, low);
-    if A::WORDS > 2 {
-        device::store_shared(slot.add(1), high);
+    device::store_shared(slot, halves[0]);
+    if A::HALVES > 1 {
+        device::store_shared(slot.add(1), halves[1]);
+    }
+    if A::HALVES > 2 {
+        device::store_shared(slot.add(2), halves[2]);
     }
 }
 
@@ -98,15 +104,16 @@ pub(crate) unsafe fn store_slot<A: Accumulator>(slot: *mut [u64; 2], value: A) {
 /// # Safety
 /// As [`device::load_shared`], for the slot.
 #[inline(always)]
-pub(crate) unsafe fn load_slot<A: Accumulator>(slot: *const [u64; 2]) -> A {
+pub(crate) unsafe fn load_slot<A: Accumulator>(slot: *const Slot) -> A {
     let slot = slot as *const u64;
-    let low = device::load_shared(slot);
-    let high = if A::WORDS > 2 {
-        device::load_shared(slot.add(1))
-    } else {
-        0
+    let half = |k: usize| {
+        if (k as u32) < A::HALVES {
+            device::load_shared(slot.add(k))
+        } else {
+            0
+        }
     };
-    A::from_halves([low, high])
+    A::from_halves([half(0), half(1), half(2)])
 }
 
 /// Shares thread 0's `flag` with every thread of the block.

@@ -72,34 +72,49 @@ pub enum WarpOp {
     Min,
 }
 
-/// A value the collectives ([`crate::warp`], [`crate::block`],
-/// [`crate::grid`]) carry between threads: an [`Element`], or an element with
-/// its index ([`crate::indexed::Indexed`], for argmax/argmin). It moves as
-/// 32-bit words (one shuffle each) and is stored in a 16-byte slot
-/// ([`crate::abi::PARTIAL_SLOT_BYTES`]).
-pub trait Accumulator: Copy {
-    /// 32-bit words that carry the value: 1 to 4.
-    const WORDS: u32;
-    /// The value as words; those from `WORDS` on are zero.
-    fn to_words(self) -> [u32; 4];
-    /// Inverse of [`Accumulator::to_words`]; words from `WORDS` on are ignored.
-    fn from_words(words: [u32; 4]) -> Self;
+/// The most 32-bit words an [`Accumulator`] takes: variance's count, mean
+/// and sum of squared deviations in `f64` ([`crate::statistic::Moments`]).
+pub const MAX_WORDS: usize = 6;
 
-    /// The words as two 64-bit halves, low word first: how a slot holds the
-    /// value (the high half is zero, and not stored, when `WORDS <= 2`).
+/// A value the collectives ([`crate::warp`], [`crate::block`],
+/// [`crate::grid`]) carry between threads: an [`Element`], an element with
+/// its index ([`crate::indexed::Indexed`], for argmax/argmin), or a
+/// statistic's running summary ([`crate::statistic`]). It moves as 32-bit
+/// words (one shuffle each) and is stored as 8-byte halves in a slot of
+/// [`crate::abi::PARTIAL_SLOT_BYTES`].
+pub trait Accumulator: Copy {
+    /// 32-bit words that carry the value: 1 to [`MAX_WORDS`].
+    const WORDS: u32;
+    /// 8-byte halves that hold the words: what a slot or a stored state uses.
+    const HALVES: u32 = Self::WORDS.div_ceil(2);
+    /// The value as words; those from `WORDS` on are zero.
+    fn to_words(self) -> [u32; MAX_WORDS];
+    /// Inverse of [`Accumulator::to_words`]; words from `WORDS` on are ignored.
+    fn from_words(words: [u32; MAX_WORDS]) -> Self;
+
+    /// The words as 8-byte halves, low word first: how a slot holds the
+    /// value (the halves from `HALVES` on are zero, and not stored).
     #[inline(always)]
-    fn to_halves(self) -> [u64; 2] {
-        let words = self.to_words();
+    fn to_halves(self) -> [u64; MAX_WORDS / 2] {
+        let w = self.to_words();
         [
-            words[0] as u64 | (words[1] as u64) << 32,
-            words[2] as u64 | (words[3] as u64) << 32,
+            w[0] as u64 | (w[1] as u64) << 32,
+            w[2] as u64 | (w[3] as u64) << 32,
+            w[4] as u64 | (w[5] as u64) << 32,
         ]
     }
 
     /// Inverse of [`Accumulator::to_halves`].
     #[inline(always)]
-    fn from_halves([low, high]: [u64; 2]) -> Self {
-        Self::from_words([low as u32, (low >> 32) as u32, high as u32, (high >> 32) as u32])
+    fn from_halves(h: [u64; MAX_WORDS / 2]) -> Self {
+        Self::from_words([
+            h[0] as u32,
+            (h[0] >> 32) as u32,
+            h[1] as u32,
+            (h[1] >> 32) as u32,
+            h[2] as u32,
+            (h[2] >> 32) as u32,
+        ])
     }
 }
 
@@ -107,13 +122,13 @@ impl<T: Element> Accumulator for T {
     const WORDS: u32 = <T as Element>::WORDS;
 
     #[inline(always)]
-    fn to_words(self) -> [u32; 4] {
+    fn to_words(self) -> [u32; MAX_WORDS] {
         let bits = self.to_bits();
-        [bits as u32, (bits >> 32) as u32, 0, 0]
+        [bits as u32, (bits >> 32) as u32, 0, 0, 0, 0]
     }
 
     #[inline(always)]
-    fn from_words(words: [u32; 4]) -> Self {
+    fn from_words(words: [u32; MAX_WORDS]) -> Self {
         T::from_bits(words[0] as u64 | (words[1] as u64) << 32)
     }
 }

@@ -124,7 +124,7 @@ pub enum SharedAccess {
 /// The shared arrays of the device module.
 #[derive(Clone, Copy, Debug)]
 pub enum SharedArray {
-    /// 32 slots of 16 bytes, one per warp.
+    /// 32 slots of `abi::PARTIAL_SLOT_BYTES`, one per warp.
     WarpSlots,
     /// One 8-byte word.
     BlockWord,
@@ -417,8 +417,8 @@ struct Launch {
     warp_event: Vec<Condvar>,
 }
 
-/// Bytes of the warp-slot scratch: 32 slots of 16 bytes, as on the GPU.
-const WARP_SLOT_BYTES: usize = 512;
+/// Bytes of the warp-slot scratch: 32 slots of `abi::PARTIAL_SLOT_BYTES`, as on the GPU.
+const WARP_SLOT_BYTES: usize = 1024;
 
 impl Launch {
     fn new(config: &LaunchConfig<'_>) -> Self {

@@ -6,7 +6,7 @@
 //! run exactly this code.
 
 use crate::abi::{
-    ArgArgs, AxisArgs, AxisPlan, DotArgs, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule,
+    ArgArgs, AxisArgs, AxisPlan, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule,
     SegmentedArgs,
 };
 use crate::axis;
@@ -20,6 +20,7 @@ use crate::op::{AnyElement, Operator, Sum};
 #[cfg(doc)]
 use crate::op::{Max, Min};
 use crate::segment;
+use crate::statistic::{Output, Statistic};
 use crate::thread;
 use crate::widen::Widen;
 
@@ -90,7 +91,36 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 /// The parameters are those [`crate::abi::AxisPlan`] documents, as
 /// [`axis::reduce`] requires.
 #[inline(always)]
-pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(args: AxisArgs) {
+pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T>>(args: AxisArgs) {
+    axis_fold::<axis::Plain<T, M, O>>(args)
+}
+
+/// A statistic's axis entry point over elements of `In`, each converted to
+/// `S::Value` as it is read; see [`crate::statistic`] and [`axis::reduce`].
+///
+/// # Safety
+/// As [`axis`], with `finish`, `finish_param` and `means` as
+/// [`crate::abi::AxisPlan`] documents them for `S`.
+#[inline(always)]
+pub unsafe fn statistic<In: Widen<S::Value>, S: Statistic>(args: AxisArgs) {
+    axis_fold::<axis::FromElements<In, S>>(args)
+}
+
+/// A statistic's axis entry point over summaries an earlier launch stored.
+///
+/// # Safety
+/// As [`statistic`], the tensor being `S`'s stored summaries.
+#[inline(always)]
+pub unsafe fn statistic_states<S: Statistic>(args: AxisArgs) {
+    axis_fold::<axis::FromStates<S>>(args)
+}
+
+/// [`axis::reduce`] of `F` with the launch's parameters.
+///
+/// # Safety
+/// As [`axis::reduce`], for the parameters [`crate::abi::AxisPlan`] documents.
+#[inline(always)]
+unsafe fn axis_fold<F: axis::AxisFold>(args: AxisArgs) {
     let kept = axis::Kept {
         dims: args.kept_dims,
         extents: [
@@ -114,7 +144,13 @@ pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(ar
             args.stride7,
         ],
     };
-    axis::reduce::<T, M, O>(
+    let output = Output {
+        finish: Finish::from_bits(args.finish),
+        finish_param: args.finish_param,
+        means: args.means,
+        out: args.out,
+    };
+    axis::reduce::<F>(
         args.input,
         kept,
         args.outputs,
@@ -123,7 +159,7 @@ pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(ar
         AxisPlan::from_bits(args.plan),
         args.partials,
         args.tickets,
-        args.out,
+        output,
     )
 }
 

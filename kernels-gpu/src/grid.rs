@@ -71,11 +71,7 @@ pub unsafe fn reduce<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>>(
 pub(crate) unsafe fn finished_last<A: Accumulator>(slot: u64, ticket: u64, arrivals: u32, block_total: A) -> bool {
     let mut last = false;
     if thread_idx_x() == 0 {
-        let [low, high] = block_total.to_halves();
-        device::store_global_u64(slot, low);
-        if A::WORDS > 2 {
-            device::store_global_u64(slot + 8, high);
-        }
+        store_partial(slot, block_total);
         last = device::atomic_add_acq_rel_gpu_u32(ticket, 1) == arrivals - 1;
     }
     block::broadcast_from_thread_0(last)
@@ -94,14 +90,7 @@ pub(crate) unsafe fn combine_partials<A: Accumulator, O: Operator<A>>(partials: 
     let mut acc = O::identity();
     let mut index = thread_idx_x();
     while index < count {
-        let slot = partials + index as u64 * PARTIAL_SLOT_BYTES;
-        let low = device::load_relaxed_gpu_u64(slot);
-        let high = if A::WORDS > 2 {
-            device::load_relaxed_gpu_u64(slot + 8)
-        } else {
-            0
-        };
-        acc = O::combine(acc, A::from_halves([low, high]));
+        acc = O::combine(acc, load_partial(partials + index as u64 * PARTIAL_SLOT_BYTES));
         index += block_dim_x();
     }
     let total = block::reduce::<A, O>(acc);
@@ -109,4 +98,40 @@ pub(crate) unsafe fn combine_partials<A: Accumulator, O: Operator<A>>(partials: 
         device::store_relaxed_gpu_u32(ticket, 0);
     }
     total
+}
+
+/// Writes `value` to the global slot at `slot` (one 8-byte store per half
+/// it uses), for another block to read with [`load_partial`].
+///
+/// # Safety
+/// `slot` is the global address of a writable, 8-byte aligned slot of
+/// [`PARTIAL_SLOT_BYTES`].
+#[inline(always)]
+pub(crate) unsafe fn store_partial<A: Accumulator>(slot: u64, value: A) {
+    let halves = value.to_halves();
+    device::store_global_u64(slot, halves[0]);
+    if A::HALVES > 1 {
+        device::store_global_u64(slot + 8, halves[1]);
+    }
+    if A::HALVES > 2 {
+        device::store_global_u64(slot + 16, halves[2]);
+    }
+}
+
+/// The value another block wrote with [`store_partial`], read `relaxed`
+/// at GPU scope (never from a stale L1 line).
+///
+/// # Safety
+/// As [`store_partial`], and the write is ordered before this read (a
+/// ticket, see [`finished_last`]).
+#[inline(always)]
+pub(crate) unsafe fn load_partial<A: Accumulator>(slot: u64) -> A {
+    let half = |k: u64| {
+        if (k as u32) < A::HALVES {
+            device::load_relaxed_gpu_u64(slot + 8 * k)
+        } else {
+            0
+        }
+    };
+    A::from_halves([half(0), half(1), half(2)])
 }

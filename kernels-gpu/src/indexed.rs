@@ -9,7 +9,7 @@
 //! (so the first NaN wins, for argmax and argmin alike); `-0.0` and `+0.0`
 //! are equal (the lower index wins); integers compare as integers.
 
-use crate::element::{Accumulator, Element};
+use crate::element::{Accumulator, Element, MAX_WORDS};
 
 /// An element and its index in the input.
 #[derive(Clone, Copy)]
@@ -23,18 +23,18 @@ impl<T: Element> Accumulator for Indexed<T> {
     const WORDS: u32 = <T as Element>::WORDS + 2;
 
     #[inline(always)]
-    fn to_words(self) -> [u32; 4] {
+    fn to_words(self) -> [u32; MAX_WORDS] {
         let value = self.value.to_bits();
         let (low, high) = (self.index as u32, (self.index >> 32) as u32);
         if <T as Element>::WORDS == 1 {
-            [value as u32, low, high, 0]
+            [value as u32, low, high, 0, 0, 0]
         } else {
-            [value as u32, (value >> 32) as u32, low, high]
+            [value as u32, (value >> 32) as u32, low, high, 0, 0]
         }
     }
 
     #[inline(always)]
-    fn from_words(words: [u32; 4]) -> Self {
+    fn from_words(words: [u32; MAX_WORDS]) -> Self {
         let (value, index) = if <T as Element>::WORDS == 1 {
             (words[0] as u64, words[1] as u64 | (words[2] as u64) << 32)
         } else {

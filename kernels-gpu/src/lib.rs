@@ -23,7 +23,8 @@
 //! - [`segment`]: one result per segment (or matrix row), teams of lanes,
 //!   warps or blocks per segment, in one launch;
 //! - [`axis`]: one result per position of a strided tensor's kept axes,
-//!   along one reduced axis;
+//!   along one reduced axis; [`statistic`]: the summaries it also folds
+//!   (variance, logsumexp, counts);
 //! - [`ladder`]: the seed tutorials' kernels, built from the same layers;
 //! - [`entry`]: the entry points' bodies; the PTX exports one instance per
 //!   kernel of [`abi`] (operator × element type, per dot product and ladder
@@ -48,8 +49,10 @@ pub mod grid;
 pub mod indexed;
 pub mod ladder;
 pub mod map;
+pub mod math;
 pub mod op;
 pub mod segment;
+pub mod statistic;
 pub mod thread;
 pub mod warp;
 pub mod widen;
@@ -80,6 +83,7 @@ macro_rules! instances_of_args {
     };
     (@ AxisArgs $fields:tt, $($pass:tt)*) => {
         for_each_reduce_kernel!(op_row_instances $($pass)* AxisArgs $fields; Axis axis);
+        for_each_statistic_kernel!(statistic_instances $($pass)* AxisArgs $fields;);
     };
     (@ ArgArgs $fields:tt, $($pass:tt)*) => {
         for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Max);
@@ -131,6 +135,28 @@ macro_rules! widened_instances {
             kernel_name!(widened, $stem, $name, $acc),
             entry::reduce_widened::<$input, $acc, op::$operator>
         ),)*)* }
+    };
+}
+
+macro_rules! statistic_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt;
+     $(($statistic:ident, $stem:ident, $type:ident, [$(($input:ident, $name:ident, $acc:ident))*], [$($state:ident)*])),* $(,)?) => {
+        $callback! { $extra $args $fields; $(
+            $((
+                abi::Kernel::Statistic {
+                    statistic: abi::Statistic::$statistic,
+                    input: scalar!($name),
+                    accumulator: scalar!($acc),
+                },
+                kernel_name!(statistic, $stem, $name, $acc),
+                entry::statistic::<$input, statistic::$type<$acc>>
+            ),)*
+            $((
+                abi::Kernel::StatisticStates { statistic: abi::Statistic::$statistic, accumulator: scalar!($state) },
+                kernel_name!(statistic_states, $stem, $state),
+                entry::statistic_states::<statistic::$type<$state>>
+            ),)*
+        )* }
     };
 }
 
@@ -191,7 +217,7 @@ macro_rules! seed_dot_instances {
 mod ptx_exports {
     use crate::ladder::{load::*, tree::*};
     use crate::widen::{Bf16, F16};
-    use crate::{abi, entry, map, op};
+    use crate::{abi, entry, map, op, statistic};
 
     macro_rules! ptx_exports {
         ([] $args:ident $fields:tt; $(($kernel:expr, $name:expr, $entry:expr),)*) => {
@@ -218,7 +244,7 @@ pub mod dispatch {
     use crate::abi::{self, Kernel};
     use crate::ladder::{load::*, tree::*};
     use crate::widen::{Bf16, F16};
-    use crate::{entry, map, op};
+    use crate::{entry, map, op, statistic};
     use std::sync::OnceLock;
 
     /// An entry function, by the argument struct it takes.

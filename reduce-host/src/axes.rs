@@ -72,7 +72,7 @@ use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::shape::{self, LaunchShape};
-use kernels_gpu::abi::{AxisArgs, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
+use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
 
 /// The most axes a [`Strided`] view has.
 pub const MAX_RANK: usize = AXIS_KEPT_DIMS;
@@ -218,6 +218,67 @@ impl Strided {
     }
 }
 
+impl Strided {
+    /// The number of positions of the axes that `axes` does not name.
+    pub(crate) fn kept_outputs(&self, axes: &[isize]) -> Result<usize> {
+        kept_outputs(self, &self.reduced_mask(axes)?)
+    }
+
+    /// The view's axes, with `axes` reduced, checked against a buffer of
+    /// `len` elements: [`Error::InvalidLayout`] if an element lies past
+    /// it or the elements outnumber a `u64`.
+    pub(crate) fn checked_dims(&self, axes: &[isize], len: usize) -> Result<CheckedView> {
+        let reduced = self.reduced_mask(axes)?;
+        let span = self.span().filter(|&span| span <= len).ok_or_else(|| {
+            Error::InvalidLayout(format!(
+                "the view with shape {:?} and strides {:?} reaches past the input's {len} elements",
+                self.shape(),
+                self.strides()
+            ))
+        })?;
+        if self
+            .shape()
+            .iter()
+            .try_fold(1u64, |n, &e| n.checked_mul(e as u64))
+            .is_none()
+        {
+            return Err(too_large(self));
+        }
+        let dims: Vec<Dim> = self
+            .shape()
+            .iter()
+            .zip(self.strides())
+            .zip(reduced)
+            .map(|((&extent, &stride), reduced)| Dim {
+                extent: extent as u64,
+                stride: stride as u64,
+                reduced,
+            })
+            .collect();
+        // No product overflows: the product of all extents fits.
+        let reduced_elements = dims
+            .iter()
+            .filter(|d| d.reduced)
+            .fold(1u64, |n, d| n.saturating_mul(d.extent));
+        Ok(CheckedView {
+            dims,
+            span,
+            reduced_elements,
+        })
+    }
+}
+
+/// A view checked against its buffer ([`Strided::checked_dims`]).
+pub(crate) struct CheckedView {
+    /// The axes, outermost first.
+    pub dims: Vec<Dim>,
+    /// Elements from the first to one past the last the view reaches (0 if
+    /// an axis is empty).
+    pub span: usize,
+    /// Elements per result: the product of the reduced axes' extents.
+    pub reduced_elements: u64,
+}
+
 /// The result of [`Reducer::reduce_axes`]: the values, row-major over the
 /// kept axes, and the input's shape to give them.
 #[derive(Debug)]
@@ -229,6 +290,15 @@ pub struct Reduced<Buffer> {
 }
 
 impl<Buffer> Reduced<Buffer> {
+    /// `values` as the results of reducing `axes` of `layout`.
+    pub(crate) fn new(values: Buffer, layout: &Strided, axes: &[isize]) -> Result<Self> {
+        Ok(Reduced {
+            values,
+            input_shape: layout.shape().to_vec(),
+            reduced: layout.reduced_mask(axes)?,
+        })
+    }
+
     /// The results' shape: the input's, with each reduced axis dropped, or
     /// kept with length 1 if `keepdim` (PyTorch's `keepdim=True`).
     ///
@@ -257,7 +327,7 @@ impl<Buffer> Reduced<Buffer> {
 
 /// One axis of a view as the passes see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Dim {
+pub(crate) struct Dim {
     extent: u64,
     stride: u64,
     reduced: bool,
@@ -283,13 +353,30 @@ fn merged(dims: &[Dim], joinable: impl Fn(&Dim, &Dim) -> bool) -> Vec<Dim> {
 /// One launch of an axis reduction: `reduced` folded for each position of
 /// `kept` (outermost first), read from the current tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Pass {
+pub(crate) struct Pass {
     kept: Vec<Dim>,
     reduced: Dim,
 }
 
 impl Pass {
-    fn outputs(&self) -> u64 {
+    /// The one pass of a view with a reduced axis of length 0: `outputs`
+    /// results, each of no elements.
+    pub(crate) fn empty(outputs: u64) -> Self {
+        Pass {
+            kept: vec![Dim {
+                extent: outputs,
+                stride: 0,
+                reduced: false,
+            }],
+            reduced: Dim {
+                extent: 0,
+                stride: 0,
+                reduced: true,
+            },
+        }
+    }
+
+    pub(crate) fn outputs(&self) -> u64 {
         self.kept.iter().fold(1, |n, d| n.saturating_mul(d.extent))
     }
 }
@@ -298,7 +385,7 @@ impl Pass {
 /// extents not 0): a pass per reduced axis left after merging, the longest
 /// first, each after the first reading the previous one's contiguous
 /// results; one pass with a reduced axis of length 1 when none is left.
-fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
+pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
     let same_kind = |a: &Dim, b: &Dim| a.reduced == b.reduced;
     let mut current = merged(
         &dims.iter().copied().filter(|d| d.extent != 1).collect::<Vec<_>>(),
@@ -347,7 +434,7 @@ fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
 }
 
 /// How one pass runs.
-enum Route {
+pub(crate) enum Route {
     /// All of it one contiguous run: the whole-input kernel.
     Whole,
     /// The rows of a row-major matrix: the row-wise kernels.
@@ -357,7 +444,7 @@ enum Route {
 }
 
 impl Pass {
-    fn route(&self) -> Route {
+    pub(crate) fn route(&self) -> Route {
         let contiguous = self.reduced.stride == 1 && self.reduced.extent > 0;
         match self.kept[..] {
             [] if contiguous => Route::Whole,
@@ -399,18 +486,13 @@ impl<B: Backend> Reducer<B> {
         axes: &[isize],
         op: Op,
     ) -> Result<Reduced<B::Buffer<T>>> {
-        let reduced = layout.reduced_mask(axes)?;
-        let outputs = kept_outputs(layout, &reduced)?;
+        let outputs = layout.kept_outputs(axes)?;
         let mut values = self.backend.alloc::<T>(outputs)?;
         let out = B::parts(B::as_slice_mut(&mut values));
         self.enqueue_axes(input, layout, axes, op, out, None)?;
         // Waits for the own stream: the buffer is read on others.
         self.backend.read_result_slot()?;
-        Ok(Reduced {
-            values,
-            input_shape: layout.shape().to_vec(),
-            reduced,
-        })
+        Reduced::new(values, layout, axes)
     }
 
     /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
@@ -427,8 +509,7 @@ impl<B: Backend> Reducer<B> {
         if !op.is_defined_for(T::TYPE) {
             return Err(Error::UnsupportedOp { op, element: T::TYPE });
         }
-        let reduced = layout.reduced_mask(axes)?;
-        let outputs = kept_outputs(layout, &reduced)?;
+        let outputs = layout.kept_outputs(axes)?;
         if out_len != outputs {
             return Err(Error::InvalidAxes(format!(
                 "the output has {out_len} elements, but the kept axes of {:?} have {outputs} positions",
@@ -436,60 +517,29 @@ impl<B: Backend> Reducer<B> {
             )));
         }
         let (address, len) = checked_parts::<B, T>(input)?;
-        let span = layout.span().filter(|&span| span <= len).ok_or_else(|| {
-            Error::InvalidLayout(format!(
-                "the view with shape {:?} and strides {:?} reaches past the input's {len} elements",
-                layout.shape(),
-                layout.strides()
-            ))
-        })?;
+        let CheckedView { dims, span, .. } = layout.checked_dims(axes, len)?;
         if outputs == 0 {
             return Ok(());
         }
-        if layout
-            .shape()
-            .iter()
-            .try_fold(1u64, |n, &e| n.checked_mul(e as u64))
-            .is_none()
-        {
-            return Err(too_large(layout));
-        }
-        let dims: Vec<Dim> = layout
-            .shape()
-            .iter()
-            .zip(layout.strides())
-            .zip(reduced)
-            .map(|((&extent, &stride), reduced)| Dim {
-                extent: extent as u64,
-                stride: stride as u64,
-                reduced,
-            })
-            .collect();
         if span == 0 {
             // A reduced axis of length 0 (no kept one is): every result is the identity.
             if !op.defined_on_empty() {
                 return Err(Error::Empty { op });
             }
-            let empty = Pass {
-                kept: vec![Dim {
-                    extent: outputs as u64,
-                    stride: 0,
-                    reduced: false,
-                }],
-                reduced: Dim {
-                    extent: 0,
-                    stride: 0,
-                    reduced: true,
-                },
-            };
-            return self.run_pass::<T>(&empty, op, (address, 0), out, 0, stream);
+            return self.run_pass::<T>(&Pass::empty(outputs as u64), op, (address, 0), out, 0, stream);
         }
         let passes = plan_passes(&dims);
         // Scratch: two regions for the results between passes, then the
         // partial slots of the split launches.
         let between: Vec<u64> = passes.iter().rev().skip(1).map(Pass::outputs).collect();
         let region_words = between.iter().map(|&n| words_of::<T>(n)).max().unwrap_or(0);
-        let partial_words = self.axis_partial_words::<T>(op, &passes)?;
+        let partial_words = self.axis_partial_words(&passes, |index, pass| {
+            let kernel = Kernel::Axis {
+                op: pass_op(op, index),
+                element: T::TYPE,
+            };
+            matches!(pass.route(), Route::Axis).then_some(kernel)
+        })?;
         let scratch_words = region_words
             .checked_mul(2)
             .and_then(|w| w.checked_add(partial_words))
@@ -510,12 +560,18 @@ impl<B: Backend> Reducer<B> {
         Ok(())
     }
 
-    /// 8-byte words of partial slots the split launches of `passes` need.
-    fn axis_partial_words<T: Element>(&mut self, op: Op, passes: &[Pass]) -> Result<usize> {
+    /// 8-byte words of partial slots the split launches of `passes` need,
+    /// pass `index` running the axis kernel `kernel(index, pass)` (`None`
+    /// for a pass that runs another kernel).
+    pub(crate) fn axis_partial_words(
+        &mut self,
+        passes: &[Pass],
+        kernel: impl Fn(usize, &Pass) -> Option<Kernel>,
+    ) -> Result<usize> {
         let mut words = 0;
         for (index, pass) in passes.iter().enumerate() {
-            if let Route::Axis = pass.route() {
-                let (plan, _) = self.axis_shape::<T>(pass_op(op, index), pass)?;
+            if let Some(kernel) = kernel(index, pass) {
+                let (plan, _) = self.axis_shape(kernel, pass)?;
                 // A slot per result lane of each part of each tile.
                 let lanes = 1u64 << plan.output_lanes_log2;
                 let slots = pass
@@ -533,8 +589,7 @@ impl<B: Backend> Reducer<B> {
     }
 
     /// The axis kernel's plan and launch for `pass`.
-    fn axis_shape<T: Element>(&mut self, op: Op, pass: &Pass) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
-        let kernel = Kernel::Axis { op, element: T::TYPE };
+    fn axis_shape(&mut self, kernel: Kernel, pass: &Pass) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
         let grid_cap = self.backend.grid_cap(kernel)?;
         let tuning = self.backend.tuning();
         let reduced_contiguous = pass.reduced.stride == 1;
@@ -571,65 +626,97 @@ impl<B: Backend> Reducer<B> {
                 let layout = Layout::of_rows(span, rows, row_len)?;
                 self.enqueue_segmented::<T>((input, span), layout, op, (destination, outputs), None, stream)
             }
-            Route::Axis => {
-                let (plan, launch) = self.axis_shape::<T>(op, pass)?;
-                let mut kept = [(1u64, 0u64); AXIS_KEPT_DIMS];
-                for (slot, dim) in kept.iter_mut().zip(pass.kept.iter().rev()) {
-                    *slot = (dim.extent, dim.stride);
-                }
-                let tickets = self.backend.workspace(stream)?.segment_tickets;
-                let accesses = [
-                    Access::read::<T>("input", input, span),
-                    Access::write::<T>("out", destination, outputs),
-                ];
-                let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
-                    kept;
-                let launch = Launch {
+            Route::Axis => self.launch_axis(
+                pass,
+                AxisLaunch {
                     kernel: Kernel::Axis { op, element: T::TYPE },
-                    shape: launch,
-                    shared_bytes: launch.threads_per_block.saturating_mul(PARTIAL_SLOT_BYTES as u32),
-                    args: AxisArgs {
-                        input,
-                        reduced: pass.reduced.extent,
-                        reduced_stride: pass.reduced.stride,
-                        outputs: outputs as u64,
-                        kept_dims: pass.kept.len().max(1) as u64,
-                        extent0,
-                        stride0,
-                        extent1,
-                        stride1,
-                        extent2,
-                        stride2,
-                        extent3,
-                        stride3,
-                        extent4,
-                        stride4,
-                        extent5,
-                        stride5,
-                        extent6,
-                        stride6,
-                        extent7,
-                        stride7,
-                        plan: plan.to_bits(),
-                        partials,
-                        tickets,
-                        out: destination,
-                    },
-                    accesses: &accesses,
-                };
-                // SAFETY: the parameters of an axis entry point
-                // (kernels-gpu/src/abi.rs, `AxisPlan`): every element the
-                // kept and reduced axes reach is below `span`, which the
-                // caller checked against the input (or is a previous pass's
-                // results); `destination` has `outputs` elements; a split
-                // plan's partial slots are in the scratch sized by
-                // `axis_partial_words`, its tickets (one per tile, fewer
-                // than the grid's blocks) in the zeroed workspace; the
-                // shared memory is a slot per thread.
-                unsafe { self.backend.launch(&launch, stream) }
-            }
+                    input: Access::read::<T>("input", input, span),
+                    out: Access::write::<T>("out", destination, outputs),
+                    means: None,
+                    finish: Finish::Value,
+                    finish_param: 0,
+                    partials,
+                },
+                stream,
+            ),
         }
     }
+
+    /// Launches the axis kernel `launch.kernel` for `pass`.
+    pub(crate) fn launch_axis(&mut self, pass: &Pass, launch: AxisLaunch, stream: Option<StreamHandle>) -> Result<()> {
+        let (plan, shape) = self.axis_shape(launch.kernel, pass)?;
+        let mut kept = [(1u64, 0u64); AXIS_KEPT_DIMS];
+        for (slot, dim) in kept.iter_mut().zip(pass.kept.iter().rev()) {
+            *slot = (dim.extent, dim.stride);
+        }
+        let tickets = self.backend.workspace(stream)?.segment_tickets;
+        let accesses: Vec<Access> = [Some(launch.input), Some(launch.out), launch.means]
+            .into_iter()
+            .flatten()
+            .collect();
+        let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
+            kept;
+        let args = AxisArgs {
+            input: launch.input.address,
+            reduced: pass.reduced.extent,
+            reduced_stride: pass.reduced.stride,
+            outputs: pass.outputs(),
+            kept_dims: pass.kept.len().max(1) as u64,
+            extent0,
+            stride0,
+            extent1,
+            stride1,
+            extent2,
+            stride2,
+            extent3,
+            stride3,
+            extent4,
+            stride4,
+            extent5,
+            stride5,
+            extent6,
+            stride6,
+            extent7,
+            stride7,
+            plan: plan.to_bits(),
+            partials: launch.partials,
+            tickets,
+            finish: launch.finish as u64,
+            finish_param: launch.finish_param,
+            means: launch.means.map_or(0, |means| means.address),
+            out: launch.out.address,
+        };
+        let launch = Launch {
+            kernel: launch.kernel,
+            shape,
+            shared_bytes: shape.threads_per_block.saturating_mul(PARTIAL_SLOT_BYTES as u32),
+            args,
+            accesses: &accesses,
+        };
+        // SAFETY: the parameters of an axis entry point
+        // (kernels-gpu/src/abi.rs, `AxisPlan`): every element the kept and
+        // reduced axes reach lies in `launch.input` (the callers checked the
+        // view against the input, or it is a previous pass's results);
+        // `out` (and `means`, where given) has room for `pass.outputs()`
+        // results as the kernel and `finish` write them; a split plan's
+        // partial slots are in the scratch sized by `axis_partial_words`,
+        // its tickets (one per tile, fewer than the grid's blocks) in the
+        // zeroed workspace; the shared memory is a slot per thread.
+        unsafe { self.backend.launch(&launch, stream) }
+    }
+}
+
+/// One axis launch's kernel and buffers (see [`Reducer::launch_axis`]):
+/// what it reads, where its results (and a variance's means) go, and what
+/// it writes there.
+pub(crate) struct AxisLaunch {
+    pub kernel: Kernel,
+    pub input: Access,
+    pub out: Access,
+    pub means: Option<Access>,
+    pub finish: Finish,
+    pub finish_param: u64,
+    pub partials: u64,
 }
 
 /// The op of pass `index` of a reduction with `op`: after the first, the
@@ -654,7 +741,7 @@ fn kept_outputs(layout: &Strided, reduced: &[bool; MAX_RANK]) -> Result<usize> {
         .ok_or_else(|| too_large(layout))
 }
 
-fn too_large(layout: &Strided) -> Error {
+pub(crate) fn too_large(layout: &Strided) -> Error {
     Error::InvalidLayout(format!(
         "the shape {:?} has more elements than a usize counts",
         layout.shape()

@@ -102,6 +102,10 @@ pub enum Error {
     /// buffer's end ([`crate::axes`]).
     #[error("invalid tensor layout: {0}")]
     InvalidLayout(String),
+    /// A parameter outside the values it takes: a variance's correction
+    /// that is negative or not finite ([`crate::statistics`]).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// The kernel module has no kernel for this identity: a bug in the
     /// library (its kernel table and its operations disagree), never the
     /// input's fault.

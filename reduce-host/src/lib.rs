@@ -187,6 +187,7 @@ pub mod reducer;
 pub mod scope;
 pub mod segmented;
 pub mod shape;
+pub mod statistics;
 pub mod tuning;
 
 /// The reduction operators (the kernel ABI's [`abi::Op`]).

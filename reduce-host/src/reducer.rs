@@ -462,7 +462,7 @@ fn is_nan<V: PartialEq>(value: V) -> bool {
 }
 
 /// The `T` in the first bytes of a result word.
-fn from_word<T: DeviceCopy>(word: u64) -> T {
+pub(crate) fn from_word<T: DeviceCopy>(word: u64) -> T {
     const { assert!(std::mem::size_of::<T>() <= 8 && std::mem::align_of::<T>() <= 8) };
     // SAFETY: the kernel wrote one `T` (1 to 8 bytes of plain data, checked
     // above) at the start of the 8-byte word, or the word is the backend's

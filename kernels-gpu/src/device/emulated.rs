@@ -11,7 +11,7 @@
 use crate::emulator::{self, Access, SharedAccess, SharedArray};
 use core::mem::size_of;
 use core::panic::Location;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The indices that place this thread in the launch, under `cuda_std`'s
 /// names: each the field `$field` of the calling emulated thread's.
@@ -154,6 +154,11 @@ macro_rules! atomic_global {
 }
 
 atomic_global! {
+    /// Plain 1-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is a writable global address.
+    store_global_u8(value: u8) = AtomicU8::store(Relaxed) as Store;
     /// Plain 4-byte store to global memory.
     ///
     /// # Safety
@@ -230,10 +235,10 @@ pub unsafe fn store_shared<T: Copy>(address: *mut T, value: T) {
     address.write_volatile(value)
 }
 
-/// This block's warp-slot scratch (32 slots of 16 bytes).
+/// This block's warp-slot scratch (32 slots of `abi::PARTIAL_SLOT_BYTES`).
 #[inline(always)]
-pub fn warp_slots() -> *mut [u64; 2] {
-    emulator::shared_array(SharedArray::WarpSlots) as *mut [u64; 2]
+pub fn warp_slots() -> *mut [u64; 4] {
+    emulator::shared_array(SharedArray::WarpSlots) as *mut [u64; 4]
 }
 
 /// This block's one 8-byte word in shared memory (for values that thread 0
@@ -278,4 +283,16 @@ pub unsafe fn red_add_f32(address: u64, value: f32) {
 pub unsafe fn red_add_u32(address: u64, value: u32) {
     emulator::check_access(address, 4, Access::Atomic);
     AtomicU32::from_ptr(address as *mut u32).fetch_add(value, Ordering::Relaxed);
+}
+
+/// The square root, correctly rounded (IEEE 754), as `sqrt.rn.f32`.
+#[inline(always)]
+pub fn sqrt_f32(x: f32) -> f32 {
+    x.sqrt()
+}
+
+/// The square root, correctly rounded (IEEE 754), as `sqrt.rn.f64`.
+#[inline(always)]
+pub fn sqrt_f64(x: f64) -> f64 {
+    x.sqrt()
 }

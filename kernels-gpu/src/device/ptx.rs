@@ -2,9 +2,9 @@
 
 use core::arch::{asm, global_asm, nvptx};
 
-// Per-block scratch for the block-wide collectives: one 16-byte slot per warp
+// Per-block scratch for the block-wide collectives: one 32-byte slot per warp
 // (at most 32 warps in a 1024-thread block) and one 8-byte word.
-global_asm!(".shared .align 16 .b8 reduce_warp_slots[512];");
+global_asm!(".shared .align 16 .b8 reduce_warp_slots[1024];");
 global_asm!(".shared .align 8 .b8 reduce_block_word[8];");
 // The ladder's shared array, sized by the host at launch (dynamic shared memory).
 global_asm!(".extern .shared .align 16 .b8 ladder_shared[];");
@@ -195,6 +195,11 @@ macro_rules! store_global {
 }
 
 store_global! {
+    /// Plain 1-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is a writable global address.
+    store_global_u8: u8 => "st.global.u8" (reg16);
     /// Plain 4-byte store to global memory.
     ///
     /// # Safety
@@ -324,8 +329,8 @@ macro_rules! shared_arrays {
 }
 
 shared_arrays! {
-    /// Generic address of this block's warp-slot scratch (32 slots of 16 bytes).
-    warp_slots: *mut [u64; 2] => "reduce_warp_slots";
+    /// Generic address of this block's warp-slot scratch (32 slots of `abi::PARTIAL_SLOT_BYTES`).
+    warp_slots: *mut [u64; 4] => "reduce_warp_slots";
     /// Generic address of this block's one 8-byte word in shared memory (for
     /// values that thread 0 shares with the block).
     block_word: *mut u64 => "reduce_block_word";
@@ -391,6 +396,30 @@ macro_rules! nan_f32 {
             f32::from_bits(r)
         }
     )*};
+}
+
+/// `sqrt.rn.f32`: the square root, correctly rounded (IEEE 754).
+#[inline(always)]
+pub fn sqrt_f32(x: f32) -> f32 {
+    let r: u32;
+    // SAFETY: arithmetic on registers only.
+    unsafe {
+        asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x.to_bits(),
+            options(pure, nomem, nostack, preserves_flags));
+    }
+    f32::from_bits(r)
+}
+
+/// `sqrt.rn.f64`: the square root, correctly rounded (IEEE 754).
+#[inline(always)]
+pub fn sqrt_f64(x: f64) -> f64 {
+    let r: u64;
+    // SAFETY: arithmetic on registers only.
+    unsafe {
+        asm!("sqrt.rn.f64 {r}, {x};", r = out(reg64) r, x = in(reg64) x.to_bits(),
+            options(pure, nomem, nostack, preserves_flags));
+    }
+    f64::from_bits(r)
 }
 
 nan_f32! {

@@ -713,6 +713,18 @@ pub fn reduce_with<B: ReduceBackend, T: Element>(
     }
 }
 
+/// A buffer of results on the host, from a reducer's backend (so that a
+/// test's closures, generic over the backend, can read one).
+pub trait ResultsToHost<B: TestBackend> {
+    fn host<T: DeviceCopy + Default>(&self, buffer: &B::Buffer<T>) -> Vec<T>;
+}
+
+impl<B: TestBackend> ResultsToHost<B> for Reducer<B> {
+    fn host<T: DeviceCopy + Default>(&self, buffer: &B::Buffer<T>) -> Vec<T> {
+        B::to_vec(buffer).expect("copy the results to the host")
+    }
+}
+
 /// Runs `$body` once per backend (the emulator, then the GPU where there is
 /// one), with `$backend` a [`Tester`] of that backend: the body is compiled
 /// for each, so everything it calls is generic over [`TestBackend`].
@@ -943,6 +955,29 @@ impl<B: TestBackend> Tester<B> {
                 .map_err(|e| format!("{}: {e}", self.name()))?;
         }
         Ok(first)
+    }
+
+    /// `call` on `data` staged at `offset` between copies of `poison`, run
+    /// twice: the two results must be the same (as their `Debug` text, so
+    /// NaNs compare equal), and are returned.
+    pub fn staged_twice<T: DeviceCopy, R: std::fmt::Debug>(
+        &mut self,
+        data: &[T],
+        offset: usize,
+        poison: T,
+        call: impl Fn(&mut Reducer<B>, &B::Slice<T>) -> R,
+    ) -> R {
+        let staged = B::stage(data, offset, poison);
+        let input = B::slice(&staged);
+        let first = call(&mut self.reducer, input);
+        let again = call(&mut self.reducer, input);
+        assert_eq!(
+            format!("{first:?}"),
+            format!("{again:?}"),
+            "{}: two runs disagree",
+            self.name()
+        );
+        first
     }
 
     /// The production dot product of `a` and `b`, staged at their offsets;

@@ -1,0 +1,510 @@
+//! Statistics along any axes of a strided tensor, or over a whole input:
+//! variance and standard deviation (with a correction), mean and variance
+//! together, logsumexp, and counts of the elements that are nonzero, NaN or
+//! infinite, with `any` and `all` of them. Each reads every element once,
+//! in one launch per reduced axis (one for a whole input).
+//!
+//! ```
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::{axes::Strided, emulated::Emulator, statistics::Predicate};
+//! let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
+//! let x = [1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0]; // 2 × 3, row-major
+//! let layout = Strided::contiguous(&[2, 3])?;
+//! // PyTorch's x.var(dim=0) (correction 1): columns of (1, 4), (2, 6), (3, 8).
+//! let var = emulator.var_axes::<f32, _>(&x, &layout, &[0], 1.0)?;
+//! assert_eq!(var.values.to_vec(), [4.5, 8.0, 12.5]);
+//! assert_eq!(emulator.mean_var::<f64, _>(&x, 0.0)?, (4.0, 34.0 / 6.0));
+//! let lse = emulator.logsumexp(&[0.0f64, 0.0])?;
+//! assert!((lse - 2f64.ln()).abs() < 1e-15);
+//! assert_eq!(emulator.count(&[0i32, 5, 0, 7], Predicate::Nonzero)?, 2);
+//! assert!(!emulator.any(&x, Predicate::Nan)?);
+//! # Ok(()) }
+//! ```
+//!
+//! # Semantics
+//! | statistic | value | no elements | NaN, ±inf |
+//! |---|---|---|---|
+//! | `var` | `M2 / max(0, n − correction)`, `M2 = Σ (x − mean)²` | NaN | NaN if any element is NaN or infinite |
+//! | `std` | the square root of `var` | NaN | as `var` |
+//! | `mean_var` | the mean `Σ x / n`, and `var` | NaN, NaN | the mean follows IEEE 754 (`inf`, or NaN) |
+//! | `logsumexp` | `ln Σ exp(x)`, without overflow (`max + ln Σ exp(x − max)`) | `-inf` | NaN if any is NaN; else `+inf` if any is `+inf`; `-inf` elements add nothing |
+//! | `count` | elements the [`Predicate`] holds for, a `u64` | 0 | `Nonzero`: NaN is nonzero, `-0.0` is zero |
+//! | `any` | whether the count is above 0 | false | |
+//! | `all` | whether the count is every element | true | |
+//!
+//! - **Correction**: PyTorch's `correction` (NumPy's `ddof`): 1 for the
+//!   sample variance, 0 for the population's. Any finite value ≥ 0;
+//!   `n − correction ≤ 0` divides by 0 (NaN, or `+inf` if the elements
+//!   differ), as PyTorch does. [`Error::InvalidArgument`] otherwise.
+//! - **Precision**: the variance is merged from (count, mean, `M2`)
+//!   summaries as Chan, Golub and LeVeque do: no difference of large sums,
+//!   so a large mean does not cost the spread its digits. `f32` inputs
+//!   accumulate in `f32` or, asked for, in `f64` ([`MomentsInput`]);
+//!   logsumexp accumulates in its input type. Its `exp` and `ln` are
+//!   within a few ulps (`kernels-gpu/src/math.rs`).
+//! - **Results** of the `_axes` forms follow [`crate::axes`]: row-major
+//!   over the kept axes, [`Reduced::shape`] with or without `keepdim`; the
+//!   same rules for axes, strides and errors. `any`/`all` along axes give
+//!   one byte per result, 0 or 1 (a `u8`, so that no byte a kernel did not
+//!   write can be read as a `bool`).
+//! - **Determinism**: as every reduction of the library, bit for bit the
+//!   same on every run for a given shape, device and input.
+
+use crate::axes::{plan_passes, too_large, AxisLaunch, Pass, Reduced, Strided};
+use crate::backend::launcher::{element_address, Access, StreamHandle};
+use crate::backend::Backend;
+use crate::element::{sealed::Sealed, Element, ElementType, FloatElement};
+use crate::error::{Error, Result};
+use crate::reducer::{checked_parts, from_word, Reducer};
+use cust::error::CudaError;
+use cust::memory::DeviceCopy;
+use kernels_gpu::abi::{Finish, Kernel, Statistic};
+
+/// What [`Reducer::count`], [`Reducer::any`] and [`Reducer::all`] test
+/// each element for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Predicate {
+    /// The element is not zero (`-0.0` is zero; NaN is not): NumPy's
+    /// `count_nonzero`, PyTorch's `any`/`all` of a tensor.
+    Nonzero,
+    /// The element is NaN (`isnan`; never, for integers).
+    Nan,
+    /// The element is `+inf` or `-inf` (`isinf`; never, for integers).
+    Inf,
+}
+
+impl Predicate {
+    fn statistic(self) -> Statistic {
+        match self {
+            Predicate::Nonzero => Statistic::CountNonzero,
+            Predicate::Nan => Statistic::CountNan,
+            Predicate::Inf => Statistic::CountInf,
+        }
+    }
+}
+
+/// An input type of the variance family accumulated in `A`: `f32` in `f32`
+/// or `f64`, `f64` in `f64`. Sealed.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::emulated::Emulator;
+/// // 1e6 + {0, 1, 2}: the spread survives the large mean (where Σx² − n·mean²
+/// // in f32 would have lost it), in f32 and in f64.
+/// let x = [1.0e6f32, 1.0e6 + 1.0, 1.0e6 + 2.0];
+/// assert_eq!(Emulator::default().var::<f32, _>(&x, 1.0)?, 1.0);
+/// assert_eq!(Emulator::default().var::<f64, _>(&x, 1.0)?, 1.0);
+/// # Ok(()) }
+/// ```
+pub trait MomentsInput<A: FloatElement>: Element + Sealed {}
+
+/// The input types of logsumexp, `f32` and `f64`, each accumulated in
+/// itself. Sealed.
+pub trait LogSumExpInput: FloatElement {}
+
+macro_rules! statistic_inputs {
+    ($(($statistic:ident, $stem:ident, $type:ident, [$(($input:ident, $name:ident, $acc:ident))*], $states:tt)),* $(,)?) => {
+        $($(statistic_inputs!(@ $statistic $input $acc);)*)*
+    };
+    (@ Moments $input:ident $acc:ident) => {
+        impl MomentsInput<$acc> for $input {}
+    };
+    (@ LogSumExp $input:ident $acc:ident) => {
+        impl LogSumExpInput for $input {}
+    };
+    (@ $count:ident $input:ident $acc:ident) => {};
+}
+kernels_gpu::for_each_statistic_kernel!(statistic_inputs);
+
+/// One statistic call as the kernels see it: which statistic, in which
+/// accumulator, and what each result is.
+#[derive(Clone, Copy, Debug)]
+struct Call {
+    statistic: Statistic,
+    accumulator: ElementType,
+    finish: Finish,
+    finish_param: u64,
+    /// Bytes of one result as `finish` writes it.
+    result_bytes: usize,
+}
+
+impl Call {
+    /// The variance family, accumulated in `A`.
+    fn moments<A: FloatElement>(finish: Finish, correction: f64) -> Result<Self> {
+        if !(correction.is_finite() && correction >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the correction is {correction}: it must be finite and at least 0"
+            )));
+        }
+        Ok(Call {
+            statistic: Statistic::Moments,
+            accumulator: A::TYPE,
+            finish,
+            finish_param: correction.to_bits(),
+            result_bytes: std::mem::size_of::<A>(),
+        })
+    }
+
+    /// logsumexp in `F`.
+    fn logsumexp<F: FloatElement>() -> Self {
+        Call {
+            statistic: Statistic::LogSumExp,
+            accumulator: F::TYPE,
+            finish: Finish::Value,
+            finish_param: 0,
+            result_bytes: std::mem::size_of::<F>(),
+        }
+    }
+
+    /// A count (`Finish::Value`, a `u64`) or `any`/`all` (a byte) of the
+    /// elements of `T` that `predicate` holds for.
+    fn count<T: Element>(predicate: Predicate, finish: Finish) -> Self {
+        Call {
+            statistic: predicate.statistic(),
+            accumulator: T::TYPE,
+            finish,
+            finish_param: 0,
+            result_bytes: if finish == Finish::Value { 8 } else { 1 },
+        }
+    }
+}
+
+/// Where a call's results go: `len` results at `out`, and a variance's
+/// means at `means` (0 for none).
+#[derive(Clone, Copy, Debug)]
+struct Destination {
+    out: u64,
+    len: usize,
+    means: u64,
+}
+
+impl<B: Backend> Reducer<B> {
+    /// The variance of `input` along `axes` of the view `layout`, with
+    /// `correction` (1: the sample variance, PyTorch's default), accumulated
+    /// in `A`: one result per position of the other axes. See the
+    /// [module docs](crate::statistics) for the rules, [`crate::axes`] for
+    /// axes and views.
+    ///
+    /// Errors: as [`Reducer::reduce_axes`], and [`Error::InvalidArgument`]
+    /// for a correction that is negative or not finite.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator};
+    /// let x = [1.0f64, 3.0, 2.0, 6.0]; // 2 × 2
+    /// let rows = Emulator::default().var_axes::<f64, _>(&x, &Strided::contiguous(&[2, 2])?, &[-1], 0.0)?;
+    /// assert_eq!((rows.values.to_vec(), rows.shape(true)), (vec![1.0, 4.0], vec![2, 1]));
+    /// # Ok(()) }
+    /// ```
+    pub fn var_axes<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        correction: f64,
+    ) -> Result<Reduced<B::Buffer<A>>> {
+        self.statistic_axes(input, layout, axes, Call::moments::<A>(Finish::Value, correction)?)
+    }
+
+    /// The standard deviation: the square root of [`Reducer::var_axes`].
+    pub fn std_axes<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        correction: f64,
+    ) -> Result<Reduced<B::Buffer<A>>> {
+        self.statistic_axes(input, layout, axes, Call::moments::<A>(Finish::Root, correction)?)
+    }
+
+    /// The means and variances along `axes`, from one pass over the
+    /// elements (PyTorch's `var_mean`, in the other order): `values.0` the
+    /// means, `values.1` the variances, as [`Reducer::var_axes`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator};
+    /// let x = [1.0f32, 3.0, 2.0, 6.0]; // 2 × 2
+    /// let both = Emulator::default().mean_var_axes::<f32, _>(&x, &Strided::contiguous(&[2, 2])?, &[0], 1.0)?;
+    /// assert_eq!((both.values.0.to_vec(), both.values.1.to_vec()), (vec![1.5, 4.5], vec![0.5, 4.5]));
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn mean_var_axes<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        correction: f64,
+    ) -> Result<Reduced<(B::Buffer<A>, B::Buffer<A>)>> {
+        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let outputs = layout.kept_outputs(axes)?;
+        let mut means = self.backend.alloc::<A>(outputs)?;
+        let mut variances = self.backend.alloc::<A>(outputs)?;
+        let (out, len) = B::parts(B::as_slice_mut(&mut variances));
+        let (means_address, _) = B::parts(B::as_slice_mut(&mut means));
+        let destination = Destination {
+            out,
+            len,
+            means: means_address,
+        };
+        self.enqueue_statistic(input, layout, axes, call, destination, None)?;
+        // Waits for the own stream: the buffers are read on others.
+        self.backend.read_result_slot()?;
+        Reduced::new((means, variances), layout, axes)
+    }
+
+    /// logsumexp along `axes`: `ln Σ exp(x)` of each result's elements,
+    /// without overflow (the softmax's normaliser: `softmax(x) = exp(x −
+    /// logsumexp(x))`). See the [module docs](crate::statistics).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator};
+    /// let x = [1000.0f32, 1000.0, f32::NEG_INFINITY, 0.0]; // 2 × 2: no overflow
+    /// let rows = Emulator::default().logsumexp_axes(&x, &Strided::contiguous(&[2, 2])?, &[1])?;
+    /// assert_eq!(rows.values.to_vec(), [1000.0 + 2f32.ln(), 0.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn logsumexp_axes<F: LogSumExpInput>(
+        &mut self,
+        input: &B::Slice<F>,
+        layout: &Strided,
+        axes: &[isize],
+    ) -> Result<Reduced<B::Buffer<F>>> {
+        self.statistic_axes(input, layout, axes, Call::logsumexp::<F>())
+    }
+
+    /// The number of elements along `axes` that `predicate` holds for.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, statistics::Predicate};
+    /// let x = [0i64, 1, 2, 0, 0, 3]; // 2 × 3
+    /// let per_column = Emulator::default().count_axes(&x, &Strided::contiguous(&[2, 3])?, &[0], Predicate::Nonzero)?;
+    /// assert_eq!(per_column.values.to_vec(), [0, 1, 2]);
+    /// # Ok(()) }
+    /// ```
+    pub fn count_axes<T: Element>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        predicate: Predicate,
+    ) -> Result<Reduced<B::Buffer<u64>>> {
+        self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::Value))
+    }
+
+    /// Whether `predicate` holds for any element along `axes`: 1 or 0 per
+    /// result (a byte; see the [module docs](crate::statistics)).
+    pub fn any_axes<T: Element>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        predicate: Predicate,
+    ) -> Result<Reduced<B::Buffer<u8>>> {
+        self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::Any))
+    }
+
+    /// Whether `predicate` holds for every element along `axes` (1 where
+    /// the reduced axes are empty): 1 or 0 per result.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, statistics::Predicate};
+    /// let x = [1u32, 2, 0, 4]; // 2 × 2
+    /// let rows = Emulator::default().all_axes(&x, &Strided::contiguous(&[2, 2])?, &[1], Predicate::Nonzero)?;
+    /// assert_eq!(rows.values.to_vec(), [1, 0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn all_axes<T: Element>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        predicate: Predicate,
+    ) -> Result<Reduced<B::Buffer<u8>>> {
+        self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::All))
+    }
+
+    /// The variance of the whole of `input`, with `correction`, accumulated
+    /// in `A` ([`Reducer::var_axes`] over its one axis).
+    pub fn var<A: FloatElement, In: MomentsInput<A>>(&mut self, input: &B::Slice<In>, correction: f64) -> Result<A> {
+        self.statistic_to_host::<_, _>(input, Call::moments::<A>(Finish::Value, correction)?)
+    }
+
+    /// The standard deviation of the whole of `input`.
+    pub fn std<A: FloatElement, In: MomentsInput<A>>(&mut self, input: &B::Slice<In>, correction: f64) -> Result<A> {
+        self.statistic_to_host::<_, _>(input, Call::moments::<A>(Finish::Root, correction)?)
+    }
+
+    /// The mean and the variance of the whole of `input`, in one pass.
+    pub fn mean_var<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        correction: f64,
+    ) -> Result<(A, A)> {
+        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let slot = self.backend.result_slot();
+        // The slot's second word: inside the backend's 16-byte slot.
+        let means = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let destination = Destination {
+            out: slot,
+            len: 1,
+            means,
+        };
+        self.enqueue_statistic(input, &whole::<B, In>(input)?, &[0], call, destination, None)?;
+        let [variance, mean] = self.backend.read_result_slot()?;
+        Ok((from_word(mean), from_word(variance)))
+    }
+
+    /// logsumexp of the whole of `input`.
+    pub fn logsumexp<F: LogSumExpInput>(&mut self, input: &B::Slice<F>) -> Result<F> {
+        self.statistic_to_host::<_, _>(input, Call::logsumexp::<F>())
+    }
+
+    /// The number of elements of `input` that `predicate` holds for.
+    pub fn count<T: Element>(&mut self, input: &B::Slice<T>, predicate: Predicate) -> Result<u64> {
+        self.statistic_to_host::<_, _>(input, Call::count::<T>(predicate, Finish::Value))
+    }
+
+    /// Whether `predicate` holds for any element of `input` (false if empty).
+    pub fn any<T: Element>(&mut self, input: &B::Slice<T>, predicate: Predicate) -> Result<bool> {
+        let byte: u8 = self.statistic_to_host::<_, _>(input, Call::count::<T>(predicate, Finish::Any))?;
+        Ok(byte != 0)
+    }
+
+    /// Whether `predicate` holds for every element of `input` (true if empty).
+    pub fn all<T: Element>(&mut self, input: &B::Slice<T>, predicate: Predicate) -> Result<bool> {
+        let byte: u8 = self.statistic_to_host::<_, _>(input, Call::count::<T>(predicate, Finish::All))?;
+        Ok(byte != 0)
+    }
+
+    /// `call` along `axes`, into a new buffer of `R`s (the type `call`'s
+    /// results have), after the own stream's work.
+    fn statistic_axes<In: Element, R: DeviceCopy>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        call: Call,
+    ) -> Result<Reduced<B::Buffer<R>>> {
+        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
+        let outputs = layout.kept_outputs(axes)?;
+        let mut values = self.backend.alloc::<R>(outputs)?;
+        let (out, len) = B::parts(B::as_slice_mut(&mut values));
+        self.enqueue_statistic(input, layout, axes, call, Destination { out, len, means: 0 }, None)?;
+        // Waits for the own stream: the buffer is read on others.
+        self.backend.read_result_slot()?;
+        Reduced::new(values, layout, axes)
+    }
+
+    /// `call` over the whole of `input`, its one result (of `R`) read back.
+    fn statistic_to_host<In: Element, R: DeviceCopy>(&mut self, input: &B::Slice<In>, call: Call) -> Result<R> {
+        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
+        let out = self.backend.result_slot();
+        let destination = Destination { out, len: 1, means: 0 };
+        self.enqueue_statistic(input, &whole::<B, In>(input)?, &[0], call, destination, None)?;
+        let [word, _] = self.backend.read_result_slot()?;
+        Ok(from_word(word))
+    }
+
+    /// Enqueues `call` over `axes` of `input` viewed as `layout`: one launch
+    /// per reduced axis left after merging (as [`crate::axes`] plans them),
+    /// each but the last storing its summaries in the stream's scratch for
+    /// the next, the last writing the results to `destination`.
+    fn enqueue_statistic<In: Element>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        call: Call,
+        destination: Destination,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let outputs = layout.kept_outputs(axes)?;
+        if destination.len != outputs {
+            return Err(Error::InvalidAxes(format!(
+                "the output has {} elements, but the kept axes of {:?} have {outputs} positions",
+                destination.len,
+                layout.shape()
+            )));
+        }
+        let (address, len) = checked_parts::<B, In>(input)?;
+        let checked = layout.checked_dims(axes, len)?;
+        if outputs == 0 {
+            return Ok(());
+        }
+        let first_kernel = Kernel::Statistic {
+            statistic: call.statistic,
+            input: In::TYPE,
+            accumulator: call.accumulator,
+        };
+        let states_kernel = Kernel::StatisticStates {
+            statistic: call.statistic,
+            accumulator: if call.statistic == Statistic::Moments || call.statistic == Statistic::LogSumExp {
+                call.accumulator
+            } else {
+                ElementType::U64
+            },
+        };
+        let kernel = |index: usize| if index == 0 { first_kernel } else { states_kernel };
+        let passes = match checked.span {
+            0 => vec![Pass::empty(outputs as u64)],
+            _ => plan_passes(&checked.dims),
+        };
+        let state_bytes = call.statistic.state_bytes(call.accumulator) as usize;
+        let region_bytes = passes
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|pass| (pass.outputs() as usize).saturating_mul(state_bytes))
+            .max()
+            .unwrap_or(0);
+        let region_words = region_bytes.div_ceil(16).saturating_mul(2);
+        // Every pass runs the axis kernel, whatever its layout.
+        let partial_words = self.axis_partial_words(&passes, |index, _| Some(kernel(index)))?;
+        let scratch_words = region_words
+            .checked_mul(2)
+            .and_then(|w| w.checked_add(partial_words))
+            .ok_or_else(|| too_large(layout))?;
+        let scratch = self.backend.scratch(stream, scratch_words)?;
+        let second_region = element_address::<u64>(scratch, region_words).ok_or_else(|| too_large(layout))?;
+        let partials = element_address::<u64>(second_region, region_words).ok_or_else(|| too_large(layout))?;
+        let bytes = |n: u64, each: usize| (n as usize).saturating_mul(each);
+        let mut source = Access::read::<u8>("input", address, bytes(checked.span as u64, std::mem::size_of::<In>()));
+        for (index, pass) in passes.iter().enumerate() {
+            let last = index.saturating_add(1) == passes.len();
+            let (out, each) = match (last, index & 1) {
+                (true, _) => (destination.out, call.result_bytes),
+                (false, 0) => (scratch, state_bytes),
+                (false, _) => (second_region, state_bytes),
+            };
+            let out = Access::write::<u8>("out", out, bytes(pass.outputs(), each));
+            let means = (last && destination.means != 0)
+                .then(|| Access::write::<u8>("means", destination.means, bytes(pass.outputs(), call.result_bytes)));
+            let launch = AxisLaunch {
+                kernel: kernel(index),
+                input: source,
+                out,
+                means,
+                finish: if last { call.finish } else { Finish::State },
+                // `all` compares each count with the elements per result.
+                finish_param: match call.finish {
+                    Finish::All => checked.reduced_elements,
+                    _ => call.finish_param,
+                },
+                partials,
+            };
+            self.launch_axis(pass, launch, stream)?;
+            source = Access::read::<u8>("states", out.address, out.bytes as usize);
+        }
+        Ok(())
+    }
+}
+
+/// `input` as one axis: a whole-input statistic reduces it.
+fn whole<B: Backend, T: DeviceCopy>(input: &B::Slice<T>) -> Result<Strided> {
+    Strided::contiguous(&[B::parts(input).1])
+}

@@ -1,0 +1,405 @@
+//! Variance, standard deviation, mean, logsumexp, counts, `any` and `all`,
+//! over whole inputs and along axes, on the emulator and the GPU, against a
+//! CPU reference in `f64`: random views and axes (several passes, axes
+//! split over blocks), special values at every position, edge cases and
+//! errors.
+
+#[macro_use]
+mod common;
+
+use common::{rng, ResultsToHost, Tester};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use reduce::axes::Strided;
+use reduce::statistics::Predicate;
+use reduce::Error;
+
+/// A signalling NaN no kernel produces: the staging poison.
+const POISON_F32: f32 = f32::from_bits(0x7FA5_A5A5);
+const POISON_F64: f64 = f64::from_bits(0x7FF5_A5A5_A5A5_A5A5);
+
+/// The elements of each result of reducing `axes` of `layout`, per result
+/// in row-major order of the kept axes.
+fn gathered<T: Copy>(data: &[T], layout: &Strided, axes: &[usize]) -> Vec<Vec<T>> {
+    let rank = layout.shape().len();
+    let positions = |chosen: &[usize]| -> Vec<usize> {
+        let mut offsets = vec![0usize];
+        for &axis in chosen {
+            let (extent, stride) = (layout.shape()[axis], layout.strides()[axis]);
+            offsets = offsets
+                .iter()
+                .flat_map(|&o| (0..extent).map(move |i| o + i * stride))
+                .collect();
+        }
+        offsets
+    };
+    let kept: Vec<usize> = (0..rank).filter(|a| !axes.contains(a)).collect();
+    let inner = positions(axes);
+    positions(&kept)
+        .into_iter()
+        .map(|base| inner.iter().map(|&r| data[base + r]).collect())
+        .collect()
+}
+
+/// A random view of 1 to 4 axes (contiguous, or its axes permuted, or one
+/// axis broadcast) and 1 to all of its axes, one of them long enough to be
+/// split over blocks now and then; the buffer it needs.
+fn random_case(rng: &mut StdRng, long: usize) -> (Strided, Vec<usize>, usize) {
+    let rank = rng.gen_range(1..=4);
+    let mut shape: Vec<usize> = (0..rank).map(|_| rng.gen_range(1..=6)).collect();
+    if rng.gen_ratio(1, 3) {
+        let axis = rng.gen_range(0..rank);
+        shape[axis] = rng.gen_range(1..=long);
+    }
+    if rng.gen_ratio(1, 20) {
+        shape[rng.gen_range(0..rank)] = 0;
+    }
+    let contiguous = Strided::contiguous(&shape).unwrap();
+    let mut order: Vec<usize> = (0..rank).collect();
+    if rng.gen() {
+        order.shuffle(rng);
+    }
+    // The contiguous tensor's axes in another order: a transposed view.
+    let mut strides: Vec<usize> = order.iter().map(|&a| contiguous.strides()[a]).collect();
+    let shape: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
+    if rng.gen_ratio(1, 5) {
+        strides[rng.gen_range(0..rank)] = 0;
+    }
+    let layout = Strided::new(&shape, &strides).unwrap();
+    let len = shape.iter().product::<usize>().max(1);
+    let mut axes: Vec<usize> = (0..rank).filter(|_| rng.gen()).collect();
+    if axes.is_empty() {
+        axes.push(rng.gen_range(0..rank));
+    }
+    (layout, axes, len)
+}
+
+/// Random floats around `centre`, a few special values among them where
+/// `specials`.
+fn random_data(rng: &mut StdRng, len: usize, centre: f64, specials: bool) -> Vec<f64> {
+    (0..len)
+        .map(|_| {
+            if specials && rng.gen_ratio(1, 50) {
+                [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0][rng.gen_range(0..5)]
+            } else {
+                centre + rng.gen_range(-8.0..8.0f64).round() * if rng.gen() { 1.0 } else { 0.25 }
+            }
+        })
+        .collect()
+}
+
+/// The reference variance (two passes, in f64), with `correction`, and the mean.
+fn mean_var(x: &[f64], correction: f64) -> (f64, f64) {
+    if x.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    if !mean.is_finite() {
+        return (mean, f64::NAN);
+    }
+    let m2: f64 = x.iter().map(|v| (v - mean) * (v - mean)).sum();
+    (mean, m2 / (n - correction).max(0.0))
+}
+
+/// The reference logsumexp, as PyTorch defines it.
+fn logsumexp(x: &[f64]) -> f64 {
+    let max = x.iter().copied().fold(f64::NEG_INFINITY, |m, v| {
+        if v.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v)
+        }
+    });
+    if !max.is_finite() {
+        return max;
+    }
+    max + x.iter().map(|v| (v - max).exp()).sum::<f64>().ln()
+}
+
+/// Whether `got` is `want` within `tolerance` (relative, at least absolute
+/// below 1), NaN matching NaN and infinities matching exactly.
+fn close(got: f64, want: f64, tolerance: f64) -> bool {
+    if want.is_nan() || !want.is_finite() {
+        return got.to_bits() == want.to_bits() || (want.is_nan() && got.is_nan());
+    }
+    (got - want).abs() <= tolerance * want.abs().max(1.0)
+}
+
+macro_rules! check_all {
+    ($what:expr, $got:expr, $want:expr, $tolerance:expr) => {{
+        let (got, want): (Vec<f64>, Vec<f64>) = ($got, $want);
+        assert_eq!(got.len(), want.len(), "{}: result count", $what);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                close(g, w, $tolerance),
+                "{}: result {i} is {g:e}, expected {w:e}",
+                $what
+            );
+        }
+    }};
+}
+
+/// Random views, axes, data and corrections: every statistic, f32 (in f32
+/// and in f64) and f64, against the reference; counts exactly.
+#[test]
+fn random_views_against_the_reference() {
+    let test = "random_views_against_the_reference";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        let long = backend.size(20_000, 700);
+        for round in 0..backend.size(60, 24) {
+            let (layout, axes, len) = random_case(&mut rng, long);
+            let signed: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+            let what = format!("{} round {round}: {layout:?} axes {axes:?}", backend.name());
+            let centre = [0.0, 1.0e3, -5.0e4][rng.gen_range(0..3)];
+            let specials = rng.gen_ratio(1, 3);
+            let data = random_data(&mut rng, len, centre, specials);
+            let per_result = gathered(&data, &layout, &axes);
+            let correction = [0.0, 1.0, 2.5][rng.gen_range(0..3)];
+            let offset = rng.gen_range(0..4);
+            let reference: Vec<(f64, f64)> = per_result.iter().map(|x| mean_var(x, correction)).collect();
+            let want_var: Vec<f64> = reference.iter().map(|r| r.1).collect();
+            let want_mean: Vec<f64> = reference.iter().map(|r| r.0).collect();
+
+            let data32: Vec<f32> = data.iter().map(|&v| v as f32).collect();
+            let (means, vars) = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
+                let both = r.mean_var_axes::<f32, _>(x, &layout, &signed, correction).unwrap();
+                (r.host(&both.values.0), r.host(&both.values.1))
+            });
+            // f32 accumulation loses about eps · |centre| of the mean, which
+            // costs the variance that much relative to the spread (~4).
+            let f32_tolerance = 2e-5 * (1.0 + centre.abs() / 64.0);
+            check_all!(
+                format!("{what} var f32"),
+                vars.iter().map(|&v| v as f64).collect(),
+                want_var.clone(),
+                f32_tolerance
+            );
+            check_all!(
+                format!("{what} mean f32"),
+                means.iter().map(|&v| v as f64).collect(),
+                want_mean.clone(),
+                1e-5
+            );
+            let vars64 = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
+                let values = r.var_axes::<f64, _>(x, &layout, &signed, correction).unwrap().values;
+                r.host(&values)
+            });
+            check_all!(format!("{what} var f32 in f64"), vars64, want_var.clone(), 1e-9);
+            let stds = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
+                let values = r.std_axes::<f64, _>(x, &layout, &signed, correction).unwrap().values;
+                r.host(&values)
+            });
+            let want_std: Vec<f64> = want_var.iter().map(|v| v.sqrt()).collect();
+            check_all!(format!("{what} std f64"), stds, want_std, 1e-9);
+
+            let want_lse: Vec<f64> = per_result.iter().map(|x| logsumexp(x)).collect();
+            let lse = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
+                let values = r.logsumexp_axes(x, &layout, &signed).unwrap().values;
+                r.host(&values)
+            });
+            check_all!(format!("{what} logsumexp f64"), lse, want_lse.clone(), 1e-13);
+            let lse32 = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
+                let values = r.logsumexp_axes(x, &layout, &signed).unwrap().values;
+                r.host(&values)
+            });
+            let want_lse32: Vec<f64> = gathered(&data32, &layout, &axes)
+                .iter()
+                .map(|x| logsumexp(&x.iter().map(|&v| v as f64).collect::<Vec<_>>()))
+                .collect();
+            check_all!(
+                format!("{what} logsumexp f32"),
+                lse32.iter().map(|&v| v as f64).collect(),
+                want_lse32,
+                1e-5
+            );
+
+            for predicate in [Predicate::Nonzero, Predicate::Nan, Predicate::Inf] {
+                let holds = |v: &f64| match predicate {
+                    Predicate::Nonzero => *v != 0.0,
+                    Predicate::Nan => v.is_nan(),
+                    Predicate::Inf => v.is_infinite(),
+                };
+                let want: Vec<u64> = per_result
+                    .iter()
+                    .map(|x| x.iter().filter(|v| holds(v)).count() as u64)
+                    .collect();
+                let counts = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
+                    let values = r.count_axes(x, &layout, &signed, predicate).unwrap().values;
+                    r.host(&values)
+                });
+                assert_eq!(counts, want, "{what} count {predicate:?}");
+                let any = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
+                    let values = r.any_axes(x, &layout, &signed, predicate).unwrap().values;
+                    r.host(&values)
+                });
+                let want_any: Vec<u8> = want.iter().map(|&c| (c > 0) as u8).collect();
+                assert_eq!(any, want_any, "{what} any {predicate:?}");
+                let all = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
+                    let values = r.all_axes(x, &layout, &signed, predicate).unwrap().values;
+                    r.host(&values)
+                });
+                let want_all: Vec<u8> = per_result
+                    .iter()
+                    .zip(&want)
+                    .map(|(x, &c)| (c == x.len() as u64) as u8)
+                    .collect();
+                assert_eq!(all, want_all, "{what} all {predicate:?}");
+            }
+        }
+    });
+}
+
+/// Whole inputs of every length up to a few vectors' worth and one long one,
+/// with one special value at each position in turn (head, body and tail of
+/// every offset): the count finds exactly it; logsumexp of `-inf`s and one
+/// `x` is `x` exactly; the variance of a constant is exactly 0 and its mean
+/// the constant, unless the special is NaN or infinite.
+#[test]
+fn one_special_element_at_every_position() {
+    let test = "one_special_element_at_every_position";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        let long = backend.size(100_003, 5_003);
+        for len in (1..40).chain([long]) {
+            let positions: Vec<usize> = if len < 40 {
+                (0..len).collect()
+            } else {
+                (0..len).step_by(len / 37).chain([len - 1]).collect()
+            };
+            for &hot in &positions {
+                let offset = rng.gen_range(0..4);
+                let special = [f32::NAN, f32::INFINITY, 3.5][hot % 3];
+                let mut data = vec![-2.25f32; len];
+                data[hot] = special;
+                let what = format!("{} len {len} at {hot} ({special})", backend.name());
+                let (count, any, all) = backend.staged_twice(&data, offset, POISON_F32, |r, x| {
+                    let predicate = if special.is_nan() {
+                        Predicate::Nan
+                    } else if special.is_infinite() {
+                        Predicate::Inf
+                    } else {
+                        Predicate::Nonzero
+                    };
+                    let count = r.count(x, predicate).unwrap();
+                    (
+                        count,
+                        r.any(x, predicate).unwrap(),
+                        r.all(x, Predicate::Nonzero).unwrap(),
+                    )
+                });
+                let expected_count = if special == 3.5 { len as u64 } else { 1 };
+                assert_eq!((count, any, all), (expected_count, true, true), "{what}");
+                let (mean, var) =
+                    backend.staged_twice(&data, offset, POISON_F32, |r, x| r.mean_var::<f32, _>(x, 1.0).unwrap());
+                if special == 3.5 {
+                    assert!(var > 0.0 && mean > -2.25, "{what}: {mean} {var}");
+                } else {
+                    assert!(
+                        var.is_nan() && (mean.is_nan() == special.is_nan()),
+                        "{what}: {mean} {var}"
+                    );
+                }
+                let mut one_hot = vec![f64::NEG_INFINITY; len];
+                one_hot[hot] = -7.125;
+                let lse = backend.staged_twice(&one_hot, offset, POISON_F64, |r, x| r.logsumexp(x).unwrap());
+                assert_eq!(lse, -7.125, "{what}: logsumexp of one finite element");
+            }
+            let constant = vec![1.0e3f64 + 0.5; len];
+            let (mean, var) =
+                backend.staged_twice(&constant, 0, POISON_F64, |r, x| r.mean_var::<f64, _>(x, 1.0).unwrap());
+            let expected_var = if len == 1 { f64::NAN } else { 0.0 };
+            assert!(
+                mean == 1000.5 && (var == expected_var || (var.is_nan() && expected_var.is_nan())),
+                "{} len {len}: {mean} {var}",
+                backend.name()
+            );
+        }
+    });
+}
+
+#[test]
+fn edge_cases_and_errors() {
+    let test = "edge_cases_and_errors";
+    for_each_backend!(test, |backend| {
+        let empty: [f64; 0] = [];
+        let results = backend.staged_twice(&empty, 0, POISON_F64, |r, x| {
+            (
+                r.var::<f64, _>(x, 1.0).unwrap(),
+                r.logsumexp(x).unwrap(),
+                r.count(x, Predicate::Nonzero).unwrap(),
+                r.any(x, Predicate::Nonzero).unwrap(),
+                r.all(x, Predicate::Nonzero).unwrap(),
+            )
+        });
+        assert!(results.0.is_nan() && results.1 == f64::NEG_INFINITY, "{results:?}");
+        assert_eq!((results.2, results.3, results.4), (0, false, true));
+        let lse = |backend: &mut Tester<_>, data: &[f32]| {
+            backend.staged_twice(data, 1, POISON_F32, |r, x| r.logsumexp(x).unwrap())
+        };
+        assert_eq!(lse(&mut backend, &[f32::INFINITY, 1.0]), f32::INFINITY);
+        assert_eq!(lse(&mut backend, &[f32::INFINITY, f32::NEG_INFINITY]), f32::INFINITY);
+        assert_eq!(
+            lse(&mut backend, &[f32::NEG_INFINITY, f32::NEG_INFINITY]),
+            f32::NEG_INFINITY
+        );
+        assert!(lse(&mut backend, &[f32::NAN, f32::INFINITY]).is_nan());
+        assert_eq!(
+            lse(&mut backend, &[88.0, 88.0]),
+            88.0 + 2f32.ln(),
+            "no overflow past e^88"
+        );
+        // A correction of n: M2 / 0.
+        let inf = backend.staged_twice(&[1.0f64, 3.0], 0, POISON_F64, |r, x| r.var::<f64, _>(x, 2.0).unwrap());
+        let nan = backend.staged_twice(&[1.0f64], 0, POISON_F64, |r, x| r.var::<f64, _>(x, 1.0).unwrap());
+        assert!(inf == f64::INFINITY && nan.is_nan(), "{inf} {nan}");
+        // Reduced axis of length 0 along axes; a kept one of length 0.
+        let layout = Strided::contiguous(&[3, 0]).unwrap();
+        let (vars, all) = backend.staged_twice(&empty, 0, POISON_F64, |r, x| {
+            (
+                {
+                    let values = r.var_axes::<f64, _>(x, &layout, &[1], 1.0).unwrap().values;
+                    r.host(&values)
+                },
+                {
+                    let values = r.all_axes(x, &layout, &[1], Predicate::Nan).unwrap().values;
+                    r.host(&values)
+                },
+            )
+        });
+        assert!(vars.len() == 3 && vars.iter().all(|v| v.is_nan()), "{vars:?}");
+        assert_eq!(all, [1, 1, 1]);
+        let none = backend.staged_twice(&empty, 0, POISON_F64, |r, x| {
+            let values = r.logsumexp_axes(x, &layout, &[0]).unwrap().values;
+            r.host(&values)
+        });
+        assert!(none.is_empty());
+        // Errors.
+        let data = [1.0f32; 6];
+        let matrix = Strided::contiguous(&[2, 3]).unwrap();
+        let errors = backend.staged_twice(&data, 0, POISON_F32, |r, x| {
+            (
+                r.var::<f32, _>(x, -1.0).map(|_| ()).unwrap_err(),
+                r.std::<f32, _>(x, f64::NAN).map(|_| ()).unwrap_err(),
+                r.var_axes::<f32, _>(x, &matrix, &[2], 1.0).map(|_| ()).unwrap_err(),
+                r.count_axes(x, &matrix, &[0, -2], Predicate::Nan)
+                    .map(|_| ())
+                    .unwrap_err(),
+                r.logsumexp_axes(x, &Strided::contiguous(&[2, 4]).unwrap(), &[0])
+                    .map(|_| ())
+                    .unwrap_err(),
+            )
+        });
+        assert!(
+            matches!(errors.0, Error::InvalidArgument(_)) && matches!(errors.1, Error::InvalidArgument(_)),
+            "{errors:?}"
+        );
+        assert!(
+            matches!(errors.2, Error::InvalidAxes(_)) && matches!(errors.3, Error::InvalidAxes(_)),
+            "{errors:?}"
+        );
+        assert!(matches!(errors.4, Error::InvalidLayout(_)), "{errors:?}");
+    });
+}
