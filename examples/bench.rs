@@ -27,6 +27,14 @@
 //! (0, 2), with the whole-input sum of the same buffer; as rows
 //! `reduce,<type>,<shape>,<axes>,<op>,<median_us>,<GB/s>` (`x`-joined
 //! shape, `+`-joined axes; GB/s count the results written too).
+//! The type `statistics` (`statistics_f64`) times, in the same rows, the
+//! statistics of 2^28 elements over the whole input, the last axis of
+//! `[2^20, 2^8]` and the first of `[2^8, 2^20]`: `sum` (through
+//! `reduce_axes_into`, to compare with), `var` and `std` (correction 1,
+//! accumulated in the input type), `var_f64` (f32 only: accumulated in
+//! f64), `logsumexp`, `count_nonzero` and `any_nan`
+//! (`scripts/torch_axes.py` times PyTorch's `var`, `std`, `logsumexp`,
+//! `count_nonzero` and `isnan().any()` on the same shapes).
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
 //! layouts named (for profiling one of them), and also the probe layouts it
@@ -39,7 +47,8 @@
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{ArgInput, Element, Op, Output, Reducer, Scope};
+use reduce::statistics::{LogSumExpInput, MomentsInput, Predicate};
+use reduce::{ArgInput, Element, ElementType, FloatElement, Op, Output, Reducer, Scope};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _context = cust::quick_init().map_err(|e| format!("bench needs a CUDA GPU: {e}"))?;
@@ -73,6 +82,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "segmented_f64" => bench_segmented::<f64>(&mut reducer, "f64")?,
             "axes" => bench_axes::<f32>(&mut reducer, "f32")?,
             "axes_f64" => bench_axes::<f64>(&mut reducer, "f64")?,
+            "statistics" => bench_statistics::<f32>(&mut reducer, "f32")?,
+            "statistics_f64" => bench_statistics::<f64>(&mut reducer, "f64")?,
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -405,6 +416,87 @@ fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box
                 moved / us / 1e3
             );
         }
+    }
+    Ok(())
+}
+
+/// The shapes and axes of the statistics' rows: the whole input, rows of
+/// 2^8 and columns of 2^8 (2^28 elements each).
+fn statistics_cases() -> Vec<(Vec<usize>, Vec<isize>)> {
+    vec![
+        (vec![1 << 28], vec![0]),
+        (vec![1 << 20, 1 << 8], vec![1]),
+        (vec![1 << 8, 1 << 20], vec![0]),
+    ]
+}
+
+/// The statistics of 2^28 elements of `F` (one buffer: far past L2), each
+/// through its `Scope::*_axes_into` form into a preallocated output, beside
+/// the sum of the same elements.
+fn bench_statistics<F>(reducer: &mut Reducer, name: &str) -> Result<(), Box<dyn std::error::Error>>
+where
+    F: FromSmall + FloatElement + MomentsInput<F> + MomentsInput<f64> + LogSumExpInput,
+{
+    use reduce::axes::Strided;
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let n = 1usize << 28;
+    let element = std::mem::size_of::<F>();
+    let host: Vec<F> = (0..n).map(|i| fill_value::<F>(i, 7)).collect();
+    let input = DeviceBuffer::from_slice(&host)?;
+    drop(host);
+    for (shape, axes) in statistics_cases() {
+        let layout = Strided::contiguous(&shape)?;
+        let outputs = layout.kept_outputs(&axes)?;
+        let mut values = DeviceBuffer::from_slice(&vec![F::default(); outputs])?;
+        let mut wide = DeviceBuffer::from_slice(&vec![0f64; outputs])?;
+        let mut counts = DeviceBuffer::from_slice(&vec![0u64; outputs])?;
+        let mut flags = DeviceBuffer::from_slice(&vec![0u8; outputs])?;
+        let shape_text = shape.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("x");
+        let axes_text = axes.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("+");
+        let (values, wide) = (Output::from(&mut values), Output::from(&mut wide));
+        let (counts, flags) = (Output::from(&mut counts), Output::from(&mut flags));
+        macro_rules! time {
+            ($statistic:literal, $result_bytes:expr, |$scope:ident| $call:expr) => {{
+                let us = median_us(reducer, n, &stream, (&start, &stop), |_, $scope| $call)?;
+                let moved = (n * element + outputs * $result_bytes) as f64;
+                println!(
+                    "reduce,{name},{shape_text},{axes_text},{},{us:.2},{:.1}",
+                    $statistic,
+                    moved / us / 1e3
+                );
+            }};
+        }
+        let axes = &axes[..];
+        time!("sum", element, |scope| scope.reduce_axes_into(
+            &input,
+            &layout,
+            axes,
+            Op::Sum,
+            values,
+            &stream
+        ));
+        time!("var", element, |scope| scope
+            .var_axes_into::<F, F>(&input, &layout, axes, 1.0, values, &stream));
+        time!("std", element, |scope| scope
+            .std_axes_into::<F, F>(&input, &layout, axes, 1.0, values, &stream));
+        if F::TYPE == ElementType::F32 {
+            time!("var_f64", 8, |scope| scope
+                .var_axes_into::<f64, F>(&input, &layout, axes, 1.0, wide, &stream));
+        }
+        time!("logsumexp", element, |scope| scope
+            .logsumexp_axes_into(&input, &layout, axes, values, &stream));
+        time!("count_nonzero", 8, |scope| {
+            scope.count_axes_into(&input, &layout, axes, Predicate::Nonzero, counts, &stream)
+        });
+        time!("any_nan", 1, |scope| scope.any_axes_into(
+            &input,
+            &layout,
+            axes,
+            Predicate::Nan,
+            flags,
+            &stream
+        ));
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 """Joins `bench axes` rows (ours) with `scripts/torch_axes.py` rows (PyTorch)
 into the markdown table of issue #32: per type, shape, axes and op, both
 median times, ours / PyTorch, our TB/s, and where the output is at most 1/64
-of the input our bandwidth as a share of our whole-input sum's.
+of the input our bandwidth as a share of our whole-input sum's; for every
+op but sum, our time over our sum's on the same shape and axes.
 Usage: compare_axes.py reduce.csv torch.csv"""
 import sys
 
@@ -19,8 +20,9 @@ def rows(path):
 
 def main():
     ours, torch = rows(sys.argv[1]), rows(sys.argv[2])
-    print("| type | shape | axes | op | ours µs | PyTorch µs | ours / PyTorch | ours TB/s | of our sum's bandwidth |")
-    print("|---|---|---|---|---:|---:|---:|---:|---:|")
+    print("| type | shape | axes | op | ours µs | PyTorch µs | ours / PyTorch | ours TB/s | of our sum's bandwidth "
+          "| ours / our sum |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
     worst = 0.0
     for key, (us, gbps) in ours.items():
         dtype, shape, axes, op = key
@@ -36,8 +38,10 @@ def main():
             whole = ours.get((dtype, str(1 << 28), "all", "sum"))
             if reduced >= 64 and whole:
                 share = f"{gbps / whole[1]:.0%}"
+        sum_here = ours.get((dtype, shape, axes, "sum"))
+        over_sum = f"{us / sum_here[0]:.2f}" if sum_here and op != "sum" else ""
         print(f"| {dtype} | {shape} | {axes} | {op} | {us:.1f} | {theirs[0] if theirs else float('nan'):.1f} | "
-              f"{ratio:.2f} | {gbps / 1e3:.2f} | {share} |")
+              f"{ratio:.2f} | {gbps / 1e3:.2f} | {share} | {over_sum} |")
     print(f"\nworst ours / PyTorch: {worst:.2f}")
 
 

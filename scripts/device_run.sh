@@ -2,7 +2,7 @@
 # Runs on the GPU machine (no Rust there) over binaries built here by
 # scripts/stage_device.sh into .device-bin/: the GPU test suite, the
 # quickstart, CUB's reference benchmark and ours, in one call.
-# Usage (device tool): bash scripts/device_run.sh [tests] [quickstart] [bench] [axes] [multi]
+# Usage (device tool): bash scripts/device_run.sh [tests] [quickstart] [bench] [axes] [statistics] [multi]
 # `multi` runs the multi-GPU examples (tests include the multi-GPU tests).
 # TEST_BINARIES (a glob, e.g. 'multi_gpu-*') picks test binaries.
 set -uo pipefail
@@ -52,6 +52,12 @@ if [[ $what == *axes* ]]; then
   "$bin/bench" axes axes_f64 > "$out/reduce_axes.csv" || status=1
   python3 scripts/torch_axes.py f32 f64 > "$out/torch_axes.csv" || status=1
   python3 scripts/compare_axes.py "$out/reduce_axes.csv" "$out/torch_axes.csv" | tee "$out/axes.md"
+fi
+if [[ $what == *statistics* ]]; then
+  # Statistics (issue #32) beside our sum and PyTorch's, in this one call.
+  "$bin/bench" statistics statistics_f64 > "$out/reduce_statistics.csv" || status=1
+  python3 scripts/torch_axes.py statistics statistics_f64 > "$out/torch_statistics.csv" || status=1
+  python3 scripts/compare_axes.py "$out/reduce_statistics.csv" "$out/torch_statistics.csv" | tee "$out/statistics.md"
 fi
 if [[ $what == *multi* ]]; then
   echo "== multi_process"; "$bin/multi_process" 2>&1 | tee "$out/multi_process.log" || status=1

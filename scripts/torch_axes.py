@@ -3,7 +3,11 @@
 (examples/bench.rs, `axes_cases`), the same way: one 2^28-element buffer of
 values 1..3, 3 warm-up calls, then CUDA events around each of 30 calls into a
 preallocated output (`torch.sum(..., out=)`, `torch.amax(..., out=)`), median.
-Rows: `torch,<type>,<shape>,<axes>,<op>,<median_us>,<GB/s>`, as the bench's."""
+Rows: `torch,<type>,<shape>,<axes>,<op>,<median_us>,<GB/s>`, as the bench's.
+Arguments `statistics` / `statistics_f64` time, as `bench statistics` does,
+sum, var and std (correction 1), logsumexp, count_nonzero and
+`isnan().any()` over the whole input, the last axis of [2^20, 2^8] and the
+first of [2^8, 2^20]."""
 import statistics
 import sys
 
@@ -18,6 +22,40 @@ def cases():
     out.append(((64, 1 << 16, 64), (1,)))
     out.append(((1 << 10, 1 << 10, 1 << 8), (0, 2)))
     return out
+
+
+def statistics_cases():
+    return [((1 << 28,), (0,)), ((1 << 20, 1 << 8), (1,)), ((1 << 8, 1 << 20), (0,))]
+
+
+def time_statistics(name):
+    dtype = {"statistics": torch.float32, "statistics_f64": torch.float64}[name]
+    n = 1 << 28
+    x = torch.randint(1, 4, (n,), device="cuda").to(dtype)
+    element = x.element_size()
+    for shape, axes in statistics_cases():
+        view = x.view(shape)
+        kept = [e for a, e in enumerate(shape) if a not in axes]
+        out = torch.empty(kept, device="cuda", dtype=dtype)
+        calls = (
+            ("sum", element, lambda: torch.sum(view, dim=axes, out=out)),
+            ("var", element, lambda: torch.var(view, dim=axes, correction=1, out=out)),
+            ("std", element, lambda: torch.std(view, dim=axes, correction=1, out=out)),
+            ("logsumexp", element, lambda: torch.logsumexp(view, dim=axes, out=out)),
+            ("count_nonzero", 8, lambda: torch.count_nonzero(view, dim=axes)),
+            ("any_nan", 1, lambda: torch.isnan(view).any(dim=axes[0])),
+        )
+        for op, result_bytes, call in calls:
+            us = median_us(call)
+            moved = n * element + out.numel() * result_bytes
+            shape_text = "x".join(map(str, shape))
+            axes_text = "+".join(map(str, axes))
+            print(f"torch,{name_of(dtype)},{shape_text},{axes_text},{op},{us:.2f},{moved / us / 1e3:.1f}", flush=True)
+    del x
+
+
+def name_of(dtype):
+    return {torch.float32: "f32", torch.float64: "f64"}[dtype]
 
 
 def median_us(call):
@@ -39,6 +77,9 @@ def main():
     names = sys.argv[1:] or ["f32", "f64"]
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
     for name in names:
+        if name.startswith("statistics"):
+            time_statistics(name)
+            continue
         dtype = {"f32": torch.float32, "f64": torch.float64}[name]
         n = 1 << 28
         x = torch.randint(1, 4, (n,), device="cuda").to(dtype)

@@ -129,8 +129,11 @@ impl SegmentPlan {
 /// How an axis launch ([`Kernel::Axis`]) divides its work: its `plan`
 /// parameter. A block is a tile of `2^output_lanes_log2` consecutive results
 /// by `2^reduce_lanes_log2` lanes along the reduced axis (their product is
-/// the block size); each result's reduced axis is cut into `splits` parts,
-/// one block each, combined by the tile's last block.
+/// the block size), the results' index fastest in the thread index, or the
+/// reduce lanes' with `reduce_lanes_first` (for a contiguous reduced axis:
+/// a warp then reads consecutive elements, and up to 32 lanes of a result
+/// combine within their warp); each result's reduced axis is cut into
+/// `splits` parts, one block each, combined by the tile's last block.
 ///
 /// The axis entry points (one per row of
 /// [`for_each_reduce_kernel!`](crate::for_each_reduce_kernel)) take, all as `.u64`:
@@ -157,15 +160,20 @@ pub struct AxisPlan {
     pub output_lanes_log2: u32,
     /// Lanes per result along the reduced axis, as a power of two.
     pub reduce_lanes_log2: u32,
+    /// Whether a result's reduce lanes are consecutive threads (else its
+    /// result lanes are).
+    pub reduce_lanes_first: bool,
     /// Parts each result's reduced axis is cut into, one block each: at least 1.
     pub splits: u32,
 }
 
 impl AxisPlan {
     /// The plan as the one `.u64` parameter: the result lanes in bits 0–7,
-    /// the reduce lanes in bits 8–15, the splits in bits 32–63.
+    /// the reduce lanes in bits 8–15, `reduce_lanes_first` in bit 16, the
+    /// splits in bits 32–63.
     pub const fn to_bits(self) -> u64 {
         (self.splits as u64) << 32
+            | (self.reduce_lanes_first as u64) << 16
             | (self.reduce_lanes_log2 as u64 & 0xff) << 8
             | (self.output_lanes_log2 as u64 & 0xff)
     }
@@ -175,10 +183,31 @@ impl AxisPlan {
         AxisPlan {
             output_lanes_log2: bits as u32 & 0xff,
             reduce_lanes_log2: (bits >> 8) as u32 & 0xff,
+            reduce_lanes_first: (bits >> 16) & 1 == 1,
             splits: (bits >> 32) as u32,
         }
     }
+
+    /// Thread `thread`'s result lane and reduce lane.
+    pub const fn lanes(self, thread: u64) -> (u64, u64) {
+        if self.reduce_lanes_first {
+            (
+                thread >> self.reduce_lanes_log2,
+                thread & ((1 << self.reduce_lanes_log2) - 1),
+            )
+        } else {
+            (
+                thread & ((1 << self.output_lanes_log2) - 1),
+                thread >> self.output_lanes_log2,
+            )
+        }
+    }
 }
+
+/// Loads each thread of an axis launch issues along the reduced axis
+/// before it combines any (the host gives each lane at least this many
+/// elements where the reduced axis allows).
+pub const AXIS_LOADS_IN_FLIGHT: u64 = 8;
 
 /// The most kept axes an axis launch takes ([`AxisPlan`]'s `extent0` … `extent7`).
 pub const AXIS_KEPT_DIMS: usize = 8;
@@ -207,13 +236,14 @@ impl Statistic {
     /// accumulates in `accumulator`: whole 8-byte words of the count, mean
     /// and `M2` (moments), of the maximum and sum (logsumexp), of the count.
     pub fn state_bytes(self, accumulator: Scalar) -> u64 {
-        let value = match accumulator {
-            Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
-            _ => 4,
-        };
+        // Two values (mean and M2, or maximum and sum) fill one word when
+        // they are 4 bytes each, two when they are 8; moments add a u64 count.
+        let wide = matches!(accumulator, Scalar::F64 | Scalar::I64 | Scalar::U64);
         match self {
-            Statistic::Moments => 8 + (2 * value as u64).next_multiple_of(8),
-            Statistic::LogSumExp => (2 * value as u64).next_multiple_of(8),
+            Statistic::Moments if wide => 24,
+            Statistic::Moments => 16,
+            Statistic::LogSumExp if wide => 16,
+            Statistic::LogSumExp => 8,
             Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf => 8,
         }
     }

@@ -9,11 +9,12 @@
 //! `2^reduce_lanes_log2` lanes along the reduced axis ([`AxisPlan`]), with
 //! the results' index fastest: when the kept axes' innermost stride is 1
 //! (the reduced axis outermost, a column-wise sum), a warp reads 32
-//! consecutive elements of one row; when the reduced axis is the contiguous
-//! one, the host gives one result many lanes, and they read consecutive
-//! elements. Each thread folds its elements in order, several loads in
-//! flight; the block's lanes of one result combine through shared memory
-//! in a fixed tree.
+//! consecutive elements of one row. When the reduced axis is the contiguous
+//! one, the reduce lanes come first (`reduce_lanes_first`): a result's
+//! lanes are consecutive threads and read consecutive elements. Each
+//! thread folds its elements in order, several loads in flight; the lanes
+//! of one result combine in a fixed tree, within their warp by shuffles
+//! where they share one, else through shared memory.
 //!
 //! When the tiles are too few to fill the GPU, each result's reduced axis is
 //! split into `splits` parts, one block each; a part's results go to the
@@ -22,7 +23,7 @@
 //! order. Every result thus depends only on its elements and the plan, so
 //! it is the same on every run.
 
-use crate::abi::{AxisPlan, PARTIAL_SLOT_BYTES};
+use crate::abi::{AxisPlan, AXIS_LOADS_IN_FLIGHT as LOADS_IN_FLIGHT, PARTIAL_SLOT_BYTES};
 use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
@@ -31,12 +32,10 @@ use crate::map::ElementMap;
 use crate::op::Operator;
 use crate::statistic::{self, Output, Statistic};
 use crate::thread;
+use crate::warp;
 use crate::widen::Widen;
 use core::marker::PhantomData;
 use core::mem::size_of;
-
-/// Loads each thread issues along the reduced axis before it combines any.
-const LOADS_IN_FLIGHT: u64 = 8;
 
 /// The kept axes of a launch, innermost first: result `o` is at element
 /// offset `Σ (o's index along axis d) · strides[d]`, its indices taken
@@ -99,8 +98,17 @@ pub trait AxisFold {
     /// `address` is the global address of a readable element, not written during the launch.
     unsafe fn load(address: u64) -> Self::Value;
 
-    /// `acc` with `values[..count]` folded in, in order (`count` at most 8).
-    fn fold(acc: Self::Acc, values: [Self::Value; 8], count: u64) -> Self::Acc;
+    /// `acc` with a full batch of `values` folded in, in order.
+    ///
+    /// # Safety
+    /// Each value is one [`AxisFold::load`] gave (which may defer the read).
+    unsafe fn fold_batch(acc: Self::Acc, values: [Self::Value; 8]) -> Self::Acc;
+
+    /// `acc` with one value folded in (the short last batch, value by value).
+    ///
+    /// # Safety
+    /// As [`AxisFold::fold_batch`].
+    unsafe fn fold_one(acc: Self::Acc, value: Self::Value) -> Self::Acc;
 
     /// Writes result `o`.
     ///
@@ -109,24 +117,20 @@ pub trait AxisFold {
     unsafe fn write(acc: Self::Acc, output: &Output, o: u64);
 }
 
-/// `acc` combined with `lift` of each of `values[..count]` in turn, with `O`.
+/// `acc` combined with `lift` of each of `values` in turn, with `O`.
 #[inline(always)]
 pub(crate) fn fold_in_order<A: Accumulator, O: Operator<A>, V: Copy>(
     acc: A,
     values: [V; 8],
-    count: u64,
     lift: impl Fn(V) -> A,
 ) -> A {
+    let [v0, v1, v2, v3, v4, v5, v6, v7] = values;
     let mut acc = acc;
-    // Constant indices: an array indexed in a loop went to local memory.
-    macro_rules! lanes {
-        ($($k:literal)*) => {$(
-            if count > $k {
-                acc = O::combine(acc, lift(values[$k]));
-            }
-        )*};
+    // Named values: an array folded in a loop went to local memory.
+    macro_rules! fold {
+        ($($v:ident)*) => {$(acc = O::combine(acc, lift($v));)*};
     }
-    lanes!(0 1 2 3 4 5 6 7);
+    fold!(v0 v1 v2 v3 v4 v5 v6 v7);
     acc
 }
 
@@ -145,8 +149,13 @@ impl<T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Plain<T, M, O> {
     }
 
     #[inline(always)]
-    fn fold(acc: T, values: [T; 8], count: u64) -> T {
-        fold_in_order::<T, O, T>(acc, values, count, M::map)
+    unsafe fn fold_batch(acc: T, values: [T; 8]) -> T {
+        fold_in_order::<T, O, T>(acc, values, M::map)
+    }
+
+    #[inline(always)]
+    unsafe fn fold_one(acc: T, value: T) -> T {
+        O::combine(acc, M::map(value))
     }
 
     #[inline(always)]
@@ -170,8 +179,13 @@ impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
     }
 
     #[inline(always)]
-    fn fold(acc: S::Summary, values: [S::Value; 8], count: u64) -> S::Summary {
-        S::fold_batch(acc, values, count)
+    unsafe fn fold_batch(acc: S::Summary, values: [S::Value; 8]) -> S::Summary {
+        S::fold_batch(acc, values)
+    }
+
+    #[inline(always)]
+    unsafe fn fold_one(acc: S::Summary, value: S::Value) -> S::Summary {
+        S::Merge::combine(acc, S::lift(value))
     }
 
     #[inline(always)]
@@ -180,23 +194,45 @@ impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
     }
 }
 
-/// The statistic `S`, merging summaries an earlier launch stored.
+/// The statistic `S`, merging summaries an earlier launch stored. A load
+/// gives a summary's address; the summaries are read as they are merged,
+/// four at a time: eight of the 24-byte moments in registers at once took
+/// ptxas to 168 registers, more than a block of 512 threads may use.
 pub struct FromStates<S>(PhantomData<S>);
 
 impl<S: Statistic> AxisFold for FromStates<S> {
-    type Value = S::Summary;
+    type Value = u64;
     type Acc = S::Summary;
     type Merge = S::Merge;
     const BYTES: u64 = 8 * <S::Summary as Accumulator>::HALVES as u64;
 
     #[inline(always)]
-    unsafe fn load(address: u64) -> S::Summary {
-        statistic::load_state(address)
+    unsafe fn load(address: u64) -> u64 {
+        address
     }
 
     #[inline(always)]
-    fn fold(acc: S::Summary, values: [S::Summary; 8], count: u64) -> S::Summary {
-        fold_in_order::<_, S::Merge, _>(acc, values, count, |summary| summary)
+    unsafe fn fold_batch(acc: S::Summary, addresses: [u64; 8]) -> S::Summary {
+        let [a0, a1, a2, a3, a4, a5, a6, a7] = addresses;
+        let mut acc = acc;
+        macro_rules! merge_four {
+            ($($a:ident)*) => {{
+                let states = ($(statistic::load_state::<S::Summary>($a)),*);
+                let (s0, s1, s2, s3) = states;
+                acc = S::Merge::combine(acc, s0);
+                acc = S::Merge::combine(acc, s1);
+                acc = S::Merge::combine(acc, s2);
+                acc = S::Merge::combine(acc, s3);
+            }};
+        }
+        merge_four!(a0 a1 a2 a3);
+        merge_four!(a4 a5 a6 a7);
+        acc
+    }
+
+    #[inline(always)]
+    unsafe fn fold_one(acc: S::Summary, address: u64) -> S::Summary {
+        S::Merge::combine(acc, statistic::load_state(address))
     }
 
     #[inline(always)]
@@ -234,8 +270,7 @@ pub unsafe fn reduce<F: AxisFold>(
     let output_lanes = 1u64 << plan.output_lanes_log2;
     let reduce_lanes = 1u64 << plan.reduce_lanes_log2;
     let splits = plan.splits as u64;
-    let thread = thread_idx_x() as u64;
-    let (lane_o, lane_r) = (thread & (output_lanes - 1), thread >> plan.output_lanes_log2);
+    let (lane_o, lane_r) = plan.lanes(thread_idx_x() as u64);
     // Lane counts are powers of two, `splits` at least 1 (the checked forms
     // keep a panic path out of the PTX).
     let tiles = (outputs + output_lanes - 1) >> plan.output_lanes_log2;
@@ -289,33 +324,34 @@ unsafe fn fold<F: AxisFold>(first: u64, count: u64, step: u64) -> F::Acc {
     let mut address = device::to_global(first);
     let mut left = count;
     // Every load of a batch is issued before its first combine. Written
-    // out, not `array::map`: a batch built in a loop went to local memory.
-    macro_rules! batch {
-        ($load:expr; $($k:literal)*) => {{
-            let load = $load;
-            [$(load($k)),*]
-        }};
-    }
+    // out, and folded from named values: a batch built or folded in a loop
+    // went to local memory.
     while left >= LOADS_IN_FLIGHT {
-        let values = batch!(|k: u64| F::load(address + k * step); 0 1 2 3 4 5 6 7);
-        acc = F::fold(acc, values, LOADS_IN_FLIGHT);
+        let load = |k: u64| F::load(address + k * step);
+        let values = [load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)];
+        acc = F::fold_batch(acc, values);
         address += LOADS_IN_FLIGHT * step;
         left -= LOADS_IN_FLIGHT;
     }
     if left > 0 {
-        // The short last batch: only the loads in range (the slots past
-        // them repeat the first, and are not folded).
-        let first = F::load(address);
-        let values = batch!(|k: u64| if k > 0 && k < left { F::load(address + k * step) } else { first };
-            0 1 2 3 4 5 6 7);
-        acc = F::fold(acc, values, left);
+        // The short last batch: only the loads in range, each folded alone.
+        let load = |k: u64| (k < left).then(|| F::load(address + k * step));
+        let (v0, v1, v2, v3, v4, v5, v6, v7) = (load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7));
+        macro_rules! fold {
+            ($($v:ident)*) => {$(if let Some(value) = $v {
+                acc = F::fold_one(acc, value);
+            })*};
+        }
+        fold!(v0 v1 v2 v3 v4 v5 v6 v7);
     }
     acc
 }
 
 /// Combines the values of each result's lanes along the reduced axis in a
-/// fixed tree through shared memory; the result is valid in lane 0 (the
-/// threads of `lane_r == 0`). Ends with a barrier when it uses shared
+/// fixed tree; the result is valid in lane 0 (the threads of `lane_r ==
+/// 0`). With `reduce_lanes_first`, up to 32 lanes combine in their warp
+/// (shuffles), and the warps of a result through shared memory; else the
+/// lanes through shared memory. Ends with a barrier when it uses shared
 /// memory, so the block may call it again at once.
 ///
 /// # Safety
@@ -326,22 +362,61 @@ unsafe fn combine_lanes<A: Accumulator, O: Operator<A>>(value: A, plan: AxisPlan
     if plan.reduce_lanes_log2 == 0 {
         return value;
     }
-    let slots = device::dynamic_shared() as *mut Slot;
     let thread = thread_idx_x() as usize;
-    let lane_r = thread >> plan.output_lanes_log2;
-    block::store_slot(slots.add(thread), value);
-    let mut half = 1usize << (plan.reduce_lanes_log2 - 1);
+    if !plan.reduce_lanes_first {
+        // Lane `lane_r` of a result is slot `thread`; the next lane's is
+        // `2^output_lanes_log2` slots on.
+        return combine_in_shared::<A, O>(value, thread, true, plan.output_lanes_log2, plan.reduce_lanes_log2);
+    }
+    const WARP_LOG2: u32 = 5;
+    let in_warp = core::cmp::min(plan.reduce_lanes_log2, WARP_LOG2);
+    let value = warp::reduce_groups::<A, O>(value, 1 << in_warp);
+    if plan.reduce_lanes_log2 <= WARP_LOG2 {
+        return value;
+    }
+    // A result's warps are consecutive; warp `w`'s total, valid in its
+    // lane 0, is slot `w`. The result is valid in the result's first warp,
+    // whose lane 0 is `lane_r == 0`.
+    let warps_log2 = plan.reduce_lanes_log2 - WARP_LOG2;
+    let leader = thread & ((1 << WARP_LOG2) - 1) == 0;
+    combine_in_shared::<A, O>(value, thread >> WARP_LOG2, leader, 0, warps_log2)
+}
+
+/// Combines the values of `2^count_log2` members of each group in a fixed
+/// tree through shared memory: member `k` of the calling thread's group is
+/// slot `first + k · 2^stride_log2`, where `slot` is the thread's own; the
+/// threads that are not `leader` (other lanes of a warp whose total the
+/// leader holds) share their leader's slot and only read. The result is
+/// valid in the group's member 0. Ends with a barrier.
+///
+/// # Safety
+/// Every thread of the block calls it together, with the same counts; one
+/// leader per slot; the slots lie in the block's dynamic shared memory.
+#[inline(always)]
+unsafe fn combine_in_shared<A: Accumulator, O: Operator<A>>(
+    value: A,
+    slot: usize,
+    leader: bool,
+    stride_log2: u32,
+    count_log2: u32,
+) -> A {
+    let slots = device::dynamic_shared() as *mut Slot;
+    let member = (slot >> stride_log2) & ((1 << count_log2) - 1);
+    if leader {
+        block::store_slot(slots.add(slot), value);
+    }
+    let mut half = 1usize << count_log2 >> 1;
     while half > 0 {
         sync_threads();
-        if lane_r < half {
-            let mine = block::load_slot::<A>(slots.add(thread));
-            let other = block::load_slot::<A>(slots.add(thread + (half << plan.output_lanes_log2)));
-            block::store_slot(slots.add(thread), O::combine(mine, other));
+        if leader && member < half {
+            let mine = block::load_slot::<A>(slots.add(slot));
+            let other = block::load_slot::<A>(slots.add(slot + (half << stride_log2)));
+            block::store_slot(slots.add(slot), O::combine(mine, other));
         }
         half >>= 1;
     }
     sync_threads();
-    let total = block::load_slot::<A>(slots.add(thread));
+    let total = block::load_slot::<A>(slots.add(slot));
     // Nobody writes the slots again before every thread has read its own.
     sync_threads();
     total
@@ -366,7 +441,7 @@ unsafe fn combine_parts<A: Accumulator, O: Operator<A>>(
     let output_lanes = 1u64 << plan.output_lanes_log2;
     let splits = plan.splits as u64;
     let thread = thread_idx_x() as u64;
-    let (lane_o, lane_r) = (thread & (output_lanes - 1), thread >> plan.output_lanes_log2);
+    let (lane_o, lane_r) = plan.lanes(thread);
     let partials = device::to_global(partials);
     let slot = |part: u64| partials + ((tile * splits + part) * output_lanes + lane_o) * PARTIAL_SLOT_BYTES;
     if lane_r == 0 {

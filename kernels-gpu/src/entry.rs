@@ -99,7 +99,7 @@ pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T>>(args: AxisArgs)
 /// `S::Value` as it is read; see [`crate::statistic`] and [`axis::reduce`].
 ///
 /// # Safety
-/// As [`axis`], with `finish`, `finish_param` and `means` as
+/// As [`axis()`], with `finish`, `finish_param` and `means` as
 /// [`crate::abi::AxisPlan`] documents them for `S`.
 #[inline(always)]
 pub unsafe fn statistic<In: Widen<S::Value>, S: Statistic>(args: AxisArgs) {

@@ -36,11 +36,12 @@ macro_rules! math {
             let n = (x * core::f64::consts::LOG2_E as $t - 0.5) as i32;
             let n_t = n as $t;
             let r = (x - n_t * $ln2_hi) - n_t * $ln2_lo;
-            // Horner over 1/k!, from the highest term down.
+            // Horner over 1/k!, from the highest term down. The loop unrolls,
+            // so each 1/k is a constant: no division.
             let mut p: $t = 1.0;
             let mut k = $exp_terms;
             while k > 0 {
-                p = 1.0 + r * p / k as $t;
+                p = 1.0 + r * p * (1.0 / k as $t);
                 k -= 1;
             }
             // 2^n as bits; below the normal range in two steps (the last

@@ -39,14 +39,11 @@ pub trait Real: Element + PartialOrd {
     /// The square root, correctly rounded.
     fn sqrt(self) -> Self;
     fn is_finite(self) -> bool;
-    /// `+inf`.
-    const INFINITY: Self;
 }
 
 macro_rules! real {
     ($($t:ty: $exp:ident $ln:ident $sqrt:ident;)*) => {$(
         impl Real for $t {
-            const INFINITY: Self = <$t>::INFINITY;
             #[inline(always)]
             fn from_count(n: u64) -> Self {
                 n as $t
@@ -118,11 +115,10 @@ pub trait Statistic {
     /// The summary of one element.
     fn lift(value: Self::Value) -> Self::Summary;
 
-    /// `acc` merged with the summary of `values[..count]`, in order (`count`
-    /// at most 8; the compiler sees it as a constant for full batches).
+    /// `acc` merged with the summary of a full batch of `values`, in order.
     #[inline(always)]
-    fn fold_batch(acc: Self::Summary, values: [Self::Value; 8], count: u64) -> Self::Summary {
-        fold_in_order::<_, Self::Merge, _>(acc, values, count, Self::lift)
+    fn fold_batch(acc: Self::Summary, values: [Self::Value; 8]) -> Self::Summary {
+        fold_in_order::<_, Self::Merge, _>(acc, values, Self::lift)
     }
 
     /// Writes result `o`, the summary `summary`, as `output.finish` says.
@@ -283,10 +279,7 @@ impl<F: Real> Statistic for Variance<F> {
     /// merged once: one division per 8 elements, where merging each element
     /// (Welford's update) divides for every one.
     #[inline(always)]
-    fn fold_batch(acc: Moments<F>, v: [F; 8], count: u64) -> Moments<F> {
-        if count < 8 {
-            return fold_in_order::<_, Chan, _>(acc, v, count, Self::lift);
-        }
+    fn fold_batch(acc: Moments<F>, v: [F; 8]) -> Moments<F> {
         let sum = v[0]
             .add(v[1])
             .add(v[2].add(v[3]))
@@ -417,6 +410,30 @@ impl<F: Real> Statistic for LogSumExp<F> {
         ScaledSum {
             max: value,
             sum: F::ONE,
+        }
+    }
+
+    /// A full batch of 8 is scaled to its own maximum and merged once,
+    /// where merging each element would test and compare every one. A batch
+    /// with a NaN or whose maximum is infinite is merged element by
+    /// element, as those cases are defined.
+    #[inline(always)]
+    fn fold_batch(acc: ScaledSum<F>, v: [F; 8]) -> ScaledSum<F> {
+        let larger = |a: F, b: F| if b > a { b } else { a };
+        let max = larger(
+            larger(larger(v[0], v[1]), larger(v[2], v[3])),
+            larger(larger(v[4], v[5]), larger(v[6], v[7])),
+        );
+        let scaled = |x: F| x.sub(max).exp();
+        let sum = scaled(v[0])
+            .add(scaled(v[1]))
+            .add(scaled(v[2]).add(scaled(v[3])))
+            .add(scaled(v[4]).add(scaled(v[5])).add(scaled(v[6]).add(scaled(v[7]))));
+        // A NaN element makes the sum NaN.
+        if max.is_finite() && !sum.is_nan() {
+            LogAddExp::combine(acc, ScaledSum { max, sum })
+        } else {
+            fold_in_order::<_, LogAddExp, _>(acc, v, Self::lift)
         }
     }
 

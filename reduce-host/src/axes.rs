@@ -219,8 +219,19 @@ impl Strided {
 }
 
 impl Strided {
-    /// The number of positions of the axes that `axes` does not name.
-    pub(crate) fn kept_outputs(&self, axes: &[isize]) -> Result<usize> {
+    /// The number of results a reduction along `axes` has: the positions
+    /// of the axes that `axes` does not name (the length an `_into` call's
+    /// output needs). Errors as the reductions give for these axes.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let layout = reduce::axes::Strided::contiguous(&[4, 5, 6])?;
+    /// assert_eq!(layout.kept_outputs(&[0, -1])?, 5);
+    /// assert_eq!(layout.kept_outputs(&[])?, 120);
+    /// assert!(layout.kept_outputs(&[3]).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn kept_outputs(&self, axes: &[isize]) -> Result<usize> {
         kept_outputs(self, &self.reduced_mask(axes)?)
     }
 

@@ -126,13 +126,14 @@
 use crate::axes::Strided;
 use crate::backend::launcher::{element_address, StreamHandle};
 use crate::backend::Cuda;
-use crate::element::{ArgInput, Element, WidensTo};
+use crate::element::{ArgInput, Element, FloatElement, WidensTo};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
+use crate::statistics::{Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
-use kernels_gpu::abi::Op;
+use kernels_gpu::abi::{Finish, Op};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -896,5 +897,155 @@ impl<'b> Scope<'_, 'b> {
         let input = input.into().slice();
         self.reducer
             .enqueue_axes(&input, layout, axes, op, out, Some(stream.into().handle()))
+    }
+
+    /// [`Reducer::var_axes`] into `out` (one element per position of the
+    /// kept axes), enqueued on `stream`. Errors as [`Scope::reduce_axes_into`],
+    /// and [`Error::InvalidArgument`] for a correction that is negative or
+    /// not finite. A whole input is the one axis of `Strided::contiguous(&[len])`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{axes::Strided, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0])?; // 2 × 3
+    /// let mut var = DeviceBuffer::from_slice(&[0.0f32; 3])?;
+    /// let layout = Strided::contiguous(&[2, 3])?;
+    /// Reducer::new()?.scope(|scope| scope.var_axes_into::<f32, _>(&x, &layout, &[0], 1.0, &mut var, &stream))?;
+    /// assert_eq!(var.as_host_vec()?, [4.5, 8.0, 12.5]);
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn var_axes_into<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: impl Into<Input<'b, In>>,
+        layout: &Strided,
+        axes: &[isize],
+        correction: f64,
+        out: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::moments::<A>(Finish::Value, correction)?;
+        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::std_axes`] into `out`, as [`Scope::var_axes_into`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn std_axes_into<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: impl Into<Input<'b, In>>,
+        layout: &Strided,
+        axes: &[isize],
+        correction: f64,
+        out: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::moments::<A>(Finish::Root, correction)?;
+        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::mean_var_axes`] into `means` and `variances` (each one
+    /// element per position of the kept axes), as [`Scope::var_axes_into`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn mean_var_axes_into<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        input: impl Into<Input<'b, In>>,
+        layout: &Strided,
+        axes: &[isize],
+        correction: f64,
+        means: impl Into<Output<'b, A>>,
+        variances: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let means = means.into();
+        let variances = variances.into();
+        if means.len != variances.len {
+            return Err(Error::InvalidAxes(format!(
+                "the means output has {} elements, the variances output {}",
+                means.len, variances.len
+            )));
+        }
+        self.statistic_axes_into(input, layout, axes, call, variances, Some(means.address), stream)
+    }
+
+    /// [`Reducer::logsumexp_axes`] into `out`, as [`Scope::var_axes_into`].
+    pub fn logsumexp_axes_into<F: LogSumExpInput>(
+        &mut self,
+        input: impl Into<Input<'b, F>>,
+        layout: &Strided,
+        axes: &[isize],
+        out: impl Into<Output<'b, F>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        self.statistic_axes_into(input, layout, axes, Call::logsumexp::<F>(), out.into(), None, stream)
+    }
+
+    /// [`Reducer::count_axes`] into `out`, as [`Scope::var_axes_into`].
+    pub fn count_axes_into<T: Element>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        layout: &Strided,
+        axes: &[isize],
+        predicate: Predicate,
+        out: impl Into<Output<'b, u64>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::count::<T>(predicate, Finish::Value);
+        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::any_axes`] into `out` (1 or 0 per result), as [`Scope::var_axes_into`].
+    pub fn any_axes_into<T: Element>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        layout: &Strided,
+        axes: &[isize],
+        predicate: Predicate,
+        out: impl Into<Output<'b, u8>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::count::<T>(predicate, Finish::Any);
+        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::all_axes`] into `out` (1 or 0 per result), as [`Scope::var_axes_into`].
+    pub fn all_axes_into<T: Element>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        layout: &Strided,
+        axes: &[isize],
+        predicate: Predicate,
+        out: impl Into<Output<'b, u8>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::count::<T>(predicate, Finish::All);
+        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
+    }
+
+    /// `call` along `axes` into `out` (and the means into `means`, which has
+    /// `out`'s length, where given), on `stream`.
+    #[allow(clippy::too_many_arguments)]
+    fn statistic_axes_into<In: Element, R>(
+        &mut self,
+        input: impl Into<Input<'b, In>>,
+        layout: &Strided,
+        axes: &[isize],
+        call: Call,
+        out: Output<'b, R>,
+        means: Option<u64>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
+        let destination = Destination {
+            out: out.address,
+            len: out.len,
+            means: means.unwrap_or(0),
+        };
+        let input = input.into().slice();
+        self.reducer
+            .enqueue_statistic(&input, layout, axes, call, destination, Some(stream.into().handle()))
     }
 }

@@ -5,7 +5,9 @@
 //! with it every float result, is the same on every run.
 
 use crate::tuning::{self, Tuning};
-use kernels_gpu::abi::{AxisPlan, SegmentPlan, SegmentSchedule, VECTORS_PER_THREAD, VECTOR_BYTES};
+use kernels_gpu::abi::{
+    AxisPlan, SegmentPlan, SegmentSchedule, AXIS_LOADS_IN_FLIGHT, VECTORS_PER_THREAD, VECTOR_BYTES,
+};
 
 /// The launch shape of one reduction: blocks × threads per block (see
 /// [`Reducer::launch_shape`](crate::Reducer::launch_shape)).
@@ -75,9 +77,9 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
 
 /// The axis kernel's plan and grid for `outputs` results, each folding
 /// `reduced` elements (see [`crate::axes`]): a block of the largest power of
-/// two of threads the tuning row allows; lanes along the reduced axis
-/// first when it is contiguous (as many as it has elements, up to the
-/// block), else results first (32, or more while the tiles of results
+/// two of threads the tuning row allows; when the reduced axis is
+/// contiguous, its lanes first, one per [`AXIS_LOADS_IN_FLIGHT`] elements
+/// (up to the block), else results first (32, or more while the tiles of results
 /// outnumber `grid_cap`); and, when the tiles of results are fewer
 /// than `grid_cap`, the reduced axis split into parts of at least
 /// [`AXIS_LOADS_PER_PART`] loads per thread, up to `grid_cap` blocks in all.
@@ -96,8 +98,10 @@ pub(crate) fn axis_shape(
             .checked_next_power_of_two()
             .map_or(threads_log2, |p| p.ilog2().min(threads_log2))
     };
-    let (output_lanes_log2, reduce_lanes_log2) = if reduced_contiguous && reduced > 1 {
-        let reduce = lanes_for(reduced);
+    let reduce_lanes_first = reduced_contiguous && reduced > 1;
+    let (output_lanes_log2, reduce_lanes_log2) = if reduce_lanes_first {
+        // A batch of loads per lane: rows of 256 take a warp each.
+        let reduce = lanes_for(reduced.div_ceil(AXIS_LOADS_IN_FLIGHT));
         (threads_log2.saturating_sub(reduce), reduce)
     } else {
         // A warp's worth of results at least (a coalesced 32-element row
@@ -119,6 +123,7 @@ pub(crate) fn axis_shape(
     let plan = AxisPlan {
         output_lanes_log2,
         reduce_lanes_log2,
+        reduce_lanes_first,
         // At most `grid_cap`, a `u32`.
         splits: splits as u32,
     };

@@ -119,18 +119,18 @@ kernels_gpu::for_each_statistic_kernel!(statistic_inputs);
 /// One statistic call as the kernels see it: which statistic, in which
 /// accumulator, and what each result is.
 #[derive(Clone, Copy, Debug)]
-struct Call {
+pub(crate) struct Call {
     statistic: Statistic,
     accumulator: ElementType,
     finish: Finish,
     finish_param: u64,
     /// Bytes of one result as `finish` writes it.
-    result_bytes: usize,
+    pub(crate) result_bytes: usize,
 }
 
 impl Call {
     /// The variance family, accumulated in `A`.
-    fn moments<A: FloatElement>(finish: Finish, correction: f64) -> Result<Self> {
+    pub(crate) fn moments<A: FloatElement>(finish: Finish, correction: f64) -> Result<Self> {
         if !(correction.is_finite() && correction >= 0.0) {
             return Err(Error::InvalidArgument(format!(
                 "the correction is {correction}: it must be finite and at least 0"
@@ -146,7 +146,7 @@ impl Call {
     }
 
     /// logsumexp in `F`.
-    fn logsumexp<F: FloatElement>() -> Self {
+    pub(crate) fn logsumexp<F: FloatElement>() -> Self {
         Call {
             statistic: Statistic::LogSumExp,
             accumulator: F::TYPE,
@@ -158,7 +158,7 @@ impl Call {
 
     /// A count (`Finish::Value`, a `u64`) or `any`/`all` (a byte) of the
     /// elements of `T` that `predicate` holds for.
-    fn count<T: Element>(predicate: Predicate, finish: Finish) -> Self {
+    pub(crate) fn count<T: Element>(predicate: Predicate, finish: Finish) -> Self {
         Call {
             statistic: predicate.statistic(),
             accumulator: T::TYPE,
@@ -172,10 +172,10 @@ impl Call {
 /// Where a call's results go: `len` results at `out`, and a variance's
 /// means at `means` (0 for none).
 #[derive(Clone, Copy, Debug)]
-struct Destination {
-    out: u64,
-    len: usize,
-    means: u64,
+pub(crate) struct Destination {
+    pub(crate) out: u64,
+    pub(crate) len: usize,
+    pub(crate) means: u64,
 }
 
 impl<B: Backend> Reducer<B> {
@@ -414,7 +414,7 @@ impl<B: Backend> Reducer<B> {
     /// per reduced axis left after merging (as [`crate::axes`] plans them),
     /// each but the last storing its summaries in the stream's scratch for
     /// the next, the last writing the results to `destination`.
-    fn enqueue_statistic<In: Element>(
+    pub(crate) fn enqueue_statistic<In: Element>(
         &mut self,
         input: &B::Slice<In>,
         layout: &Strided,
