@@ -238,7 +238,13 @@ impl<F: Real> Operator<Moments<F>> for Chan {
         }
         let count = a.count + b.count;
         let delta = b.mean.sub(a.mean);
-        let weight = F::from_count(b.count).div(F::from_count(count));
+        // Equal counts (every level of a balanced tree) weigh ½ exactly,
+        // which the division would give too: a division saved.
+        let weight = if a.count == b.count {
+            F::from_f64(0.5)
+        } else {
+            F::from_count(b.count).div(F::from_count(count))
+        };
         let spread = delta.mul(delta).mul(F::from_count(a.count)).mul(weight);
         // An infinite or NaN mean (or two far apart) makes `δ` so: then the
         // weighted sum of the means, which IEEE 754 makes `±inf` or NaN as

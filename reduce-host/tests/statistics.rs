@@ -403,3 +403,141 @@ fn edge_cases_and_errors() {
         assert!(matches!(errors.4, Error::InvalidLayout(_)), "{errors:?}");
     });
 }
+
+/// Each statistic's `Scope::*_axes_into` form, on its own stream, into an
+/// output one element past a poisoned one: the same bits as the blocking
+/// call, and the poison untouched (GPU only: scopes are CUDA's).
+#[test]
+fn scope_forms_agree_with_the_blocking_calls() {
+    use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+    use cust::stream::{Stream, StreamFlags};
+    use reduce::{Output, Reducer};
+    let test = "scope_forms_agree_with_the_blocking_calls";
+    if common::gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().expect("a reducer");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("a stream");
+    /// A device buffer of `len + 1` copies of `poison`, for an output at 1.. .
+    fn padded<T: DeviceCopy + Copy>(poison: T, len: usize) -> DeviceBuffer<T> {
+        DeviceBuffer::from_slice(&vec![poison; len + 1]).expect("an output")
+    }
+    /// The buffer's elements, the poison at 0 checked and dropped.
+    fn written<T: DeviceCopy + Copy + Default + PartialEq + std::fmt::Debug>(
+        buffer: &DeviceBuffer<T>,
+        poison: T,
+        form: &str,
+    ) -> Vec<T> {
+        let mut host = vec![T::default(); buffer.len()];
+        buffer.copy_to(&mut host[..]).expect("copy back");
+        assert_eq!(host[0], poison, "{form} wrote before its output");
+        host.split_off(1)
+    }
+    let bits32 = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    fn host<T: DeviceCopy + Default>(buffer: &DeviceBuffer<T>) -> Vec<T> {
+        buffer.as_host_vec().expect("copy back")
+    }
+    for round in 0..12 {
+        let (layout, axes, len) = random_case(&mut rng, 50_000);
+        let signed: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+        let what = format!("round {round}: {layout:?} axes {axes:?}");
+        let specials = rng.gen_ratio(1, 3);
+        let data: Vec<f32> = random_data(&mut rng, len, 1.0e3, specials)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let x = DeviceBuffer::from_slice(&data).expect("the input");
+        let n = layout.kept_outputs(&signed).expect("valid axes");
+        let blocking = reducer
+            .mean_var_axes::<f32, _>(&x, &layout, &signed, 1.0)
+            .expect("mean_var");
+        let (want_means, want_vars) = (host(&blocking.values.0), host(&blocking.values.1));
+        let want_std = host(
+            &reducer
+                .std_axes::<f32, _>(&x, &layout, &signed, 1.0)
+                .expect("std")
+                .values,
+        );
+        let want_lse = host(&reducer.logsumexp_axes(&x, &layout, &signed).expect("lse").values);
+        let want_count = host(
+            &reducer
+                .count_axes(&x, &layout, &signed, Predicate::Nan)
+                .expect("count")
+                .values,
+        );
+        let want_any = host(
+            &reducer
+                .any_axes(&x, &layout, &signed, Predicate::Inf)
+                .expect("any")
+                .values,
+        );
+        let want_all = host(
+            &reducer
+                .all_axes(&x, &layout, &signed, Predicate::Nonzero)
+                .expect("all")
+                .values,
+        );
+
+        let (mut means, mut vars, mut stds, mut lse) = (
+            padded(POISON_F32, n),
+            padded(POISON_F32, n),
+            padded(POISON_F32, n),
+            padded(POISON_F32, n),
+        );
+        let mut var_alone = padded(POISON_F32, n);
+        let (mut counts, mut any, mut all) = (padded(u64::MAX, n), padded(0xA5u8, n), padded(0xA5u8, n));
+        reducer
+            .scope(|s| {
+                fn at_1(o: Output<'_, f32>) -> Output<'_, f32> {
+                    o.get(1..).expect("room")
+                }
+                let (layout, axes, stream) = (&layout, &signed[..], &stream);
+                s.mean_var_axes_into::<f32, _>(
+                    &x,
+                    layout,
+                    axes,
+                    1.0,
+                    at_1((&mut means).into()),
+                    at_1((&mut vars).into()),
+                    stream,
+                )?;
+                s.var_axes_into::<f32, _>(&x, layout, axes, 1.0, at_1((&mut var_alone).into()), stream)?;
+                s.std_axes_into::<f32, _>(&x, layout, axes, 1.0, at_1((&mut stds).into()), stream)?;
+                s.logsumexp_axes_into(&x, layout, axes, at_1((&mut lse).into()), stream)?;
+                let counts = Output::from(&mut counts).get(1..).expect("room");
+                s.count_axes_into(&x, layout, axes, Predicate::Nan, counts, stream)?;
+                let any = Output::from(&mut any).get(1..).expect("room");
+                s.any_axes_into(&x, layout, axes, Predicate::Inf, any, stream)?;
+                let all = Output::from(&mut all).get(1..).expect("room");
+                s.all_axes_into(&x, layout, axes, Predicate::Nonzero, all, stream)
+            })
+            .expect("the scope's calls");
+        let poisoned = POISON_F32.to_bits();
+        for (form, buffer, want) in [
+            ("mean_var_axes_into means", &means, &want_means),
+            ("mean_var_axes_into variances", &vars, &want_vars),
+            ("var_axes_into", &var_alone, &want_vars),
+            ("std_axes_into", &stds, &want_std),
+            ("logsumexp_axes_into", &lse, &want_lse),
+        ] {
+            let got = written(buffer, f32::from_bits(poisoned), form);
+            assert_eq!(bits32(&got), bits32(want), "{what}: {form}");
+        }
+        assert_eq!(
+            written(&counts, u64::MAX, "count_axes_into"),
+            want_count,
+            "{what}: count"
+        );
+        assert_eq!(written(&any, 0xA5, "any_axes_into"), want_any, "{what}: any");
+        assert_eq!(written(&all, 0xA5, "all_axes_into"), want_all, "{what}: all");
+    }
+    let x = DeviceBuffer::from_slice(&[1.0f32; 6]).expect("the input");
+    let layout = Strided::contiguous(&[2, 3]).expect("a layout");
+    let (mut means, mut vars) = (padded(0.0f32, 2), padded(0.0f32, 3));
+    let refused =
+        reducer.scope(|s| s.mean_var_axes_into::<f32, _>(&x, &layout, &[1], 1.0, &mut means, &mut vars, &stream));
+    assert!(matches!(refused, Err(Error::InvalidAxes(_))), "{refused:?}");
+    let refused = reducer.scope(|s| s.var_axes_into::<f32, _>(&x, &layout, &[0], -1.0, &mut vars, &stream));
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+}

@@ -291,6 +291,18 @@ pub fn sqrt_f32(x: f32) -> f32 {
     x.sqrt()
 }
 
+/// `a·b + c`, rounded once (IEEE 754's fusedMultiplyAdd), as `fma.rn.f32`.
+#[inline(always)]
+pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
+/// `a·b + c`, rounded once (IEEE 754's fusedMultiplyAdd), as `fma.rn.f64`.
+#[inline(always)]
+pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
+    a.mul_add(b, c)
+}
+
 /// The square root, correctly rounded (IEEE 754), as `sqrt.rn.f64`.
 #[inline(always)]
 pub fn sqrt_f64(x: f64) -> f64 {

@@ -410,6 +410,30 @@ pub fn sqrt_f32(x: f32) -> f32 {
     f32::from_bits(r)
 }
 
+/// `fma.rn.f32`: `a·b + c`, rounded once (IEEE 754's fusedMultiplyAdd).
+#[inline(always)]
+pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    let r: u32;
+    // SAFETY: arithmetic on registers only.
+    unsafe {
+        asm!("fma.rn.f32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a.to_bits(),
+            b = in(reg32) b.to_bits(), c = in(reg32) c.to_bits(), options(pure, nomem, nostack, preserves_flags));
+    }
+    f32::from_bits(r)
+}
+
+/// `fma.rn.f64`: `a·b + c`, rounded once (IEEE 754's fusedMultiplyAdd).
+#[inline(always)]
+pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
+    let r: u64;
+    // SAFETY: arithmetic on registers only.
+    unsafe {
+        asm!("fma.rn.f64 {r}, {a}, {b}, {c};", r = out(reg64) r, a = in(reg64) a.to_bits(),
+            b = in(reg64) b.to_bits(), c = in(reg64) c.to_bits(), options(pure, nomem, nostack, preserves_flags));
+    }
+    f64::from_bits(r)
+}
+
 /// `sqrt.rn.f64`: the square root, correctly rounded (IEEE 754).
 #[inline(always)]
 pub fn sqrt_f64(x: f64) -> f64 {
