@@ -72,6 +72,7 @@ use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::shape::{self, LaunchShape};
+use crate::tuning::Tuning;
 use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
 
 /// The most axes a [`Strided`] view has.
@@ -601,8 +602,11 @@ impl<B: Backend> Reducer<B> {
 
     /// The axis kernel's plan and launch for `pass`.
     fn axis_shape(&mut self, kernel: Kernel, pass: &Pass) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
-        let grid_cap = self.backend.grid_cap(kernel)?;
-        let tuning = self.backend.tuning();
+        let (block_threads, grid_cap) = self.backend.axis_block(kernel)?;
+        let tuning = Tuning {
+            block_threads,
+            ..self.backend.tuning()
+        };
         let reduced_contiguous = pass.reduced.stride == 1;
         Ok(shape::axis_shape(
             tuning,

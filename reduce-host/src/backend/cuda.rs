@@ -13,7 +13,7 @@ use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCo
 use cust::module::Module as LoadedModule;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{cuLaunchKernel, cudaError_enum, CUcontext, CUfunction, CUpointer_attribute, CUstream};
-use kernels_gpu::abi::{Kernel, KernelMap, Module};
+use kernels_gpu::abi::{Kernel, KernelMap, Module, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
 use std::collections::HashSet;
 use std::ffi::{c_void, CStr};
@@ -38,6 +38,8 @@ pub struct Cuda {
     /// Each kernel launched so far: its handle (valid while its module is
     /// loaded) and its largest useful grid (SMs × resident blocks per SM).
     loaded: KernelMap<(KernelHandle, u32)>,
+    /// The axis launches' blocks and grid caps, by kernel ([`Launcher::axis_block`]).
+    axis_blocks: KernelMap<(u32, u32)>,
     tuning: Tuning,
     /// Streaming multiprocessors of the device.
     sms: u32,
@@ -122,6 +124,7 @@ impl Cuda {
         )?;
         Ok(Cuda {
             loaded: KernelMap::default(),
+            axis_blocks: KernelMap::default(),
             tuning,
             sms,
             max_grid,
@@ -383,6 +386,46 @@ impl Launcher for Cuda {
 
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
         Ok(self.kernel(kernel)?.1)
+    }
+
+    fn axis_block(&mut self, kernel: Kernel) -> Result<(u32, u32)> {
+        if let Some(&chosen) = self.axis_blocks.get(&kernel) {
+            return Ok(chosen);
+        }
+        // Loaded, and checked to run with the tuning row's block.
+        let (_, tuned_cap) = self.kernel(kernel)?;
+        let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
+        let (tuned, sms, max_grid) = (self.tuning.block_threads, self.sms, self.max_grid);
+        let function: Function<'_> = self.module(kernel.module())?.get_function(name)?;
+        // Threads resident per SM with blocks of `threads`, within the
+        // workspace's grid (its tickets bound an axis launch's tiles).
+        let resident = |threads: u32| -> Result<u32> {
+            let shared = threads.saturating_mul(PARTIAL_SLOT_BYTES as u32) as usize;
+            let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(threads), shared)?;
+            Ok(per_sm
+                .min(max_grid.checked_div(sms).unwrap_or(1))
+                .saturating_mul(threads))
+        };
+        let candidates = [tuned, tuned / 2, tuned / 4].map(|threads| threads.max(32));
+        let mut best = 0;
+        for &threads in &candidates {
+            best = best.max(resident(threads)?);
+        }
+        let mut chosen = (tuned, tuned_cap);
+        for threads in candidates {
+            let here = resident(threads)?;
+            if u64::from(here) * 4 > u64::from(best) * 3 {
+                let blocks = here
+                    .checked_div(threads)
+                    .unwrap_or(1)
+                    .saturating_mul(sms)
+                    .clamp(1, max_grid);
+                chosen = (threads, blocks);
+                break;
+            }
+        }
+        self.axis_blocks.insert(kernel, chosen);
+        Ok(chosen)
     }
 
     fn workspace(&mut self, stream: Option<StreamHandle>) -> Result<Workspace> {

@@ -236,6 +236,10 @@ impl Launcher for Emulated {
         Ok(self.max_grid)
     }
 
+    fn axis_block(&mut self, kernel: Kernel) -> Result<(u32, u32)> {
+        Ok((self.policy.block_threads(), self.grid_cap(kernel)?))
+    }
+
     fn workspace(&mut self, _stream: Option<StreamHandle>) -> Result<Workspace> {
         Ok(Workspace {
             partials: self.partials.as_ptr() as u64,

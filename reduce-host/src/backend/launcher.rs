@@ -143,6 +143,12 @@ pub trait Launcher: Sized {
     /// The largest useful grid of `kernel` with [`Launcher::block_threads`]
     /// threads per block; loads the kernel if needed.
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32>;
+    /// The threads per block and the grid cap of an axis launch of
+    /// `kernel` (a kernel that takes any power-of-two block): the tuning
+    /// row's block, or half or a quarter of it where that keeps over 4/3 as
+    /// many threads resident per SM (a kernel whose registers leave room
+    /// for one block of the tuning row's size); loads the kernel if needed.
+    fn axis_block(&mut self, kernel: Kernel) -> Result<(u32, u32)>;
     /// `stream`'s workspace, allocated on first use.
     fn workspace(&mut self, stream: Option<StreamHandle>) -> Result<Workspace>;
     /// At least `words` 8-byte words of scratch for `stream`'s launches
