@@ -104,8 +104,8 @@ pub(crate) unsafe fn combine_partials<A: Accumulator, O: Operator<A>>(partials: 
 /// it uses), for another block to read with [`load_partial`].
 ///
 /// # Safety
-/// `slot` is the global address of a writable, 8-byte aligned slot of
-/// [`PARTIAL_SLOT_BYTES`].
+/// `slot` is the global address of writable, 8-byte aligned room for
+/// `A::HALVES` 8-byte words (a slot of [`PARTIAL_SLOT_BYTES`] holds any).
 #[inline(always)]
 pub(crate) unsafe fn store_partial<A: Accumulator>(slot: u64, value: A) {
     let halves = value.to_halves();

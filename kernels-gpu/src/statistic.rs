@@ -135,15 +135,8 @@ pub trait Statistic {
 /// `out` has room for `o + 1` summaries of `A::HALVES` 8-byte words each.
 #[inline(always)]
 unsafe fn store_state<A: Accumulator>(summary: A, out: u64, o: u64) {
-    let address = device::to_global(out) + o * 8 * A::HALVES as u64;
-    let halves = summary.to_halves();
-    device::store_global_u64(address, halves[0]);
-    if A::HALVES > 1 {
-        device::store_global_u64(address + 8, halves[1]);
-    }
-    if A::HALVES > 2 {
-        device::store_global_u64(address + 16, halves[2]);
-    }
+    // The summaries lie `A::HALVES` words apart: `store_partial` writes those.
+    crate::grid::store_partial(device::to_global(out) + o * 8 * A::HALVES as u64, summary)
 }
 
 /// The summary a previous launch stored with [`Finish::State`] at `address`.

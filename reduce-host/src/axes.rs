@@ -236,6 +236,19 @@ impl Strided {
         kept_outputs(self, &self.reduced_mask(axes)?)
     }
 
+    /// [`Strided::kept_outputs`], checked against an output of `out_len`
+    /// elements: [`Error::InvalidAxes`] unless it has exactly that many.
+    pub(crate) fn checked_outputs(&self, axes: &[isize], out_len: usize) -> Result<usize> {
+        let outputs = self.kept_outputs(axes)?;
+        if out_len != outputs {
+            return Err(Error::InvalidAxes(format!(
+                "the output has {out_len} elements, but the kept axes of {:?} have {outputs} positions",
+                self.shape()
+            )));
+        }
+        Ok(outputs)
+    }
+
     /// The view's axes, with `axes` reduced, checked against a buffer of
     /// `len` elements: [`Error::InvalidLayout`] if an element lies past
     /// it or the elements outnumber a `u64`.
@@ -521,13 +534,7 @@ impl<B: Backend> Reducer<B> {
         if !op.is_defined_for(T::TYPE) {
             return Err(Error::UnsupportedOp { op, element: T::TYPE });
         }
-        let outputs = layout.kept_outputs(axes)?;
-        if out_len != outputs {
-            return Err(Error::InvalidAxes(format!(
-                "the output has {out_len} elements, but the kept axes of {:?} have {outputs} positions",
-                layout.shape()
-            )));
-        }
+        let outputs = layout.checked_outputs(axes, out_len)?;
         let (address, len) = checked_parts::<B, T>(input)?;
         let CheckedView { dims, span, .. } = layout.checked_dims(axes, len)?;
         if outputs == 0 {
@@ -541,35 +548,59 @@ impl<B: Backend> Reducer<B> {
             return self.run_pass::<T>(&Pass::empty(outputs as u64), op, (address, 0), out, 0, stream);
         }
         let passes = plan_passes(&dims);
-        // Scratch: two regions for the results between passes, then the
-        // partial slots of the split launches.
-        let between: Vec<u64> = passes.iter().rev().skip(1).map(Pass::outputs).collect();
-        let region_words = between.iter().map(|&n| words_of::<T>(n)).max().unwrap_or(0);
-        let partial_words = self.axis_partial_words(&passes, |index, pass| {
+        let scratch = self.pass_scratch(&passes, std::mem::size_of::<T>(), layout, stream, |index, pass| {
             let kernel = Kernel::Axis {
                 op: pass_op(op, index),
                 element: T::TYPE,
             };
             matches!(pass.route(), Route::Axis).then_some(kernel)
         })?;
+        let mut source = (address, span);
+        for (index, pass) in passes.iter().enumerate() {
+            let destination = scratch.destination(index, passes.len(), out);
+            self.run_pass::<T>(pass, pass_op(op, index), source, destination, scratch.partials, stream)?;
+            source = (destination, pass.outputs() as usize);
+        }
+        Ok(())
+    }
+
+    /// The stream's scratch for `passes`: two regions that the results
+    /// between passes (of `bytes_each` bytes each) alternate between, then
+    /// the partial slots of the split launches, pass `index` running the
+    /// axis kernel `kernel(index, pass)` (`None`: another kernel).
+    pub(crate) fn pass_scratch(
+        &mut self,
+        passes: &[Pass],
+        bytes_each: usize,
+        layout: &Strided,
+        stream: Option<StreamHandle>,
+        kernel: impl Fn(usize, &Pass) -> Option<Kernel>,
+    ) -> Result<PassScratch> {
+        // Each region whole 16-byte vectors.
+        let region_words = passes
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|pass| {
+                (pass.outputs() as usize)
+                    .saturating_mul(bytes_each)
+                    .div_ceil(16)
+                    .saturating_mul(2)
+            })
+            .max()
+            .unwrap_or(0);
+        let partial_words = self.axis_partial_words(passes, kernel)?;
         let scratch_words = region_words
             .checked_mul(2)
             .and_then(|w| w.checked_add(partial_words))
             .ok_or_else(|| too_large(layout))?;
-        let scratch = self.backend.scratch(stream, scratch_words)?;
-        let second_region = element_address::<u64>(scratch, region_words).ok_or_else(|| too_large(layout))?;
-        let partials = element_address::<u64>(second_region, region_words).ok_or_else(|| too_large(layout))?;
-        let mut source = (address, span);
-        for (index, pass) in passes.iter().enumerate() {
-            let destination = match (index.saturating_add(1) == passes.len(), index & 1) {
-                (true, _) => out,
-                (false, 0) => scratch,
-                (false, _) => second_region,
-            };
-            self.run_pass::<T>(pass, pass_op(op, index), source, destination, partials, stream)?;
-            source = (destination, pass.outputs() as usize);
-        }
-        Ok(())
+        let first = self.backend.scratch(stream, scratch_words)?;
+        let second = element_address::<u64>(first, region_words).ok_or_else(|| too_large(layout))?;
+        let partials = element_address::<u64>(second, region_words).ok_or_else(|| too_large(layout))?;
+        Ok(PassScratch {
+            regions: [first, second],
+            partials,
+        })
     }
 
     /// 8-byte words of partial slots the split launches of `passes` need,
@@ -763,12 +794,25 @@ pub(crate) fn too_large(layout: &Strided) -> Error {
     ))
 }
 
-/// 8-byte words that hold `n` `T`s, rounded up to whole 16-byte vectors.
-fn words_of<T>(n: u64) -> usize {
-    (n as usize)
-        .saturating_mul(std::mem::size_of::<T>())
-        .div_ceil(16)
-        .saturating_mul(2)
+/// Where the passes of one reduction keep what they hand on, in the
+/// stream's scratch ([`Reducer::pass_scratch`]).
+pub(crate) struct PassScratch {
+    /// The two regions the results between passes alternate between.
+    regions: [u64; 2],
+    /// The split launches' partial slots.
+    pub partials: u64,
+}
+
+impl PassScratch {
+    /// Where pass `index` of `passes` writes its results: `out` for the
+    /// last, else the regions in turn.
+    pub fn destination(&self, index: usize, passes: usize, out: u64) -> u64 {
+        match (index.saturating_add(1) == passes, index & 1) {
+            (true, _) => out,
+            (false, 0) => self.regions[0],
+            (false, _) => self.regions[1],
+        }
+    }
 }
 
 #[cfg(test)]

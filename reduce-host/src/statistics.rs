@@ -50,7 +50,7 @@
 //! - **Determinism**: as every reduction of the library, bit for bit the
 //!   same on every run for a given shape, device and input.
 
-use crate::axes::{plan_passes, too_large, AxisLaunch, Pass, Reduced, Strided};
+use crate::axes::{plan_passes, AxisLaunch, Pass, Reduced, Strided};
 use crate::backend::launcher::{element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, Element, ElementType, FloatElement};
@@ -423,14 +423,7 @@ impl<B: Backend> Reducer<B> {
         destination: Destination,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let outputs = layout.kept_outputs(axes)?;
-        if destination.len != outputs {
-            return Err(Error::InvalidAxes(format!(
-                "the output has {} elements, but the kept axes of {:?} have {outputs} positions",
-                destination.len,
-                layout.shape()
-            )));
-        }
+        let outputs = layout.checked_outputs(axes, destination.len)?;
         let (address, len) = checked_parts::<B, In>(input)?;
         let checked = layout.checked_dims(axes, len)?;
         if outputs == 0 {
@@ -455,32 +448,14 @@ impl<B: Backend> Reducer<B> {
             _ => plan_passes(&checked.dims),
         };
         let state_bytes = call.statistic.state_bytes(call.accumulator) as usize;
-        let region_bytes = passes
-            .iter()
-            .rev()
-            .skip(1)
-            .map(|pass| (pass.outputs() as usize).saturating_mul(state_bytes))
-            .max()
-            .unwrap_or(0);
-        let region_words = region_bytes.div_ceil(16).saturating_mul(2);
         // Every pass runs the axis kernel, whatever its layout.
-        let partial_words = self.axis_partial_words(&passes, |index, _| Some(kernel(index)))?;
-        let scratch_words = region_words
-            .checked_mul(2)
-            .and_then(|w| w.checked_add(partial_words))
-            .ok_or_else(|| too_large(layout))?;
-        let scratch = self.backend.scratch(stream, scratch_words)?;
-        let second_region = element_address::<u64>(scratch, region_words).ok_or_else(|| too_large(layout))?;
-        let partials = element_address::<u64>(second_region, region_words).ok_or_else(|| too_large(layout))?;
+        let scratch = self.pass_scratch(&passes, state_bytes, layout, stream, |index, _| Some(kernel(index)))?;
         let bytes = |n: u64, each: usize| (n as usize).saturating_mul(each);
         let mut source = Access::read::<u8>("input", address, bytes(checked.span as u64, std::mem::size_of::<In>()));
         for (index, pass) in passes.iter().enumerate() {
             let last = index.saturating_add(1) == passes.len();
-            let (out, each) = match (last, index & 1) {
-                (true, _) => (destination.out, call.result_bytes),
-                (false, 0) => (scratch, state_bytes),
-                (false, _) => (second_region, state_bytes),
-            };
+            let out = scratch.destination(index, passes.len(), destination.out);
+            let each = if last { call.result_bytes } else { state_bytes };
             let out = Access::write::<u8>("out", out, bytes(pass.outputs(), each));
             let means = (last && destination.means != 0)
                 .then(|| Access::write::<u8>("means", destination.means, bytes(pass.outputs(), call.result_bytes)));
@@ -495,7 +470,7 @@ impl<B: Backend> Reducer<B> {
                     Finish::All => checked.reduced_elements,
                     _ => call.finish_param,
                 },
-                partials,
+                partials: scratch.partials,
             };
             self.launch_axis(pass, launch, stream)?;
             source = Access::read::<u8>("states", out.address, out.bytes as usize);

@@ -25,32 +25,6 @@ fn reduced_axes(rank: usize, axes: &[isize]) -> Vec<bool> {
         .collect()
 }
 
-/// The elements each result of reducing `axes` of `layout` folds, per
-/// result in row-major order of the kept axes: the CPU reference's input.
-fn gathered<T: Copy>(data: &[T], layout: &Strided, axes: &[isize]) -> Vec<Vec<T>> {
-    let rank = layout.shape().len();
-    let reduced = reduced_axes(rank, axes);
-    let kept: Vec<usize> = (0..rank).filter(|&a| !reduced[a]).collect();
-    let summed: Vec<usize> = (0..rank).filter(|&a| reduced[a]).collect();
-    let positions = |axes: &[usize]| -> Vec<usize> {
-        // Offsets of every position of `axes`, row-major.
-        let mut offsets = vec![0usize];
-        for &axis in axes {
-            let (extent, stride) = (layout.shape()[axis], layout.strides()[axis]);
-            offsets = offsets
-                .iter()
-                .flat_map(|&o| (0..extent).map(move |i| o + i * stride))
-                .collect();
-        }
-        offsets
-    };
-    let inner = positions(&summed);
-    positions(&kept)
-        .into_iter()
-        .map(|base| inner.iter().map(|&r| data[base + r]).collect())
-        .collect()
-}
-
 /// A random view of up to 5 axes over a buffer it fits: contiguous,
 /// permuted, every other element of some axes, or with a broadcast axis;
 /// extents from 0 to 7 (0 rarely).
@@ -124,7 +98,9 @@ fn check_case<B: TestBackend, T: TestElement>(
     op: Op,
 ) -> Result<(), String> {
     let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
-    let expected = gathered(data, layout, axes);
+    let reduced = reduced_axes(layout.shape().len(), axes);
+    let summed: Vec<usize> = (0..reduced.len()).filter(|&a| reduced[a]).collect();
+    let expected = common::gathered(data, layout, &summed);
     let got = tester.axes(data, offset, layout, axes, op)?;
     let empty_fold = expected.iter().any(|r| r.is_empty());
     match got {

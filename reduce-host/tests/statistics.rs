@@ -7,7 +7,7 @@
 #[macro_use]
 mod common;
 
-use common::{rng, ResultsToHost, Tester};
+use common::{gathered, rng, ResultsToHost, Tester};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -18,29 +18,6 @@ use reduce::Error;
 /// A signalling NaN no kernel produces: the staging poison.
 const POISON_F32: f32 = f32::from_bits(0x7FA5_A5A5);
 const POISON_F64: f64 = f64::from_bits(0x7FF5_A5A5_A5A5_A5A5);
-
-/// The elements of each result of reducing `axes` of `layout`, per result
-/// in row-major order of the kept axes.
-fn gathered<T: Copy>(data: &[T], layout: &Strided, axes: &[usize]) -> Vec<Vec<T>> {
-    let rank = layout.shape().len();
-    let positions = |chosen: &[usize]| -> Vec<usize> {
-        let mut offsets = vec![0usize];
-        for &axis in chosen {
-            let (extent, stride) = (layout.shape()[axis], layout.strides()[axis]);
-            offsets = offsets
-                .iter()
-                .flat_map(|&o| (0..extent).map(move |i| o + i * stride))
-                .collect();
-        }
-        offsets
-    };
-    let kept: Vec<usize> = (0..rank).filter(|a| !axes.contains(a)).collect();
-    let inner = positions(axes);
-    positions(&kept)
-        .into_iter()
-        .map(|base| inner.iter().map(|&r| data[base + r]).collect())
-        .collect()
-}
 
 /// A random view of 1 to 4 axes (contiguous, or its axes permuted, or one
 /// axis broadcast) and 1 to all of its axes, one of them long enough to be

@@ -1057,3 +1057,27 @@ pub fn bytes_of<T: cust::memory::DeviceCopy>(value: &T) -> Vec<u8> {
     // have no padding, so every byte is initialised.
     unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) }.to_vec()
 }
+
+/// The elements each result of reducing `axes` (distinct, from 0) of
+/// `layout` folds, per result in row-major order of the kept axes, each
+/// result's in row-major order of the reduced axes: the CPU references' input.
+pub fn gathered<T: Copy>(data: &[T], layout: &reduce::axes::Strided, axes: &[usize]) -> Vec<Vec<T>> {
+    let rank = layout.shape().len();
+    // Offsets of every position of `chosen` (ascending), row-major.
+    let positions = |chosen: Vec<usize>| -> Vec<usize> {
+        let mut offsets = vec![0usize];
+        for axis in chosen {
+            let (extent, stride) = (layout.shape()[axis], layout.strides()[axis]);
+            offsets = offsets
+                .iter()
+                .flat_map(|&o| (0..extent).map(move |i| o + i * stride))
+                .collect();
+        }
+        offsets
+    };
+    let inner = positions((0..rank).filter(|a| axes.contains(a)).collect());
+    positions((0..rank).filter(|a| !axes.contains(a)).collect())
+        .into_iter()
+        .map(|base| inner.iter().map(|&r| data[base + r]).collect())
+        .collect()
+}
