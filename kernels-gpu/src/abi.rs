@@ -193,11 +193,11 @@ impl AxisPlan {
         if self.reduce_lanes_first {
             (
                 thread >> self.reduce_lanes_log2,
-                thread & ((1 << self.reduce_lanes_log2) - 1),
+                thread & 1u64.wrapping_shl(self.reduce_lanes_log2).wrapping_sub(1),
             )
         } else {
             (
-                thread & ((1 << self.output_lanes_log2) - 1),
+                thread & 1u64.wrapping_shl(self.output_lanes_log2).wrapping_sub(1),
                 thread >> self.output_lanes_log2,
             )
         }
