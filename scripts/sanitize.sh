@@ -5,7 +5,8 @@
 #   sweep:    tests/kernel_sweep.rs (every kernel, edge sizes) under the tools;
 #   suite:    every other GPU test binary under the tools;
 #   examples: the quickstart and graph_replay examples under memcheck.
-# The tools: SANITIZE_TOOLS (default: memcheck racecheck synccheck initcheck).
+# The tools: SANITIZE_TOOLS (default: memcheck racecheck synccheck initcheck);
+# the suite's binaries: SANITIZE_PROGRAMS (default: all, e.g. "axes statistics").
 # Each test runs in a process of its own (one test thread: racecheck loses
 # track of launches made from several threads at once), SANITIZE_JOBS
 # (default 12) at a time, each bounded by SANITIZE_TIMEOUT seconds (default
@@ -72,7 +73,10 @@ alone="scope reduce_out_of_memory"
       name=$(basename "$t" | sed 's/-[0-9a-f]*$//')
       # The sweep has its own rows; the fault tests, the argument-space test
       # and the unit tests run no GPU code.
-      [[ " kernel_sweep emulator_faults argument_space reduce $alone " == *" $name "* ]] || runs "$name" "$t"
+      [[ " kernel_sweep emulator_faults argument_space reduce $alone " == *" $name "* ]] && continue
+      # SANITIZE_PROGRAMS="axes statistics": only those binaries.
+      [[ -n ${SANITIZE_PROGRAMS:-} && " $SANITIZE_PROGRAMS " != *" $name "* ]] && continue
+      runs "$name" "$t"
     done
   fi
   if [[ $what == *examples* ]]; then
@@ -81,7 +85,9 @@ alone="scope reduce_out_of_memory"
   fi
 } | xargs -P "${SANITIZE_JOBS:-12}" -L 1 bash -c 'run "$@"' _
 if [[ $what == *suite* ]]; then
-  for name in $alone; do runs "$name" "$bin"/tests/"$name"-*; done | xargs -P 1 -L 1 bash -c 'run "$@"' _
+  for name in $alone; do
+    [[ -n ${SANITIZE_PROGRAMS:-} && " $SANITIZE_PROGRAMS " != *" $name "* ]] || runs "$name" "$bin"/tests/"$name"-*
+  done | xargs -r -P 1 -L 1 bash -c 'run "$@"' _
 fi
 
 sort "$logs"/*.row > "$logs/runs"
