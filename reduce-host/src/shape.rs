@@ -78,7 +78,7 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
 /// The axis kernel's plan and grid for `outputs` results, each folding
 /// `reduced` elements (see [`crate::axes`]): a block of the largest power of
 /// two of threads the tuning row allows; when the reduced axis is
-/// contiguous, its lanes first, one per [`AXIS_LOADS_IN_FLIGHT`] elements
+/// contiguous, its lanes first, one per [`AXIS_ELEMENTS_PER_LANE`] elements
 /// (up to the block), else results first (32, or more while the tiles of results
 /// outnumber `grid_cap`); and, when the tiles of results are fewer
 /// than `grid_cap`, the reduced axis split into parts of at least
@@ -100,8 +100,7 @@ pub(crate) fn axis_shape(
     };
     let reduce_lanes_first = reduced_contiguous && reduced > 1;
     let (output_lanes_log2, reduce_lanes_log2) = if reduce_lanes_first {
-        // A batch of loads per lane: rows of 256 take a warp each.
-        let reduce = lanes_for(reduced.div_ceil(AXIS_LOADS_IN_FLIGHT));
+        let reduce = lanes_for(reduced.div_ceil(AXIS_ELEMENTS_PER_LANE));
         (threads_log2.saturating_sub(reduce), reduce)
     } else {
         // A warp's worth of results at least (a coalesced 32-element row
@@ -136,6 +135,22 @@ pub(crate) fn axis_shape(
         },
     )
 }
+
+/// Elements of a contiguous reduced axis per lane: a result's lanes fold
+/// their share, then combine in a tree whose levels cost a summary merge
+/// each; fewer lanes mean fewer levels but more rounds of loads in turn.
+/// Measured on an H100 (2026-11-24, `bench statistics`, rows of 256, each
+/// ratio our time over our sum's, medians of 2–4 rounds in two calls),
+/// at 8 / 16 / 32 / 64 / 128 / 256 elements per lane:
+///
+/// | statistic | f32 | f64 |
+/// |---|---|---|
+/// | var | 2.02 / 1.29 / **1.12** / 1.13 / 1.47 / 2.95 | 1.61 / 1.13 / **1.05** / 1.03 / 1.10 / 1.52 |
+/// | logsumexp | 2.78 / 1.98 / **1.65** / 1.54 / 1.60 / 2.96 | 3.04 / 2.26 / **1.96** / 1.83 / 1.84 / 1.94 |
+/// | count_nonzero | 1.09 / 1.04 / **1.03** / 1.15 / 1.49 / 2.95 | 1.00 / 1.00 / **1.00** / 1.02 / 1.15 / 1.53 |
+///
+/// (`bench-results/2026-11-24-statistics-speed/lanes-per-row/`.)
+pub(crate) const AXIS_ELEMENTS_PER_LANE: u64 = 4 * AXIS_LOADS_IN_FLIGHT;
 
 /// The fewest elements each thread of an axis launch folds in one part of
 /// a split reduced axis: a part's fold ends in a combine through shared
