@@ -7,7 +7,9 @@ Rows: `torch,<type>,<shape>,<axes>,<op>,<median_us>,<GB/s>`, as the bench's.
 Arguments `statistics` / `statistics_f64` time, as `bench statistics` does,
 sum, var and std (correction 1), logsumexp, count_nonzero and
 `isnan().any()` over the whole input, the last axis of [2^20, 2^8] and the
-first of [2^8, 2^20]."""
+first of [2^8, 2^20]: each as a PyTorch user writes it, so the last two
+allocate (count_nonzero takes no `out=`; `isnan` makes a bool tensor
+before `any`), and their times include that."""
 import statistics
 import sys
 

@@ -205,8 +205,8 @@ impl AxisPlan {
 }
 
 /// Loads each thread of an axis launch issues along the reduced axis
-/// before it combines any (the host gives each lane at least this many
-/// elements where the reduced axis allows).
+/// before it combines any (the host gives each lane of a contiguous reduced
+/// axis several times this many elements where the axis is that long).
 pub const AXIS_LOADS_IN_FLIGHT: u64 = 8;
 
 /// The most kept axes an axis launch takes ([`AxisPlan`]'s `extent0` … `extent7`).
@@ -1118,6 +1118,23 @@ for_each_ladder_rung!(seed_dot_kernel_table);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_plans_round_trip_and_order_their_lanes() {
+        for reduce_lanes_first in [false, true] {
+            let plan = AxisPlan {
+                output_lanes_log2: 3,
+                reduce_lanes_log2: 6,
+                reduce_lanes_first,
+                splits: 70_000,
+            };
+            assert_eq!(AxisPlan::from_bits(plan.to_bits()), plan);
+            // Thread 2·8 + 5 (results first) or 5·64 + 2 (reduce lanes first):
+            // result lane 5, reduce lane 2.
+            let thread = if reduce_lanes_first { 5 * 64 + 2 } else { 2 * 8 + 5 };
+            assert_eq!(plan.lanes(thread), (5, 2), "{plan:?}");
+        }
+    }
 
     #[test]
     fn every_op_and_element_has_its_kernels_except_max_abs_of_integers() {

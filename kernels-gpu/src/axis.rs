@@ -383,8 +383,8 @@ unsafe fn combine_lanes<A: Accumulator, O: Operator<A>>(value: A, plan: AxisPlan
 }
 
 /// Combines the values of `2^count_log2` members of each group in a fixed
-/// tree through shared memory: member `k` of the calling thread's group is
-/// slot `first + k · 2^stride_log2`, where `slot` is the thread's own; the
+/// tree through shared memory: the calling thread's slot is `slot`, that of
+/// member `k` of its group `slot + (k − member) · 2^stride_log2`; the
 /// threads that are not `leader` (other lanes of a warp whose total the
 /// leader holds) share their leader's slot and only read. The result is
 /// valid in the group's member 0. Ends with a barrier.

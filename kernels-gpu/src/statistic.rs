@@ -418,7 +418,8 @@ impl<F: Real> Statistic for LogSumExp<F> {
     /// element, as those cases are defined.
     #[inline(always)]
     fn fold_batch(acc: ScaledSum<F>, v: [F; 8]) -> ScaledSum<F> {
-        let larger = |a: F, b: F| if b > a { b } else { a };
+        // NaN wins, so that every `x − max` below is ≤ 0 or NaN: `exp`'s domain.
+        let larger = |a: F, b: F| if b > a || b.is_nan() { b } else { a };
         let max = larger(
             larger(larger(v[0], v[1]), larger(v[2], v[3])),
             larger(larger(v[4], v[5]), larger(v[6], v[7])),

@@ -65,7 +65,7 @@
 //!   output) have their reduced axis split over several blocks, whose parts
 //!   the last of them combines in part order.
 
-use crate::backend::launcher::{element_address, Access, Launch, StreamHandle};
+use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -540,6 +540,11 @@ impl<B: Backend> Reducer<B> {
         if outputs == 0 {
             return Ok(());
         }
+        // Before the first pass: only the last launch sees the output.
+        check_aliasing(&[
+            Access::read::<T>("input", address, len),
+            Access::write::<T>("out", out, out_len),
+        ])?;
         if span == 0 {
             // A reduced axis of length 0 (no kept one is): every result is the identity.
             if !op.defined_on_empty() {

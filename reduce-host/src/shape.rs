@@ -157,7 +157,7 @@ pub(crate) const AXIS_ELEMENTS_PER_LANE: u64 = 4 * AXIS_LOADS_IN_FLIGHT;
 /// memory and a slot written and read back, which fewer loads would not
 /// pay for. A first choice (4 rounds of 8 loads in flight), not yet tuned
 /// by measurement.
-pub(crate) const AXIS_LOADS_PER_PART: u64 = 32;
+pub(crate) const AXIS_LOADS_PER_PART: u64 = 4 * AXIS_LOADS_IN_FLIGHT;
 
 /// How a segmented reduction is launched: how many threads reduce each
 /// segment, and the grid. See [`crate::Reducer::segmented_launch_shape`].

@@ -51,7 +51,7 @@
 //!   same on every run for a given shape, device and input.
 
 use crate::axes::{plan_passes, AxisLaunch, Pass, Reduced, Strided};
-use crate::backend::launcher::{element_address, Access, StreamHandle};
+use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, Element, ElementType, FloatElement};
 use crate::error::{Error, Result};
@@ -429,6 +429,16 @@ impl<B: Backend> Reducer<B> {
         if outputs == 0 {
             return Ok(());
         }
+        // Before the first pass: only the last launch sees the outputs.
+        let result_bytes = outputs.saturating_mul(call.result_bytes);
+        let mut outputs_and_input = vec![
+            Access::read::<In>("input", address, len),
+            Access::write::<u8>("out", destination.out, result_bytes),
+        ];
+        if destination.means != 0 {
+            outputs_and_input.push(Access::write::<u8>("means", destination.means, result_bytes));
+        }
+        check_aliasing(&outputs_and_input)?;
         let first_kernel = Kernel::Statistic {
             statistic: call.statistic,
             input: In::TYPE,

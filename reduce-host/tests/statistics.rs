@@ -323,6 +323,13 @@ fn edge_cases_and_errors() {
             f32::NEG_INFINITY
         );
         assert!(lse(&mut backend, &[f32::NAN, f32::INFINITY]).is_nan());
+        // A NaN and a +inf anywhere in one full batch of 8: NaN (a batch
+        // maximum that lost the NaN once took `exp` of +inf).
+        for (nan_at, inf_at) in (0..8).flat_map(|n| (0..8).map(move |i| (n, i))).filter(|(n, i)| n != i) {
+            let mut batch = [0.0f32; 8];
+            (batch[nan_at], batch[inf_at]) = (f32::NAN, f32::INFINITY);
+            assert!(lse(&mut backend, &batch).is_nan(), "{batch:?}");
+        }
         assert_eq!(
             lse(&mut backend, &[88.0, 88.0]),
             88.0 + 2f32.ln(),
@@ -524,12 +531,19 @@ fn scope_forms_agree_with_the_blocking_calls() {
             "{what}: all"
         );
     }
+    // Two results: `vars` (2 elements) fits, `means` (3) does not.
     let x = DeviceBuffer::from_slice(&[1.0f32; 6]).expect("the input");
     let layout = Strided::contiguous(&[2, 3]).expect("a layout");
-    let (mut means, mut vars) = (padded(0.0f32, 2), padded(0.0f32, 3));
+    let (mut means, mut vars) = (padded(0.0f32, 2), padded(0.0f32, 1));
     let refused =
         reducer.scope(|s| s.mean_var_axes_into::<f32, _>(&x, &layout, &[1], 1.0, &mut means, &mut vars, &stream));
     assert!(matches!(refused, Err(Error::InvalidAxes(_))), "{refused:?}");
+    // Means and variances in one place: refused before any launch.
+    let refused = reducer.scope(|s| {
+        let both = Output::from(&mut vars);
+        s.mean_var_axes_into::<f32, _>(&x, &layout, &[1], 1.0, both, both, &stream)
+    });
+    assert!(matches!(refused, Err(Error::Aliasing { .. })), "{refused:?}");
     let refused = reducer.scope(|s| s.var_axes_into::<f32, _>(&x, &layout, &[0], -1.0, &mut vars, &stream));
     assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
 }

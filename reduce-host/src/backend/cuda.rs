@@ -406,14 +406,15 @@ impl Launcher for Cuda {
                 .min(max_grid.checked_div(sms).unwrap_or(1))
                 .saturating_mul(threads))
         };
-        let candidates = [tuned, tuned / 2, tuned / 4].map(|threads| threads.max(32));
-        let mut best = 0;
-        for &threads in &candidates {
-            best = best.max(resident(threads)?);
+        // The axis kernel launches a power of two of threads.
+        let largest = tuned.checked_ilog2().map_or(32, |log2| 1 << log2);
+        let mut candidates = Vec::with_capacity(3);
+        for threads in [largest, largest / 2, largest / 4].map(|threads| threads.max(32)) {
+            candidates.push((threads, resident(threads)?));
         }
+        let best = candidates.iter().map(|&(_, here)| here).max().unwrap_or(0);
         let mut chosen = (tuned, tuned_cap);
-        for threads in candidates {
-            let here = resident(threads)?;
+        for (threads, here) in candidates {
             if u64::from(here) * 4 > u64::from(best) * 3 {
                 let blocks = here
                     .checked_div(threads)
