@@ -247,6 +247,16 @@ impl Statistic {
             Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf => 8,
         }
     }
+
+    /// The accumulator of the [`Kernel::StatisticStates`] kernel that goes
+    /// on merging summaries accumulated in `accumulator`: counts are `u64`s
+    /// whatever the input; the others keep their accumulator.
+    pub fn states_accumulator(self, accumulator: Scalar) -> Scalar {
+        match self {
+            Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf => Scalar::U64,
+            Statistic::Moments | Statistic::LogSumExp => accumulator,
+        }
+    }
 }
 
 /// What a statistic launch writes per result: its `finish` parameter.
@@ -493,6 +503,11 @@ pub enum Kernel {
     /// `op` along one axis of a strided tensor of `element`s, one result per
     /// position of the other axes: [`AxisArgs`] (see [`AxisPlan`]).
     Axis { op: Op, element: Scalar },
+    /// `op` along one axis of a strided tensor of `input`s, each converted
+    /// to `accumulator` as it is read: [`AxisArgs`] (the first pass of a
+    /// widened reduction along axes; later passes are [`Kernel::Axis`]
+    /// launches over the accumulators).
+    WidenedAxis { op: Op, input: Scalar, accumulator: Scalar },
     /// A [`Statistic`] along one axis of a strided tensor of `input`s, each
     /// converted to `accumulator` as it is read: [`AxisArgs`], with `finish`.
     Statistic {
@@ -506,6 +521,10 @@ pub enum Kernel {
     StatisticStates { statistic: Statistic, accumulator: Scalar },
     /// argmax (`op` = `Max`) or argmin (`Min`) of `input`s: [`ArgArgs`].
     Arg { op: Op, input: Scalar },
+    /// argmax (`op` = `Max`) or argmin (`Min`) along one axis of a strided
+    /// tensor of `input`s, one `u64` position per position of the other
+    /// axes: [`AxisArgs`].
+    ArgAxis { op: Op, input: Scalar },
     /// The dot product of two inputs of `element`s: [`DotArgs`].
     Dot { element: Scalar },
     /// A ladder rung's `op` over `element`s (one pass): [`LadderArgs`].
@@ -526,7 +545,11 @@ impl Kernel {
 
     /// Every kernel of the module with its name.
     pub fn all() -> impl Iterator<Item = (Kernel, &'static str)> {
-        let per_kind = [ARG_KERNELS, SEED_DOT_KERNELS].into_iter().flatten().copied().flatten();
+        let per_kind = [ARG_KERNELS, ARG_AXIS_KERNELS, SEED_DOT_KERNELS]
+            .into_iter()
+            .flatten()
+            .copied()
+            .flatten();
         let ladder = LADDER_KERNELS.iter().copied().flatten().copied().flatten();
         [REDUCE_KERNELS, WIDENED_KERNELS, DOT_KERNELS, STATISTIC_KERNELS]
             .into_iter()
@@ -556,7 +579,8 @@ pub enum Module {
     Segmented(SegmentSchedule, Scalar),
     /// The ladder's [`Kernel::Ladder`] and [`Kernel::SeedDot`] kernels of one element type.
     Ladder(Scalar),
-    /// The [`Kernel::Axis`] kernels of one element type.
+    /// The [`Kernel::Axis`], [`Kernel::WidenedAxis`] and [`Kernel::ArgAxis`]
+    /// kernels of one input type.
     Axis(Scalar),
     /// Every [`Kernel::Statistic`] and [`Kernel::StatisticStates`] kernel.
     Statistics,
@@ -570,7 +594,9 @@ impl Kernel {
             Kernel::Reduce { element, .. } | Kernel::Dot { element } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
-            Kernel::Axis { element, .. } => Module::Axis(element),
+            Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
+                Module::Axis(input)
+            }
             Kernel::Statistic { .. } | Kernel::StatisticStates { .. } => Module::Statistics,
             Kernel::Ladder { element, .. } | Kernel::SeedDot { element, .. } => Module::Ladder(element),
         }
@@ -724,7 +750,7 @@ macro_rules! kernel_args_words {
 kernel_args_words!(
     ReduceArgs: Reduce | Widened,
     SegmentedArgs: Segmented,
-    AxisArgs: Axis | Statistic | StatisticStates,
+    AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | ArgAxis,
     ArgArgs: Arg,
     DotArgs: Dot,
     LadderArgs: Ladder,
@@ -734,7 +760,8 @@ kernel_args_words!(
 /// The PTX entry-point name of a kernel, as a string literal: the one place
 /// that spells kernel names. `kernel_name!(reduce, stem, type)`,
 /// `(segmented, Schedule, stem, type)`, `(axis, stem, type)`, `(widened, stem, input, accumulator)`,
-/// `(arg, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
+/// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
+/// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`.
 #[macro_export]
 macro_rules! kernel_name {
@@ -766,6 +793,9 @@ macro_rules! kernel_name {
     (statistic_states, $stem:ident, $acc:ident) => {
         concat!("axis_", stringify!($stem), "_states_", stringify!($acc))
     };
+    (widened_axis, $stem:ident, $input:ident, $acc:ident) => {
+        $crate::kernel_name!(statistic, $stem, $input, $acc)
+    };
     (widened, $stem:ident, $input:ident, $acc:ident) => {
         concat!(
             "reduce_",
@@ -781,6 +811,12 @@ macro_rules! kernel_name {
     };
     (arg, Min, $input:ident) => {
         concat!("argmin_", stringify!($input))
+    };
+    (arg_axis, Max, $input:ident) => {
+        concat!("axis_argmax_", stringify!($input))
+    };
+    (arg_axis, Min, $input:ident) => {
+        concat!("axis_argmin_", stringify!($input))
     };
     (dot, $t:ident) => {
         concat!("reduce_dot_", stringify!($t))
@@ -1028,6 +1064,10 @@ macro_rules! widened_kernel_table {
                 Kernel::Widened { op: Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
                 kernel_name!(widened, $stem, $name, $acc),
             ),
+            (
+                Kernel::WidenedAxis { op: Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
+                kernel_name!(widened_axis, $stem, $name, $acc),
+            ),
         )*)*];
     };
 }
@@ -1067,6 +1107,8 @@ macro_rules! rows_per_kind {
 macro_rules! arg_kernel_table {
     ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
         const ARG_KERNELS: &[&[(Kernel, &str)]] = &[$(rows_per_kind!(Arg { op: Op::[Max Min], input: $name }, arg)),*];
+        const ARG_AXIS_KERNELS: &[&[(Kernel, &str)]] =
+            &[$(rows_per_kind!(ArgAxis { op: Op::[Max Min], input: $name }, arg_axis)),*];
     };
 }
 #[cfg(not(target_arch = "nvptx64"))]
@@ -1160,8 +1202,10 @@ mod tests {
     #[test]
     fn modules_group_kernels_by_call() {
         let modules = Module::all();
-        // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types, 6 axis types.
-        assert_eq!(modules.len(), 12 + 18 + 2 + 6 + 1);
+        // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types, 12
+        // axis input types (6 elements; i8, i16, u8, u16 widened; f16, bf16
+        // widened and argmax), the statistics.
+        assert_eq!(modules.len(), 12 + 18 + 2 + 12 + 1);
         let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
         assert_eq!(names.len(), modules.len(), "two modules share a file stem");
         let sum_f32 = Kernel::Reduce {
@@ -1185,10 +1229,11 @@ mod tests {
         assert_eq!(names.len(), all.len(), "two kernels share a name");
         assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
         // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
-        // schedule and along an axis; 18 widenings; 8 argmax inputs × 2; 6 dots; 7 rungs × 4
+        // schedule and along an axis; 18 widenings, whole and along an axis;
+        // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each.
-        assert_eq!(all.len(), 50 * 5 + 18 + 16 + 6 + 56 + 4 + 9 + 3 * 7);
+        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7);
         assert_eq!(
             Kernel::Ladder {
                 rung: Rung::WarpShuffle,

@@ -28,6 +28,7 @@ use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::grid;
+use crate::indexed::Indexed;
 use crate::map::ElementMap;
 use crate::op::Operator;
 use crate::statistic::{self, Output, Statistic};
@@ -92,11 +93,12 @@ pub trait AxisFold {
     /// Bytes per element of the tensor (its strides count these).
     const BYTES: u64;
 
-    /// The element at `address`.
+    /// The element at `address`, at `position` along the reduced axis
+    /// (which only argmax and argmin use).
     ///
     /// # Safety
     /// `address` is the global address of a readable element, not written during the launch.
-    unsafe fn load(address: u64) -> Self::Value;
+    unsafe fn load(address: u64, position: u64) -> Self::Value;
 
     /// `acc` with a full batch of `values` folded in, in order.
     ///
@@ -134,18 +136,19 @@ pub(crate) fn fold_in_order<A: Accumulator, O: Operator<A>, V: Copy>(
     acc
 }
 
-/// `M` then `O` over elements of `T`, each result a `T` at `out`.
-pub struct Plain<T, M, O>(PhantomData<(T, M, O)>);
+/// `M` then `O` over elements of `In`, each converted to `T` as it is read
+/// (`In` = `T` but for a widened reduction), each result a `T` at `out`.
+pub struct Plain<In, T, M, O>(PhantomData<(In, T, M, O)>);
 
-impl<T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Plain<T, M, O> {
+impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Plain<In, T, M, O> {
     type Value = T;
     type Acc = T;
     type Merge = O;
-    const BYTES: u64 = size_of::<T>() as u64;
+    const BYTES: u64 = In::BYTES;
 
     #[inline(always)]
-    unsafe fn load(address: u64) -> T {
-        thread::load_element::<T>(address)
+    unsafe fn load(address: u64, _: u64) -> T {
+        In::load(address)
     }
 
     #[inline(always)]
@@ -160,7 +163,7 @@ impl<T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Plain<T, M, O> {
 
     #[inline(always)]
     unsafe fn write(acc: T, output: &Output, o: u64) {
-        thread::store_element(device::to_global(output.out) + o * Self::BYTES, acc)
+        thread::store_element(device::to_global(output.out) + o * size_of::<T>() as u64, acc)
     }
 }
 
@@ -174,7 +177,7 @@ impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
     const BYTES: u64 = In::BYTES;
 
     #[inline(always)]
-    unsafe fn load(address: u64) -> S::Value {
+    unsafe fn load(address: u64, _: u64) -> S::Value {
         In::load(address)
     }
 
@@ -207,7 +210,7 @@ impl<S: Statistic> AxisFold for FromStates<S> {
     const BYTES: u64 = 8 * <S::Summary as Accumulator>::HALVES as u64;
 
     #[inline(always)]
-    unsafe fn load(address: u64) -> u64 {
+    unsafe fn load(address: u64, _: u64) -> u64 {
         address
     }
 
@@ -238,6 +241,42 @@ impl<S: Statistic> AxisFold for FromStates<S> {
     #[inline(always)]
     unsafe fn write(acc: S::Summary, output: &Output, o: u64) {
         S::finish(acc, output, o)
+    }
+}
+
+/// argmax (`O` = [`crate::op::Max`]) or argmin (`Min`) along the reduced
+/// axis of elements of `In`, compared as `A` (converted exactly): each
+/// result the position (a `u64`) of the preferred element, the first
+/// among equal ones ([`crate::indexed`]'s rules).
+pub struct ArgAlong<In, A, O>(PhantomData<(In, A, O)>);
+
+impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In, A, O> {
+    type Value = Indexed<A>;
+    type Acc = Indexed<A>;
+    type Merge = O;
+    const BYTES: u64 = In::BYTES;
+
+    #[inline(always)]
+    unsafe fn load(address: u64, position: u64) -> Indexed<A> {
+        Indexed {
+            value: In::load(address),
+            index: position,
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn fold_batch(acc: Indexed<A>, values: [Indexed<A>; 8]) -> Indexed<A> {
+        fold_in_order::<_, O, _>(acc, values, |value| value)
+    }
+
+    #[inline(always)]
+    unsafe fn fold_one(acc: Indexed<A>, value: Indexed<A>) -> Indexed<A> {
+        O::combine(acc, value)
+    }
+
+    #[inline(always)]
+    unsafe fn write(acc: Indexed<A>, output: &Output, o: u64) {
+        thread::store_element(device::to_global(output.out) + o * size_of::<u64>() as u64, acc.index)
     }
 }
 
@@ -296,7 +335,11 @@ pub unsafe fn reduce<F: AxisFold>(
         if o < outputs && begin < end {
             let first = input + (kept.offset(o) + begin * reduced_stride) * F::BYTES;
             let count = (end - begin + reduce_lanes - 1) >> plan.reduce_lanes_log2;
-            acc = fold::<F>(first, count, step << plan.reduce_lanes_log2);
+            let stride = Stride {
+                bytes: step << plan.reduce_lanes_log2,
+                positions: reduce_lanes,
+            };
+            acc = fold::<F>(first, begin, count, stride);
         }
         let total = combine_lanes::<F::Acc, F::Merge>(acc, plan);
         let result = if splits == 1 {
@@ -313,29 +356,39 @@ pub unsafe fn reduce<F: AxisFold>(
     }
 }
 
-/// The fold `F` over `count` elements, the first at `first`, each `step`
-/// bytes after the last, [`LOADS_IN_FLIGHT`] loads at a time.
+/// How far apart one thread's elements lie: in bytes, and in positions
+/// along the reduced axis.
+#[derive(Clone, Copy)]
+struct Stride {
+    bytes: u64,
+    positions: u64,
+}
+
+/// The fold `F` over `count` elements, the first at `first` (position
+/// `position` along the reduced axis), each `stride` after the last,
+/// [`LOADS_IN_FLIGHT`] loads at a time.
 ///
 /// # Safety
 /// Every element read is readable, not written during the launch.
 #[inline(always)]
-unsafe fn fold<F: AxisFold>(first: u64, count: u64, step: u64) -> F::Acc {
+unsafe fn fold<F: AxisFold>(first: u64, position: u64, count: u64, stride: Stride) -> F::Acc {
     let mut acc = F::Merge::identity();
-    let mut address = device::to_global(first);
+    let (mut address, mut position) = (device::to_global(first), position);
     let mut left = count;
     // Every load of a batch is issued before its first combine. Written
     // out, and folded from named values: a batch built or folded in a loop
     // went to local memory.
     while left >= LOADS_IN_FLIGHT {
-        let load = |k: u64| F::load(address + k * step);
+        let load = |k: u64| F::load(address + k * stride.bytes, position + k * stride.positions);
         let values = [load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)];
         acc = F::fold_batch(acc, values);
-        address += LOADS_IN_FLIGHT * step;
+        address += LOADS_IN_FLIGHT * stride.bytes;
+        position += LOADS_IN_FLIGHT * stride.positions;
         left -= LOADS_IN_FLIGHT;
     }
     if left > 0 {
         // The short last batch: only the loads in range, each folded alone.
-        let load = |k: u64| (k < left).then(|| F::load(address + k * step));
+        let load = |k: u64| (k < left).then(|| F::load(address + k * stride.bytes, position + k * stride.positions));
         let (v0, v1, v2, v3, v4, v5, v6, v7) = (load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7));
         macro_rules! fold {
             ($($v:ident)*) => {$(if let Some(value) = $v {

@@ -15,7 +15,7 @@ use crate::element::Element;
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
-use crate::map::ElementMap;
+use crate::map::{ElementMap, Identity};
 use crate::op::{AnyElement, Operator, Sum};
 #[cfg(doc)]
 use crate::op::{Max, Min};
@@ -91,8 +91,19 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 /// The parameters are those [`crate::abi::AxisPlan`] documents, as
 /// [`axis::reduce`] requires.
 #[inline(always)]
-pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T>>(args: AxisArgs) {
-    axis_fold::<axis::Plain<T, M, O>>(args)
+pub unsafe fn axis<T: Element + Widen<T>, M: ElementMap<T>, O: Operator<T>>(args: AxisArgs) {
+    axis_fold::<axis::Plain<T, T, M, O>>(args)
+}
+
+/// A widened axis entry point: elements of `In`, each converted to `A` as
+/// it is read, combined with `O` in `A`, one `A` per result; see
+/// [`axis::reduce`].
+///
+/// # Safety
+/// As [`axis()`], the tensor's elements being `In`s and `out`'s `A`s.
+#[inline(always)]
+pub unsafe fn axis_widened<In: Widen<A>, A: Element, O: Operator<A>>(args: AxisArgs) {
+    axis_fold::<axis::Plain<In, A, Identity, O>>(args)
 }
 
 /// A statistic's axis entry point over elements of `In`, each converted to
@@ -104,6 +115,19 @@ pub unsafe fn axis<T: Element, M: ElementMap<T>, O: Operator<T>>(args: AxisArgs)
 #[inline(always)]
 pub unsafe fn statistic<In: Widen<S::Value>, S: Statistic>(args: AxisArgs) {
     axis_fold::<axis::FromElements<In, S>>(args)
+}
+
+/// An argmax (`O` = [`Max`]) or argmin (`O` = [`Min`]) axis entry point:
+/// per position of the kept axes, the position along the reduced axis of
+/// the preferred element of `In` (compared as `A`, converted exactly), a
+/// `u64` to `out`; see [`axis::ArgAlong`]. The reduced axis is not empty
+/// (the host rejects it).
+///
+/// # Safety
+/// As [`axis()`], with room for a `u64` per result at `out`.
+#[inline(always)]
+pub unsafe fn arg_axis<In: Widen<A>, A: Element, O: Operator<Indexed<A>>>(args: AxisArgs) {
+    axis_fold::<axis::ArgAlong<In, A, O>>(args)
 }
 
 /// A statistic's axis entry point over summaries an earlier launch stored.

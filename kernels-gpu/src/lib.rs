@@ -83,7 +83,10 @@ macro_rules! instances_of_args {
     };
     (@ AxisArgs $fields:tt, $($pass:tt)*) => {
         for_each_reduce_kernel!(op_row_instances $($pass)* AxisArgs $fields; Axis axis);
+        for_each_widened_kernel!(widened_axis_instances $($pass)* AxisArgs $fields;);
         for_each_statistic_kernel!(statistic_instances $($pass)* AxisArgs $fields;);
+        for_each_arg_kernel!(arg_axis_instances $($pass)* AxisArgs $fields; Max);
+        for_each_arg_kernel!(arg_axis_instances $($pass)* AxisArgs $fields; Min);
     };
     (@ ArgArgs $fields:tt, $($pass:tt)*) => {
         for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Max);
@@ -138,6 +141,17 @@ macro_rules! widened_instances {
     };
 }
 
+macro_rules! widened_axis_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt;
+     $(($input:ident, $name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {
+        $callback! { $extra $args $fields; $($((
+            abi::Kernel::WidenedAxis { op: abi::Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
+            kernel_name!(widened_axis, $stem, $name, $acc),
+            entry::axis_widened::<$input, $acc, op::$operator>
+        ),)*)* }
+    };
+}
+
 macro_rules! statistic_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt;
      $(($statistic:ident, $stem:ident, $type:ident, [$(($input:ident, $name:ident, $acc:ident))*], [$($state:ident)*])),* $(,)?) => {
@@ -166,6 +180,16 @@ macro_rules! arg_instances {
             abi::Kernel::Arg { op: abi::Op::$op, input: scalar!($name) },
             kernel_name!(arg, $op, $name),
             entry::arg::<$input, $acc, op::$op>
+        ),)* }
+    };
+}
+
+macro_rules! arg_axis_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $op:ident $(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::ArgAxis { op: abi::Op::$op, input: scalar!($name) },
+            kernel_name!(arg_axis, $op, $name),
+            entry::arg_axis::<$input, $acc, op::$op>
         ),)* }
     };
 }

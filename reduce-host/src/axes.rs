@@ -39,6 +39,13 @@
 //!   ops without one, as PyTorch's `amax` of an empty dimension.
 //! - Each result follows the rules of a whole-input reduction with the same
 //!   op ([`crate::Op`]: NaN, overflow, signed zeros).
+//! - **Widened** ([`Reducer::reduce_as_axes`]): the pairs and ops of
+//!   [`WidensTo`] (bytes and shorts summed in 64 bits, half floats in
+//!   `f32`, ...); each element is converted as it is read, and every pass
+//!   after the first reduces the accumulators.
+//! - **argmax/argmin along one axis** ([`Reducer::argmax_axis`]): a `u64`
+//!   position along the axis per result, by the rules of
+//!   [`Reducer::argmax`]; an axis of length 0 is [`Error::Empty`].
 //! - **Determinism**: the launches depend only on the shape, the strides,
 //!   the axes, the element type and the device, so each result is bitwise
 //!   the same on every run. The order in which a result's elements are
@@ -67,12 +74,14 @@
 
 use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
-use crate::element::Element;
+use crate::element::{Element, ElementType, WidensTo};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::shape::{self, LaunchShape};
 use crate::tuning::Tuning;
+use cust::error::CudaError;
+use cust::memory::DeviceCopy;
 use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
 
 /// The most axes a [`Strided`] view has.
@@ -520,6 +529,41 @@ impl<B: Backend> Reducer<B> {
         Reduced::new(values, layout, axes)
     }
 
+    /// Reduces the `axes` of the view `layout` of `input` with `op` in the
+    /// wider type `A`: each element converted to `A` as it is read (see
+    /// [`WidensTo`] for the pairs and their ops), one `A` per position of
+    /// the other axes, in a new buffer. The rules of
+    /// [`Reducer::reduce_axes`]; [`Error::UnsupportedWidening`] for an op
+    /// the pair does not have.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, half::f16, Op};
+    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and a device buffer
+    /// let bytes = [200u8, 100, 250, 50, 255, 1]; // 2 × 3
+    /// let columns = emulator.reduce_as_axes::<u64, _>(&bytes, &Strided::contiguous(&[2, 3])?, &[0], Op::Sum)?;
+    /// assert_eq!(columns.values.to_vec(), [250, 355, 251]); // no u8 wraps
+    /// let halves = [f16::from_f32(1.5), f16::from_f32(-2.0)];
+    /// let max = emulator.reduce_as_axes::<f32, _>(&halves, &Strided::contiguous(&[2])?, &[0], Op::Max)?;
+    /// assert_eq!(max.values.to_vec(), [1.5]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_as_axes<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+    ) -> Result<Reduced<B::Buffer<A>>> {
+        let outputs = layout.kept_outputs(axes)?;
+        let mut values = self.backend.alloc::<A>(outputs)?;
+        let out = B::parts(B::as_slice_mut(&mut values));
+        self.enqueue_widened_axes::<A, In>(input, layout, axes, op, out, None)?;
+        // Waits for the own stream: the buffer is read on others.
+        self.backend.read_result_slot()?;
+        Reduced::new(values, layout, axes)
+    }
+
     /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
     /// `op` on `stream`, its results to the `out_len` `T`s at `out`.
     pub(crate) fn enqueue_axes<T: Element>(
@@ -528,43 +572,101 @@ impl<B: Backend> Reducer<B> {
         layout: &Strided,
         axes: &[isize],
         op: Op,
-        (out, out_len): (u64, usize),
+        out: (u64, usize),
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         if !op.is_defined_for(T::TYPE) {
             return Err(Error::UnsupportedOp { op, element: T::TYPE });
         }
+        let reading = Reading {
+            input: T::TYPE,
+            accumulator: T::TYPE,
+        };
+        self.enqueue_axes_reading::<T, T>(input, reading, layout, axes, op, out, stream)
+    }
+
+    /// [`Reducer::enqueue_axes`] of `In`s reduced in `A` ([`Reducer::reduce_as_axes`]).
+    pub(crate) fn enqueue_widened_axes<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        out: (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let reading = Reading {
+            input: In::INPUT,
+            accumulator: A::TYPE,
+        };
+        if reading.axis_kernel(op).name().is_none() {
+            return Err(Error::UnsupportedWidening {
+                op,
+                input: In::INPUT.name(),
+                accumulator: A::TYPE,
+            });
+        }
+        self.enqueue_axes_reading::<In, A>(input, reading, layout, axes, op, out, stream)
+    }
+
+    /// Enqueues the reduction of `input`'s `axes` with `op`, read as
+    /// `reading` says, its results to the `out_len` `A`s at `out`: the
+    /// first pass reads the `In`s, the later ones the `A`s it left.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_axes_reading<In: DeviceCopy, A: Element>(
+        &mut self,
+        input: &B::Slice<In>,
+        reading: Reading,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        (out, out_len): (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         let outputs = layout.checked_outputs(axes, out_len)?;
-        let (address, len) = checked_parts::<B, T>(input)?;
+        let (address, len) = checked_parts::<B, In>(input)?;
         let CheckedView { dims, span, .. } = layout.checked_dims(axes, len)?;
         if outputs == 0 {
             return Ok(());
         }
         // Before the first pass: only the last launch sees the output.
         check_aliasing(&[
-            Access::read::<T>("input", address, len),
-            Access::write::<T>("out", out, out_len),
+            Access::read::<In>("input", address, len),
+            Access::write::<A>("out", out, out_len),
         ])?;
         if span == 0 {
             // A reduced axis of length 0 (no kept one is): every result is the identity.
             if !op.defined_on_empty() {
                 return Err(Error::Empty { op });
             }
-            return self.run_pass::<T>(&Pass::empty(outputs as u64), op, (address, 0), out, 0, stream);
+            let pass = Pass::empty(outputs as u64);
+            return self.run_pass::<In, A>(&pass, reading, op, (address, 0), out, 0, stream);
         }
         let passes = plan_passes(&dims);
-        let scratch = self.pass_scratch(&passes, std::mem::size_of::<T>(), layout, stream, |index, pass| {
-            let kernel = Kernel::Axis {
-                op: pass_op(op, index),
-                element: T::TYPE,
-            };
-            matches!(pass.route(), Route::Axis).then_some(kernel)
+        // After the first pass, each reads the accumulators the one before left.
+        let reading_of = |index: usize| if index == 0 { reading } else { reading.of_accumulators() };
+        let scratch = self.pass_scratch(&passes, std::mem::size_of::<A>(), layout, stream, |index, pass| {
+            reading_of(index)
+                .axis_route(pass)
+                .then(|| reading_of(index).axis_kernel(pass_op(op, index)))
         })?;
-        let mut source = (address, span);
-        for (index, pass) in passes.iter().enumerate() {
-            let destination = scratch.destination(index, passes.len(), out);
-            self.run_pass::<T>(pass, pass_op(op, index), source, destination, scratch.partials, stream)?;
-            source = (destination, pass.outputs() as usize);
+        let destination = |index: usize| scratch.destination(index, passes.len(), out);
+        // `plan_passes` gives at least one pass.
+        let first = passes.first().ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        self.run_pass::<In, A>(
+            first,
+            reading,
+            op,
+            (address, span),
+            destination(0),
+            scratch.partials,
+            stream,
+        )?;
+        let mut source = (destination(0), first.outputs() as usize);
+        for (index, pass) in passes.iter().enumerate().skip(1) {
+            let (reading, op) = (reading_of(index), pass_op(op, index));
+            self.run_pass::<A, A>(pass, reading, op, source, destination(index), scratch.partials, stream)?;
+            source = (destination(index), pass.outputs() as usize);
         }
         Ok(())
     }
@@ -653,11 +755,14 @@ impl<B: Backend> Reducer<B> {
         ))
     }
 
-    /// Launches `pass` over the tensor at `source` (address, elements it
-    /// spans), its results to `destination`.
-    fn run_pass<T: Element>(
+    /// Launches `pass` over the tensor of `In`s at `source` (address,
+    /// elements it spans), read as `reading` says, its `A` results to
+    /// `destination`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_pass<In: DeviceCopy, A: Element>(
         &mut self,
         pass: &Pass,
+        reading: Reading,
         op: Op,
         (input, span): (u64, usize),
         destination: u64,
@@ -666,23 +771,23 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<()> {
         let outputs = pass.outputs() as usize;
         match pass.route() {
-            Route::Whole => self.launch_one_input::<T>(
-                Kernel::Reduce { op, element: T::TYPE },
+            Route::Whole => self.launch_one_input::<In>(
+                reading.whole_kernel(op),
                 input,
                 span,
-                Access::write::<T>("out", destination, 1),
+                Access::write::<A>("out", destination, 1),
                 stream,
             ),
-            Route::Rows { rows, row_len } => {
+            Route::Rows { rows, row_len } if !reading.widened() => {
                 let layout = Layout::of_rows(span, rows, row_len)?;
-                self.enqueue_segmented::<T>((input, span), layout, op, (destination, outputs), None, stream)
+                self.enqueue_segmented::<A>((input, span), layout, op, (destination, outputs), None, stream)
             }
-            Route::Axis => self.launch_axis(
+            Route::Rows { .. } | Route::Axis => self.launch_axis(
                 pass,
                 AxisLaunch {
-                    kernel: Kernel::Axis { op, element: T::TYPE },
-                    input: Access::read::<T>("input", input, span),
-                    out: Access::write::<T>("out", destination, outputs),
+                    kernel: reading.axis_kernel(op),
+                    input: Access::read::<In>("input", input, span),
+                    out: Access::write::<A>("out", destination, outputs),
                     means: None,
                     finish: Finish::Value,
                     finish_param: 0,
@@ -768,6 +873,68 @@ pub(crate) struct AxisLaunch {
     pub finish: Finish,
     pub finish_param: u64,
     pub partials: u64,
+}
+
+/// What a pass of an axis reduction reads: elements of `input` reduced in
+/// `accumulator`, the same type but in the first pass of a widened one.
+#[derive(Clone, Copy, Debug)]
+struct Reading {
+    input: ElementType,
+    accumulator: ElementType,
+}
+
+impl Reading {
+    fn widened(self) -> bool {
+        self.input != self.accumulator
+    }
+
+    /// The accumulators this pass leaves, as the next pass reads them.
+    fn of_accumulators(self) -> Reading {
+        Reading {
+            input: self.accumulator,
+            ..self
+        }
+    }
+
+    /// The whole-input kernel of `op`.
+    fn whole_kernel(self, op: Op) -> Kernel {
+        match self.widened() {
+            false => Kernel::Reduce {
+                op,
+                element: self.accumulator,
+            },
+            true => Kernel::Widened {
+                op,
+                input: self.input,
+                accumulator: self.accumulator,
+            },
+        }
+    }
+
+    /// The axis kernel of `op`.
+    fn axis_kernel(self, op: Op) -> Kernel {
+        match self.widened() {
+            false => Kernel::Axis {
+                op,
+                element: self.accumulator,
+            },
+            true => Kernel::WidenedAxis {
+                op,
+                input: self.input,
+                accumulator: self.accumulator,
+            },
+        }
+    }
+
+    /// Whether `pass` runs the axis kernel (the row-wise kernels have no
+    /// widened forms: widened rows go to the axis kernel).
+    fn axis_route(self, pass: &Pass) -> bool {
+        match pass.route() {
+            Route::Whole => false,
+            Route::Rows { .. } => self.widened(),
+            Route::Axis => true,
+        }
+    }
 }
 
 /// The op of pass `index` of a reduction with `op`: after the first, the

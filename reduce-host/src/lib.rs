@@ -516,6 +516,61 @@ pub fn reduce_axes<T: Element>(
     with_thread_reducer(|r| r.reduce_axes(input, layout, axes, op))
 }
 
+/// Reduces the `axes` of the view `layout` of `input` with `op` in the
+/// wider type `A` ([`Reducer::reduce_as_axes`]; PyTorch's `x.sum(dim=axes,
+/// dtype=torch.int64)`).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// use reduce::{axes::Strided, Op};
+/// let _ctx = cust::quick_init()?;
+/// let x = DeviceBuffer::from_slice(&[250u8, 10, 250, 20])?; // 2 × 2
+/// let columns = reduce::reduce_as_axes::<u64>(&x, &Strided::contiguous(&[2, 2])?, &[0], Op::Sum)?;
+/// assert_eq!(columns.values.as_host_vec()?, [500, 30]);
+/// # Ok(()) }
+/// ```
+pub fn reduce_as_axes<A: Element>(
+    input: &DeviceSlice<impl WidensTo<A>>,
+    layout: &axes::Strided,
+    axes: &[isize],
+    op: Op,
+) -> Result<axes::Reduced<DeviceBuffer<A>>> {
+    with_thread_reducer(|r| r.reduce_as_axes(input, layout, axes, op))
+}
+
+/// The position along `axis` of the largest element, per position of the
+/// other axes ([`Reducer::argmax_axis`]; PyTorch's `x.argmax(dim=axis)`).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// use reduce::axes::Strided;
+/// let _ctx = cust::quick_init()?;
+/// let x = DeviceBuffer::from_slice(&[1.0f32, 5.0, 4.0, 2.0])?; // 2 × 2
+/// let layout = Strided::contiguous(&[2, 2])?;
+/// assert_eq!(reduce::argmax_axis(&x, &layout, 0)?.values.as_host_vec()?, [1, 0]);
+/// assert_eq!(reduce::argmin_axis(&x, &layout, 1)?.values.as_host_vec()?, [0, 1]);
+/// # Ok(()) }
+/// ```
+pub fn argmax_axis<T: ArgInput>(
+    input: &DeviceSlice<T>,
+    layout: &axes::Strided,
+    axis: isize,
+) -> Result<axes::Reduced<DeviceBuffer<u64>>> {
+    with_thread_reducer(|r| r.argmax_axis(input, layout, axis))
+}
+
+/// The position along `axis` of the smallest element, per position of the
+/// other axes ([`Reducer::argmin_axis`]).
+pub fn argmin_axis<T: ArgInput>(
+    input: &DeviceSlice<T>,
+    layout: &axes::Strided,
+    axis: isize,
+) -> Result<axes::Reduced<DeviceBuffer<u64>>> {
+    with_thread_reducer(|r| r.argmin_axis(input, layout, axis))
+}
+
 /// The Euclidean (L2) norm `√Σx²` of a float input: 0 if empty, NaN if any
 /// element is NaN. The square root of [`Op::SumOfSquares`], computed without
 /// scaling, so it is `inf` once `Σx²` exceeds the type's range (above about

@@ -899,6 +899,75 @@ impl<'b> Scope<'_, 'b> {
             .enqueue_axes(&input, layout, axes, op, out, Some(stream.into().handle()))
     }
 
+    /// [`Reducer::reduce_as_axes`] into `out` (one `A` per position of the
+    /// kept axes), enqueued on `stream`. Errors as
+    /// [`Scope::reduce_axes_into`], and [`Error::UnsupportedWidening`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{axes::Strided, Op, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let x = DeviceBuffer::from_slice(&[i32::MAX, 1, i32::MAX, 2])?; // 2 × 2
+    /// let mut sums = DeviceBuffer::from_slice(&[0i64; 2])?;
+    /// let layout = Strided::contiguous(&[2, 2])?;
+    /// Reducer::new()?.scope(|scope| scope.reduce_as_axes_into(&x, &layout, &[0], Op::Sum, &mut sums, &stream))?;
+    /// assert_eq!(sums.as_host_vec()?, [2 * i64::from(i32::MAX), 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_as_axes_into<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: impl Into<Input<'b, In>>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        out: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let out = out.into();
+        let input = input.into().slice();
+        self.reducer.enqueue_widened_axes::<A, In>(
+            &input,
+            layout,
+            axes,
+            op,
+            (out.address, out.len),
+            Some(stream.into().handle()),
+        )
+    }
+
+    /// [`Reducer::argmax_axis`] (`op` = `Max`) or [`Reducer::argmin_axis`]
+    /// (`Min`) into `out` (a `u64` position per position of the other axes),
+    /// enqueued on `stream`. Errors as [`Scope::reduce_axes_into`], and
+    /// [`Error::UnsupportedOp`] for another op.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{axes::Strided, Op, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let x = DeviceBuffer::from_slice(&[3.0f32, 9.0, 2.0, 1.0])?; // 2 × 2
+    /// let mut rows = DeviceBuffer::from_slice(&[0u64; 2])?;
+    /// let layout = Strided::contiguous(&[2, 2])?;
+    /// Reducer::new()?.scope(|scope| scope.arg_axis_into(&x, &layout, -1, Op::Max, &mut rows, &stream))?;
+    /// assert_eq!(rows.as_host_vec()?, [1, 0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn arg_axis_into<T: ArgInput>(
+        &mut self,
+        input: impl Into<Input<'b, T>>,
+        layout: &Strided,
+        axis: isize,
+        op: Op,
+        out: impl Into<Output<'b, u64>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::arg::<T>(op)?;
+        self.statistic_axes_into(input, layout, &[axis], call, out.into(), None, stream)
+    }
+
     /// [`Reducer::var_axes`] into `out` (one element per position of the
     /// kept axes), enqueued on `stream`. Errors as [`Scope::reduce_axes_into`],
     /// and [`Error::InvalidArgument`] for a correction that is negative or
@@ -927,7 +996,7 @@ impl<'b> Scope<'_, 'b> {
         out: impl Into<Output<'b, A>>,
         stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
-        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
         self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
     }
 
@@ -942,7 +1011,7 @@ impl<'b> Scope<'_, 'b> {
         out: impl Into<Output<'b, A>>,
         stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
-        let call = Call::moments::<A>(Finish::Root, correction)?;
+        let call = Call::moments::<A, In>(Finish::Root, correction)?;
         self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
     }
 
@@ -959,7 +1028,7 @@ impl<'b> Scope<'_, 'b> {
         variances: impl Into<Output<'b, A>>,
         stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
-        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
         let means = means.into();
         let variances = variances.into();
         if means.len != variances.len {
@@ -1028,7 +1097,7 @@ impl<'b> Scope<'_, 'b> {
     /// `call` along `axes` into `out` (and the means into `means`, which has
     /// `out`'s length, where given), on `stream`.
     #[allow(clippy::too_many_arguments)]
-    fn statistic_axes_into<In: Element, R>(
+    fn statistic_axes_into<In: DeviceCopy + 'static, R>(
         &mut self,
         input: impl Into<Input<'b, In>>,
         layout: &Strided,
@@ -1042,7 +1111,7 @@ impl<'b> Scope<'_, 'b> {
         let destination = Destination {
             out: out.address,
             len: out.len,
-            means: means.unwrap_or(0),
+            means,
         };
         let input = input.into().slice();
         self.reducer

@@ -53,12 +53,12 @@
 use crate::axes::{plan_passes, AxisLaunch, Pass, Reduced, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
-use crate::element::{sealed::Sealed, Element, ElementType, FloatElement};
+use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, from_word, Reducer};
 use cust::error::CudaError;
 use cust::memory::DeviceCopy;
-use kernels_gpu::abi::{Finish, Kernel, Statistic};
+use kernels_gpu::abi::{Finish, Kernel, Op, Statistic};
 
 /// What [`Reducer::count`], [`Reducer::any`] and [`Reducer::all`] test
 /// each element for.
@@ -116,12 +116,19 @@ macro_rules! statistic_inputs {
 }
 kernels_gpu::for_each_statistic_kernel!(statistic_inputs);
 
-/// One statistic call as the kernels see it: which statistic, in which
-/// accumulator, and what each result is.
+/// One statistic call as the kernels see it: the kernels of its passes,
+/// and what each result is.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Call {
-    statistic: Statistic,
-    accumulator: ElementType,
+    /// The first pass's kernel, over the elements.
+    elements: Kernel,
+    /// The later passes' kernel, over the summaries the pass before stored,
+    /// and the bytes of one; `None` for a call along one axis (argmax,
+    /// argmin), which is one pass.
+    states: Option<(Kernel, usize)>,
+    /// The op whose [`Error::Empty`] a result of no elements is; `None`
+    /// where the statistic has a value for none.
+    empty: Option<Op>,
     finish: Finish,
     finish_param: u64,
     /// Bytes of one result as `finish` writes it.
@@ -129,53 +136,78 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    /// The variance family, accumulated in `A`.
-    pub(crate) fn moments<A: FloatElement>(finish: Finish, correction: f64) -> Result<Self> {
+    /// `statistic` of `input`s accumulated in `accumulator`.
+    fn statistic(statistic: Statistic, input: ElementType, accumulator: ElementType, finish: Finish) -> Self {
+        let states = Kernel::StatisticStates {
+            statistic,
+            accumulator: statistic.states_accumulator(accumulator),
+        };
+        Call {
+            elements: Kernel::Statistic {
+                statistic,
+                input,
+                accumulator,
+            },
+            states: Some((states, statistic.state_bytes(accumulator) as usize)),
+            empty: None,
+            finish,
+            finish_param: 0,
+            result_bytes: match (finish, statistic) {
+                (Finish::Any | Finish::All, _) => 1,
+                (_, Statistic::Moments | Statistic::LogSumExp) => accumulator.size(),
+                _ => std::mem::size_of::<u64>(),
+            },
+        }
+    }
+
+    /// The variance family of `In`s, accumulated in `A`.
+    pub(crate) fn moments<A: FloatElement, In: MomentsInput<A>>(finish: Finish, correction: f64) -> Result<Self> {
         if !(correction.is_finite() && correction >= 0.0) {
             return Err(Error::InvalidArgument(format!(
                 "the correction is {correction}: it must be finite and at least 0"
             )));
         }
         Ok(Call {
-            statistic: Statistic::Moments,
-            accumulator: A::TYPE,
-            finish,
             finish_param: correction.to_bits(),
-            result_bytes: std::mem::size_of::<A>(),
+            ..Call::statistic(Statistic::Moments, In::TYPE, A::TYPE, finish)
         })
     }
 
     /// logsumexp in `F`.
-    pub(crate) fn logsumexp<F: FloatElement>() -> Self {
-        Call {
-            statistic: Statistic::LogSumExp,
-            accumulator: F::TYPE,
-            finish: Finish::Value,
-            finish_param: 0,
-            result_bytes: std::mem::size_of::<F>(),
-        }
+    pub(crate) fn logsumexp<F: LogSumExpInput>() -> Self {
+        Call::statistic(Statistic::LogSumExp, F::TYPE, F::TYPE, Finish::Value)
     }
 
     /// A count (`Finish::Value`, a `u64`) or `any`/`all` (a byte) of the
     /// elements of `T` that `predicate` holds for.
     pub(crate) fn count<T: Element>(predicate: Predicate, finish: Finish) -> Self {
-        Call {
-            statistic: predicate.statistic(),
-            accumulator: T::TYPE,
-            finish,
-            finish_param: 0,
-            result_bytes: if finish == Finish::Value { 8 } else { 1 },
+        Call::statistic(predicate.statistic(), T::TYPE, T::TYPE, finish)
+    }
+
+    /// argmax (`op` = `Max`) or argmin (`Min`) of `T`s along one axis: a
+    /// `u64` position per result. [`Error::UnsupportedOp`] for another op.
+    pub(crate) fn arg<T: ArgInput>(op: Op) -> Result<Self> {
+        if !matches!(op, Op::Max | Op::Min) {
+            return Err(Error::UnsupportedOp { op, element: T::INPUT });
         }
+        Ok(Call {
+            elements: Kernel::ArgAxis { op, input: T::INPUT },
+            states: None,
+            empty: Some(op),
+            finish: Finish::Value,
+            finish_param: 0,
+            result_bytes: std::mem::size_of::<u64>(),
+        })
     }
 }
 
 /// Where a call's results go: `len` results at `out`, and a variance's
-/// means at `means` (0 for none).
+/// means at `means`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Destination {
     pub(crate) out: u64,
     pub(crate) len: usize,
-    pub(crate) means: u64,
+    pub(crate) means: Option<u64>,
 }
 
 impl<B: Backend> Reducer<B> {
@@ -203,7 +235,7 @@ impl<B: Backend> Reducer<B> {
         axes: &[isize],
         correction: f64,
     ) -> Result<Reduced<B::Buffer<A>>> {
-        self.statistic_axes(input, layout, axes, Call::moments::<A>(Finish::Value, correction)?)
+        self.statistic_axes(input, layout, axes, Call::moments::<A, In>(Finish::Value, correction)?)
     }
 
     /// The standard deviation: the square root of [`Reducer::var_axes`].
@@ -214,7 +246,7 @@ impl<B: Backend> Reducer<B> {
         axes: &[isize],
         correction: f64,
     ) -> Result<Reduced<B::Buffer<A>>> {
-        self.statistic_axes(input, layout, axes, Call::moments::<A>(Finish::Root, correction)?)
+        self.statistic_axes(input, layout, axes, Call::moments::<A, In>(Finish::Root, correction)?)
     }
 
     /// The means and variances along `axes`, from one pass over the
@@ -237,7 +269,7 @@ impl<B: Backend> Reducer<B> {
         axes: &[isize],
         correction: f64,
     ) -> Result<Reduced<(B::Buffer<A>, B::Buffer<A>)>> {
-        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
         let outputs = layout.kept_outputs(axes)?;
         let mut means = self.backend.alloc::<A>(outputs)?;
         let mut variances = self.backend.alloc::<A>(outputs)?;
@@ -246,7 +278,7 @@ impl<B: Backend> Reducer<B> {
         let destination = Destination {
             out,
             len,
-            means: means_address,
+            means: Some(means_address),
         };
         self.enqueue_statistic(input, layout, axes, call, destination, None)?;
         // Waits for the own stream: the buffers are read on others.
@@ -328,15 +360,54 @@ impl<B: Backend> Reducer<B> {
         self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::All))
     }
 
+    /// The position along `axis` of the largest element, per position of
+    /// the other axes (PyTorch's `x.argmax(dim=axis)`): the first among
+    /// equal ones, a NaN before any number, by the rules of
+    /// [`Reducer::argmax`]; [`half::f16`] and [`half::bf16`] compared as
+    /// `f32`. One launch. [`Error::Empty`] if the axis has length 0 (and
+    /// the other axes have positions).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator};
+    /// let x = [3i32, 9, 9, 7, 1, 8]; // 2 × 3
+    /// let layout = Strided::contiguous(&[2, 3])?;
+    /// let per_row = Emulator::default().argmax_axis(&x, &layout, -1)?;
+    /// assert_eq!((per_row.values.to_vec(), per_row.shape(true)), (vec![1, 2], vec![2, 1]));
+    /// let per_column = Emulator::default().argmin_axis(&x, &layout, 0)?;
+    /// assert_eq!(per_column.values.to_vec(), [0, 1, 1]);
+    /// # Ok(()) }
+    /// ```
+    pub fn argmax_axis<T: ArgInput>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axis: isize,
+    ) -> Result<Reduced<B::Buffer<u64>>> {
+        self.statistic_axes(input, layout, &[axis], Call::arg::<T>(Op::Max)?)
+    }
+
+    /// The position along `axis` of the smallest element, per position of
+    /// the other axes: [`Reducer::argmax_axis`]'s rules (a NaN is still the
+    /// first choice).
+    pub fn argmin_axis<T: ArgInput>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axis: isize,
+    ) -> Result<Reduced<B::Buffer<u64>>> {
+        self.statistic_axes(input, layout, &[axis], Call::arg::<T>(Op::Min)?)
+    }
+
     /// The variance of the whole of `input`, with `correction`, accumulated
     /// in `A` ([`Reducer::var_axes`] over its one axis).
     pub fn var<A: FloatElement, In: MomentsInput<A>>(&mut self, input: &B::Slice<In>, correction: f64) -> Result<A> {
-        self.statistic_to_host::<_, _>(input, Call::moments::<A>(Finish::Value, correction)?)
+        self.statistic_to_host::<_, _>(input, Call::moments::<A, In>(Finish::Value, correction)?)
     }
 
     /// The standard deviation of the whole of `input`.
     pub fn std<A: FloatElement, In: MomentsInput<A>>(&mut self, input: &B::Slice<In>, correction: f64) -> Result<A> {
-        self.statistic_to_host::<_, _>(input, Call::moments::<A>(Finish::Root, correction)?)
+        self.statistic_to_host::<_, _>(input, Call::moments::<A, In>(Finish::Root, correction)?)
     }
 
     /// The mean and the variance of the whole of `input`, in one pass.
@@ -345,14 +416,14 @@ impl<B: Backend> Reducer<B> {
         input: &B::Slice<In>,
         correction: f64,
     ) -> Result<(A, A)> {
-        let call = Call::moments::<A>(Finish::Value, correction)?;
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
         let slot = self.backend.result_slot();
         // The slot's second word: inside the backend's 16-byte slot.
         let means = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
         let destination = Destination {
             out: slot,
             len: 1,
-            means,
+            means: Some(means),
         };
         self.enqueue_statistic(input, &whole::<B, In>(input)?, &[0], call, destination, None)?;
         let [variance, mean] = self.backend.read_result_slot()?;
@@ -383,7 +454,7 @@ impl<B: Backend> Reducer<B> {
 
     /// `call` along `axes`, into a new buffer of `R`s (the type `call`'s
     /// results have), after the own stream's work.
-    fn statistic_axes<In: Element, R: DeviceCopy>(
+    fn statistic_axes<In: DeviceCopy, R: DeviceCopy>(
         &mut self,
         input: &B::Slice<In>,
         layout: &Strided,
@@ -394,7 +465,7 @@ impl<B: Backend> Reducer<B> {
         let outputs = layout.kept_outputs(axes)?;
         let mut values = self.backend.alloc::<R>(outputs)?;
         let (out, len) = B::parts(B::as_slice_mut(&mut values));
-        self.enqueue_statistic(input, layout, axes, call, Destination { out, len, means: 0 }, None)?;
+        self.enqueue_statistic(input, layout, axes, call, Destination { out, len, means: None }, None)?;
         // Waits for the own stream: the buffer is read on others.
         self.backend.read_result_slot()?;
         Reduced::new(values, layout, axes)
@@ -404,7 +475,11 @@ impl<B: Backend> Reducer<B> {
     fn statistic_to_host<In: Element, R: DeviceCopy>(&mut self, input: &B::Slice<In>, call: Call) -> Result<R> {
         debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
         let out = self.backend.result_slot();
-        let destination = Destination { out, len: 1, means: 0 };
+        let destination = Destination {
+            out,
+            len: 1,
+            means: None,
+        };
         self.enqueue_statistic(input, &whole::<B, In>(input)?, &[0], call, destination, None)?;
         let [word, _] = self.backend.read_result_slot()?;
         Ok(from_word(word))
@@ -414,7 +489,7 @@ impl<B: Backend> Reducer<B> {
     /// per reduced axis left after merging (as [`crate::axes`] plans them),
     /// each but the last storing its summaries in the stream's scratch for
     /// the next, the last writing the results to `destination`.
-    pub(crate) fn enqueue_statistic<In: Element>(
+    pub(crate) fn enqueue_statistic<In: DeviceCopy>(
         &mut self,
         input: &B::Slice<In>,
         layout: &Strided,
@@ -429,35 +504,30 @@ impl<B: Backend> Reducer<B> {
         if outputs == 0 {
             return Ok(());
         }
+        if let (0, Some(op)) = (checked.reduced_elements, call.empty) {
+            return Err(Error::Empty { op });
+        }
         // Before the first pass: only the last launch sees the outputs.
         let result_bytes = outputs.saturating_mul(call.result_bytes);
         let mut outputs_and_input = vec![
             Access::read::<In>("input", address, len),
             Access::write::<u8>("out", destination.out, result_bytes),
         ];
-        if destination.means != 0 {
-            outputs_and_input.push(Access::write::<u8>("means", destination.means, result_bytes));
+        if let Some(means) = destination.means {
+            outputs_and_input.push(Access::write::<u8>("means", means, result_bytes));
         }
         check_aliasing(&outputs_and_input)?;
-        let first_kernel = Kernel::Statistic {
-            statistic: call.statistic,
-            input: In::TYPE,
-            accumulator: call.accumulator,
-        };
-        let states_kernel = Kernel::StatisticStates {
-            statistic: call.statistic,
-            accumulator: if call.statistic == Statistic::Moments || call.statistic == Statistic::LogSumExp {
-                call.accumulator
-            } else {
-                ElementType::U64
-            },
-        };
-        let kernel = |index: usize| if index == 0 { first_kernel } else { states_kernel };
         let passes = match checked.span {
             0 => vec![Pass::empty(outputs as u64)],
             _ => plan_passes(&checked.dims),
         };
-        let state_bytes = call.statistic.state_bytes(call.accumulator) as usize;
+        // A call without states reduces one axis: one pass.
+        let (states_kernel, state_bytes) = match (call.states, passes.len()) {
+            (Some(states), _) => states,
+            (None, 1) => (call.elements, 0),
+            (None, _) => return Err(Error::InvalidAxes("this reduction takes one axis".into())),
+        };
+        let kernel = |index: usize| if index == 0 { call.elements } else { states_kernel };
         // Every pass runs the axis kernel, whatever its layout.
         let scratch = self.pass_scratch(&passes, state_bytes, layout, stream, |index, _| Some(kernel(index)))?;
         let bytes = |n: u64, each: usize| (n as usize).saturating_mul(each);
@@ -467,8 +537,10 @@ impl<B: Backend> Reducer<B> {
             let out = scratch.destination(index, passes.len(), destination.out);
             let each = if last { call.result_bytes } else { state_bytes };
             let out = Access::write::<u8>("out", out, bytes(pass.outputs(), each));
-            let means = (last && destination.means != 0)
-                .then(|| Access::write::<u8>("means", destination.means, bytes(pass.outputs(), call.result_bytes)));
+            let means = destination
+                .means
+                .filter(|_| last)
+                .map(|means| Access::write::<u8>("means", means, bytes(pass.outputs(), call.result_bytes)));
             let launch = AxisLaunch {
                 kernel: kernel(index),
                 input: source,

@@ -7,85 +7,11 @@
 #[macro_use]
 mod common;
 
-use common::{ops_for, rng, TestBackend, TestElement, Tester};
+use common::{ops_for, random_axes, random_layout, reduced_axes, rng, span, TestBackend, TestElement, Tester};
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::{Error, Op};
-
-/// Whether each axis of a rank-`rank` view is among `axes` (negative ones
-/// counting from the end).
-fn reduced_axes(rank: usize, axes: &[isize]) -> Vec<bool> {
-    (0..rank)
-        .map(|a| {
-            axes.iter()
-                .any(|&x| (if x < 0 { x + rank as isize } else { x }) as usize == a)
-        })
-        .collect()
-}
-
-/// A random view of up to 5 axes over a buffer it fits: contiguous,
-/// permuted, every other element of some axes, or with a broadcast axis;
-/// extents from 0 to 7 (0 rarely).
-fn random_layout(rng: &mut StdRng) -> Strided {
-    let rank = rng.gen_range(1..=5);
-    let shape: Vec<usize> = (0..rank)
-        .map(|_| if rng.gen_ratio(1, 25) { 0 } else { rng.gen_range(1..=7) })
-        .collect();
-    let contiguous = Strided::contiguous(&shape).unwrap();
-    let mut strides = contiguous.strides().to_vec();
-    match rng.gen_range(0..4) {
-        0 => {}
-        1 => {
-            // A permutation of a contiguous tensor's axes.
-            let mut order: Vec<usize> = (0..rank).collect();
-            order.shuffle(rng);
-            let permuted: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
-            let base = Strided::contiguous(&permuted).unwrap();
-            let mut s = vec![0; rank];
-            for (position, &axis) in order.iter().enumerate() {
-                s[axis] = base.strides()[position];
-            }
-            strides = s;
-        }
-        2 => {
-            // Gaps: each axis's stride a multiple of the inner span, plus slack.
-            let mut stride = rng.gen_range(1..=3);
-            for axis in (0..rank).rev() {
-                strides[axis] = stride;
-                stride = stride * shape[axis].max(1) + rng.gen_range(0..=2);
-            }
-        }
-        _ => strides[rng.gen_range(0..rank)] = 0,
-    }
-    Strided::new(&shape, &strides).unwrap()
-}
-
-/// A random set of distinct axes of a rank-`rank` view, some negative.
-fn random_axes(rng: &mut StdRng, rank: usize) -> Vec<isize> {
-    let mut axes: Vec<isize> = (0..rank as isize).filter(|_| rng.gen()).collect();
-    axes.shuffle(rng);
-    for axis in axes.iter_mut() {
-        if rng.gen() {
-            *axis -= rank as isize;
-        }
-    }
-    axes
-}
-
-/// Elements of `data` one past the view's last one, and a few more.
-fn span(layout: &Strided) -> usize {
-    if layout.shape().contains(&0) {
-        return 0;
-    }
-    1 + layout
-        .shape()
-        .iter()
-        .zip(layout.strides())
-        .map(|(e, s)| (e - 1) * s)
-        .sum::<usize>()
-}
 
 /// Checks one call against the reference: each result, the shape, and the
 /// error for a reduced axis of length 0 and an op without identity.
