@@ -32,7 +32,8 @@ pub trait Real: Element + PartialOrd {
     fn from_f64(x: f64) -> Self;
     fn sub(self, other: Self) -> Self;
     fn div(self, other: Self) -> Self;
-    /// `e^self`, for `self ≤ 0` ([`crate::math`]).
+    /// `e^self`, for `self ≤ 0` and not NaN; at least `e^-86` (`f32`) or
+    /// `e^-708` (`f64`) ([`crate::math`]).
     fn exp(self) -> Self;
     /// `ln self`, for positive finite normal `self` ([`crate::math`]).
     fn ln(self) -> Self;
@@ -418,7 +419,7 @@ impl<F: Real> Statistic for LogSumExp<F> {
     /// element, as those cases are defined.
     #[inline(always)]
     fn fold_batch(acc: ScaledSum<F>, v: [F; 8]) -> ScaledSum<F> {
-        // NaN wins, so that every `x − max` below is ≤ 0 or NaN: `exp`'s domain.
+        // NaN wins, so that a finite maximum means every `x − max` is ≤ 0: `exp`'s domain.
         let larger = |a: F, b: F| if b > a || b.is_nan() { b } else { a };
         let max = larger(
             larger(larger(v[0], v[1]), larger(v[2], v[3])),
@@ -429,8 +430,8 @@ impl<F: Real> Statistic for LogSumExp<F> {
             .add(scaled(v[1]))
             .add(scaled(v[2]).add(scaled(v[3])))
             .add(scaled(v[4]).add(scaled(v[5])).add(scaled(v[6]).add(scaled(v[7]))));
-        // A NaN element makes the sum NaN.
-        if max.is_finite() && !sum.is_nan() {
+        // A NaN element makes the maximum NaN.
+        if max.is_finite() {
             LogAddExp::combine(acc, ScaledSum { max, sum })
         } else {
             fold_in_order::<_, LogAddExp, _>(acc, v, Self::lift)

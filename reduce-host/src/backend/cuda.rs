@@ -13,7 +13,7 @@ use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCo
 use cust::module::Module as LoadedModule;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{cuLaunchKernel, cudaError_enum, CUcontext, CUfunction, CUpointer_attribute, CUstream};
-use kernels_gpu::abi::{Kernel, KernelMap, Module, PARTIAL_SLOT_BYTES};
+use kernels_gpu::abi::{AxisArgs, Kernel, KernelArgs, KernelMap, Module, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
 use std::collections::HashSet;
 use std::ffi::{c_void, CStr};
@@ -276,13 +276,19 @@ impl Cuda {
         Ok(())
     }
 
-    /// `kernel`'s handle and grid cap, loading it on first use.
+    /// `kernel`'s handle and grid cap, loading it on first use, checked to
+    /// run with the smallest block it is launched with: the tuning row's, or
+    /// for an axis kernel a quarter of it ([`Launcher::axis_block`] then
+    /// picks among those it can run).
     fn kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
         if let Some(&loaded) = self.loaded.get(&kernel) {
             return Ok(loaded);
         }
         let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
-        let block = self.tuning.block_threads;
+        let block = match AxisArgs::fits(kernel) {
+            true => *axis_blocks(self.tuning.block_threads).last().unwrap_or(&32),
+            false => self.tuning.block_threads,
+        };
         let (sms, max_grid) = (self.sms, self.max_grid);
         let function: Function<'_> = self.module(kernel.module())?.get_function(name)?;
         let per_sm = function.max_active_blocks_per_multiprocessor(BlockSize::x(block), 0)?;
@@ -321,6 +327,14 @@ impl Cuda {
             .map(|(_, loaded)| loaded)
             .ok_or(Error::Cuda(CudaError::InvalidValue))
     }
+}
+
+/// The blocks an axis kernel may launch with, largest first: the power of
+/// two of the tuning row's `tuned` threads, half and a quarter of it (at
+/// least a warp).
+fn axis_blocks(tuned: u32) -> [u32; 3] {
+    let largest = tuned.checked_ilog2().map_or(32, |log2| 1 << log2);
+    [largest, largest / 2, largest / 4].map(|threads| threads.max(32))
 }
 
 /// Loads `module` from `image` into the current context.
@@ -392,8 +406,8 @@ impl Launcher for Cuda {
         if let Some(&chosen) = self.axis_blocks.get(&kernel) {
             return Ok(chosen);
         }
-        // Loaded, and checked to run with the tuning row's block.
-        let (_, tuned_cap) = self.kernel(kernel)?;
+        // Loaded, and checked to run with the smallest candidate.
+        let (_, smallest_cap) = self.kernel(kernel)?;
         let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
         let (tuned, sms, max_grid) = (self.tuning.block_threads, self.sms, self.max_grid);
         let function: Function<'_> = self.module(kernel.module())?.get_function(name)?;
@@ -406,14 +420,13 @@ impl Launcher for Cuda {
                 .min(max_grid.checked_div(sms).unwrap_or(1))
                 .saturating_mul(threads))
         };
-        // The axis kernel launches a power of two of threads.
-        let largest = tuned.checked_ilog2().map_or(32, |log2| 1 << log2);
         let mut candidates = Vec::with_capacity(3);
-        for threads in [largest, largest / 2, largest / 4].map(|threads| threads.max(32)) {
+        for threads in axis_blocks(tuned) {
             candidates.push((threads, resident(threads)?));
         }
+        // A block the kernel's registers do not fit has none resident.
         let best = candidates.iter().map(|&(_, here)| here).max().unwrap_or(0);
-        let mut chosen = (tuned, tuned_cap);
+        let mut chosen = (axis_blocks(tuned).last().copied().unwrap_or(32), smallest_cap);
         for (threads, here) in candidates {
             if u64::from(here) * 4 > u64::from(best) * 3 {
                 let blocks = here

@@ -147,7 +147,9 @@ pub trait Launcher: Sized {
     /// `kernel` (a kernel that takes any power-of-two block): the tuning
     /// row's block, or half or a quarter of it where that keeps over 4/3 as
     /// many threads resident per SM (a kernel whose registers leave room
-    /// for one block of the tuning row's size); loads the kernel if needed.
+    /// for one block of the tuning row's size, or for none: ptxas gave
+    /// logsumexp of `f64` 156 registers, more than 512 threads may have);
+    /// loads the kernel if needed.
     fn axis_block(&mut self, kernel: Kernel) -> Result<(u32, u32)>;
     /// `stream`'s workspace, allocated on first use.
     fn workspace(&mut self, stream: Option<StreamHandle>) -> Result<Workspace>;
