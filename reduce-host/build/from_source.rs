@@ -9,9 +9,9 @@
 //! build rejects such PTX here.
 //!
 //! The PTX is built for the architecture of each row of the tuning data
-//! (`src/tuning.rs`), whose register cap it writes into the segmented
-//! entry points (`.maxnreg`, as CUDA C's `__launch_bounds__` would; rustc
-//! has no attribute for it), and then split into one module per
+//! (`src/tuning.rs`), whose register caps it writes into the segmented
+//! entry points and logsumexp's of `f64` (`.maxnreg`, as CUDA C's
+//! `__launch_bounds__` would; rustc has no attribute for it), and then split into one module per
 //! `abi::Module` (the whole-input kernels of one type, the segmented kernels
 //! of one schedule and type, ...), so that a program loads only the modules
 //! it uses. Which entry points exist, are segmented, and go in which module
@@ -38,11 +38,24 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
         manifest_dir.join("src").join("tuning.rs").display()
     );
     let kernels: HashMap<&str, abi::Kernel> = abi::Kernel::all().map(|(kernel, name)| (name, kernel)).collect();
-    let segmented: HashSet<&str> = kernels
-        .iter()
-        .filter(|(_, kernel)| matches!(kernel, abi::Kernel::Segmented { .. }))
-        .map(|(name, _)| *name)
-        .collect();
+    let names_of = |family: fn(&abi::Kernel) -> bool| -> HashSet<&str> {
+        kernels
+            .iter()
+            .filter(|(_, kernel)| family(kernel))
+            .map(|(name, _)| *name)
+            .collect()
+    };
+    let segmented = names_of(|kernel| matches!(kernel, abi::Kernel::Segmented { .. }));
+    let series = names_of(|kernel| {
+        matches!(
+            kernel,
+            abi::Kernel::Statistic {
+                statistic: abi::Statistic::LogSumExp,
+                accumulator: abi::Scalar::F64,
+                ..
+            }
+        )
+    });
     let mut sets = Vec::new();
     for row in tuning::BY_ARCHITECTURE {
         let arch = format!("sm_{}", row.min_cc);
@@ -58,7 +71,10 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
                 line.trim()
             );
         }
-        let ptx = cap_registers(&ptx, &segmented, row.segmented_max_registers);
+        let mut ptx = cap_registers(&ptx, &segmented, row.segmented_max_registers);
+        if let Some(registers) = row.series_max_registers {
+            ptx = cap_registers(&ptx, &series, registers);
+        }
         // The whole module too, for inspection (`scripts/ab_stage.sh` hands
         // it to `ptxas -v`); the library loads the split modules.
         fs::write(out_dir.join(format!("kernels_{arch}.ptx")), &ptx).expect("write PTX to OUT_DIR");
@@ -154,7 +170,7 @@ fn cap_registers(ptx: &str, names: &HashSet<&str>, registers: u32) -> String {
     missing.sort_unstable();
     assert!(
         missing.is_empty(),
-        "not every segmented entry point of the ABI is in the PTX: missing {missing:?}"
+        "not every entry point of the ABI to cap at {registers} registers is in the PTX: missing {missing:?}"
     );
     capped
 }

@@ -49,6 +49,16 @@ pub struct Tuning {
     /// assert_eq!(hopper.map(|row| row.segmented_max_registers), Some(64)); // two 512-thread blocks per SM
     /// ```
     pub segmented_max_registers: u32,
+    /// Registers per thread logsumexp of `f64` along an axis may use
+    /// (`.maxnreg` on its kernel over elements), or `None` for no cap: its
+    /// 8 `exp` series per batch are independent, and ptxas interleaves them
+    /// up to more registers than the row's block may have.
+    ///
+    /// ```
+    /// let hopper = reduce::tuning::for_compute_capability(90);
+    /// assert_eq!(hopper.and_then(|row| row.series_max_registers), Some(128)); // a 512-thread block
+    /// ```
+    pub series_max_registers: Option<u32>,
     /// Full tiles each thread of a segment's team should get: each tile is one
     /// batch of loads in flight, and each segment costs its team a fixed
     /// overhead (its bounds, head and tail, the team's reduction), which more
@@ -109,6 +119,13 @@ pub struct Tuning {
 ///   block: half the loads in flight, and the segmented layouts up to 1.3×
 ///   slower. At the cap ptxas spills a few bytes per thread instead; caps of
 ///   40 or 32 spilled 300–680 B and were 1.33–2.70× slower.
+/// - `series_max_registers` 128 (measured on an H100, same-call A/B,
+///   `bench-results/2026-11-25-axes-arg-lse/lse-f64-ab/`): uncapped, ptxas
+///   gave logsumexp of `f64` 156 registers, so it ran in 128-thread blocks
+///   (3 per SM): 1327 µs for 2 GiB; at 128 (ptxas spills 64–76 bytes
+///   a thread, which stay in L1), 512-thread blocks: 970 µs. A cap on every axis kernel instead
+///   raised the others' registers (ptxas spends what `.maxnreg` allows:
+///   the axis sum went from 56 to 111) and their blocks per SM fell.
 /// - `segment_tiles_per_thread` 2 and `min_segment_lanes` 4: teams of 2
 ///   lanes made 64-element f32 rows take 1.4× as long as teams of 4.
 /// - `take_bytes` 32 KiB: takes of about 16 KiB made equal f32 segments of
@@ -128,6 +145,7 @@ pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,
     segmented_max_registers: 64,
+    series_max_registers: Some(128),
     segment_tiles_per_thread: 2,
     min_segment_lanes: 4,
     take_bytes: 32 << 10,
@@ -139,9 +157,12 @@ pub(crate) const HOPPER: Tuning = Tuning {
 /// held since before Hopper was tuned. None of these numbers was measured
 /// on these GPUs (the project has had only H100s and H200s): the segmented
 /// ones are Hopper's.
+/// Logsumexp of `f64` is not capped there: its 152 registers fit a
+/// 256-thread block, and a cap (`.maxnreg`, even 255) changes what ptxas does.
 const VOLTA: Tuning = Tuning {
     min_cc: 70,
     block_threads: 256,
+    series_max_registers: None,
     ..HOPPER
 };
 
