@@ -152,6 +152,8 @@ impl SegmentPlan {
 /// | `finish_param` | the statistics' parameter: the variance's correction (an `f64`'s bits), `all`'s elements per result |
 /// | `means` | the variance's: 0, or where the means go (`outputs` of them) |
 /// | `out` | `outputs` results, in order |
+/// | `offsets` | 0, or segments in place of the kept axes: the device address of `outputs + 1` `u64` offsets, result `o` folding the contiguous elements `offsets[o]..offsets[o + 1]` (clamped into `0..reduced`, `reduced` then being the input's length; `reduced_stride` 1, `splits` 1, the kept axes unused; `all` counts each segment's elements) |
+/// | `status` | with `offsets`: 0, or a `u32` set to [`SEGMENTS_INVALID`] if an offset decreases or passes the input's end |
 ///
 /// The block needs `PARTIAL_SLOT_BYTES` of dynamic shared memory per thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -690,7 +692,7 @@ macro_rules! for_each_kernel_args {
             AxisArgs [input reduced reduced_stride outputs kept_dims
                 extent0 stride0 extent1 stride1 extent2 stride2 extent3 stride3
                 extent4 stride4 extent5 stride5 extent6 stride6 extent7 stride7
-                plan partials tickets finish finish_param means out],
+                plan partials tickets finish finish_param means out offsets status],
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
         }

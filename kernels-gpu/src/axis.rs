@@ -16,6 +16,10 @@
 //! of one result combine in a fixed tree, within their warp by shuffles
 //! where they share one, else through shared memory.
 //!
+//! The results can also be the segments of a contiguous input, given by
+//! offsets (each segment's fold takes its result's lanes, and is never
+//! split): a statistic over segments.
+//!
 //! When the tiles are too few to fill the GPU, each result's reduced axis is
 //! split into `splits` parts, one block each; a part's results go to the
 //! `partials` slots, and the last of a tile's blocks to finish (a ticket per
@@ -23,7 +27,7 @@
 //! order. Every result thus depends only on its elements and the plan, so
 //! it is the same on every run.
 
-use crate::abi::{AxisPlan, AXIS_LOADS_IN_FLIGHT as LOADS_IN_FLIGHT, PARTIAL_SLOT_BYTES};
+use crate::abi::{AxisPlan, Finish, AXIS_LOADS_IN_FLIGHT as LOADS_IN_FLIGHT, PARTIAL_SLOT_BYTES};
 use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
@@ -31,6 +35,7 @@ use crate::grid;
 use crate::indexed::Indexed;
 use crate::map::ElementMap;
 use crate::op::Operator;
+use crate::segment::Segments;
 use crate::statistic::{self, Output, Statistic};
 use crate::thread;
 use crate::warp;
@@ -283,10 +288,16 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
 /// The body of the axis entry points: `outputs` results of `F` along the
 /// reduced axis, written in order as `F` writes them (see the module docs).
 ///
+/// With `segments`, result `o` folds the contiguous elements of segment `o`
+/// (clamped into the input's `segments.len`) in place of the kept axes'.
+///
 /// # Safety
 /// - every element `kept.offset(o) + r · reduced_stride` (of `F::BYTES`)
 ///   for `o < outputs` and `r < reduced` is readable at `input`, not
-///   written during the launch; `output` has room for `outputs` results;
+///   written during the launch; with `segments`, instead, `reduced` is
+///   `segments.len`, the input's length, `reduced_stride` 1 and `splits`
+///   1, and the offsets and status word are as [`Segments::bounds`]
+///   requires; `output` has room for `outputs` results;
 /// - the block has `2^(output_lanes_log2 + reduce_lanes_log2)` threads, a
 ///   multiple of 32, and `PARTIAL_SLOT_BYTES` of dynamic shared memory per
 ///   thread;
@@ -298,6 +309,7 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
 pub unsafe fn reduce<F: AxisFold>(
     input: u64,
     kept: Kept,
+    segments: Option<Segments>,
     outputs: u64,
     reduced: u64,
     reduced_stride: u64,
@@ -330,10 +342,21 @@ pub unsafe fn reduce<F: AxisFold>(
         };
         let o = tile * output_lanes + lane_o;
         let begin = split * part + lane_r;
-        let end = core::cmp::min((split + 1) * part, reduced);
         let mut acc = F::Merge::identity();
-        if o < outputs && begin < end {
-            let first = input + (kept.offset(o) + begin * reduced_stride) * F::BYTES;
+        // Result `o`'s first element and how many it folds.
+        let (mut base, mut length) = (0, 0);
+        if o < outputs {
+            (base, length) = match &segments {
+                Some(segments) => {
+                    let (first, end) = segments.bounds(o);
+                    (first, end - first)
+                }
+                None => (kept.offset(o), reduced),
+            };
+        }
+        let end = core::cmp::min((split + 1) * part, length);
+        if begin < end {
+            let first = input + (base + begin * reduced_stride) * F::BYTES;
             let count = (end - begin + reduce_lanes - 1) >> plan.reduce_lanes_log2;
             let stride = Stride {
                 bytes: step << plan.reduce_lanes_log2,
@@ -349,6 +372,14 @@ pub unsafe fn reduce<F: AxisFold>(
         };
         if let Some(result) = result {
             if lane_r == 0 && o < outputs {
+                // A segment's `all` counts its own elements.
+                let output = match (&segments, output.finish) {
+                    (Some(_), Finish::All) => Output {
+                        finish_param: length,
+                        ..output
+                    },
+                    _ => output,
+                };
                 F::write(result, &output, o);
             }
         }

@@ -174,9 +174,21 @@ unsafe fn axis_fold<F: axis::AxisFold>(args: AxisArgs) {
         means: args.means,
         out: args.out,
     };
+    let segments = (args.offsets != 0).then(|| segment::Segments {
+        offsets: device::to_global(args.offsets),
+        row_len: 0,
+        count: args.outputs,
+        len: args.reduced,
+        status: if args.status == 0 {
+            0
+        } else {
+            device::to_global(args.status)
+        },
+    });
     axis::reduce::<F>(
         args.input,
         kept,
+        segments,
         args.outputs,
         args.reduced,
         args.reduced_stride,

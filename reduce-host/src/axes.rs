@@ -410,6 +410,23 @@ impl Pass {
         }
     }
 
+    /// The one pass of a statistic over `segments` segments of a contiguous
+    /// input, `average` elements each on average (what the plan is made for).
+    pub(crate) fn segments(segments: u64, average: u64) -> Self {
+        Pass {
+            kept: vec![Dim {
+                extent: segments,
+                stride: 0,
+                reduced: false,
+            }],
+            reduced: Dim {
+                extent: average,
+                stride: 1,
+                reduced: true,
+            },
+        }
+    }
+
     pub(crate) fn outputs(&self) -> u64 {
         self.kept.iter().fold(1, |n, d| n.saturating_mul(d.extent))
     }
@@ -721,7 +738,7 @@ impl<B: Backend> Reducer<B> {
         let mut words = 0;
         for (index, pass) in passes.iter().enumerate() {
             if let Some(kernel) = kernel(index, pass) {
-                let (plan, _) = self.axis_shape(kernel, pass)?;
+                let (plan, _) = self.axis_shape(kernel, pass, true)?;
                 // A slot per result lane of each part of each tile.
                 let lanes = 1u64 << plan.output_lanes_log2;
                 let slots = pass
@@ -738,8 +755,14 @@ impl<B: Backend> Reducer<B> {
         Ok(words)
     }
 
-    /// The axis kernel's plan and launch for `pass`.
-    fn axis_shape(&mut self, kernel: Kernel, pass: &Pass) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
+    /// The axis kernel's plan and launch for `pass` (its reduced axis split
+    /// over blocks where that helps and `splittable`).
+    fn axis_shape(
+        &mut self,
+        kernel: Kernel,
+        pass: &Pass,
+        splittable: bool,
+    ) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
         let (block_threads, grid_cap) = self.backend.axis_block(kernel)?;
         let tuning = Tuning {
             block_threads,
@@ -752,6 +775,7 @@ impl<B: Backend> Reducer<B> {
             pass.outputs(),
             pass.reduced.extent,
             reduced_contiguous,
+            splittable,
         ))
     }
 
@@ -792,6 +816,7 @@ impl<B: Backend> Reducer<B> {
                     finish: Finish::Value,
                     finish_param: 0,
                     partials,
+                    segments: None,
                 },
                 stream,
             ),
@@ -800,13 +825,15 @@ impl<B: Backend> Reducer<B> {
 
     /// Launches the axis kernel `launch.kernel` for `pass`.
     pub(crate) fn launch_axis(&mut self, pass: &Pass, launch: AxisLaunch, stream: Option<StreamHandle>) -> Result<()> {
-        let (plan, shape) = self.axis_shape(launch.kernel, pass)?;
+        let (plan, shape) = self.axis_shape(launch.kernel, pass, launch.segments.is_none())?;
         let mut kept = [(1u64, 0u64); AXIS_KEPT_DIMS];
         for (slot, dim) in kept.iter_mut().zip(pass.kept.iter().rev()) {
             *slot = (dim.extent, dim.stride);
         }
         let tickets = self.backend.workspace(stream)?.segment_tickets;
-        let accesses: Vec<Access> = [Some(launch.input), Some(launch.out), launch.means]
+        let offsets = launch.segments.map(|segments| segments.offsets);
+        let status = launch.segments.and_then(|segments| segments.status);
+        let accesses: Vec<Access> = [Some(launch.input), Some(launch.out), launch.means, offsets, status]
             .into_iter()
             .flatten()
             .collect();
@@ -814,7 +841,8 @@ impl<B: Backend> Reducer<B> {
             kept;
         let args = AxisArgs {
             input: launch.input.address,
-            reduced: pass.reduced.extent,
+            // Segments are clamped into the input's elements.
+            reduced: launch.segments.map_or(pass.reduced.extent, |segments| segments.len),
             reduced_stride: pass.reduced.stride,
             outputs: pass.outputs(),
             kept_dims: pass.kept.len().max(1) as u64,
@@ -841,6 +869,8 @@ impl<B: Backend> Reducer<B> {
             finish_param: launch.finish_param,
             means: launch.means.map_or(0, |means| means.address),
             out: launch.out.address,
+            offsets: offsets.map_or(0, |offsets| offsets.address),
+            status: status.map_or(0, |status| status.address),
         };
         let launch = Launch {
             kernel: launch.kernel,
@@ -857,7 +887,10 @@ impl<B: Backend> Reducer<B> {
         // results as the kernel and `finish` write them; a split plan's
         // partial slots are in the scratch sized by `axis_partial_words`,
         // its tickets (one per tile, fewer than the grid's blocks) in the
-        // zeroed workspace; the shared memory is a slot per thread.
+        // zeroed workspace; the shared memory is a slot per thread. With
+        // segments: `outputs + 1` offsets (read only, clamped into the
+        // input by the kernel), no split (`splittable` false above), and
+        // the status word where given.
         unsafe { self.backend.launch(&launch, stream) }
     }
 }
@@ -873,6 +906,19 @@ pub(crate) struct AxisLaunch {
     pub finish: Finish,
     pub finish_param: u64,
     pub partials: u64,
+    /// Segments of the input in place of the pass's kept axes.
+    pub segments: Option<SegmentsLaunch>,
+}
+
+/// The segments of an axis launch over segments ([`AxisLaunch::segments`]).
+#[derive(Clone, Copy)]
+pub(crate) struct SegmentsLaunch {
+    /// The `segments + 1` offsets.
+    pub offsets: Access,
+    /// The status word the kernel flags invalid offsets in, if any.
+    pub status: Option<Access>,
+    /// The input's elements, into which the kernel clamps the offsets.
+    pub len: u64,
 }
 
 /// What a pass of an axis reduction reads: elements of `input` reduced in

@@ -1094,6 +1094,149 @@ impl<'b> Scope<'_, 'b> {
         self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
     }
 
+    /// [`Reducer::var_segments`] into `out` (one element per segment),
+    /// enqueued on `stream`. As [`Scope::segmented_reduce_into`], invalid
+    /// offsets are not reported: each is clamped into `values` (a segment
+    /// whose end is before its begin is empty), so nothing outside it is read.
+    ///
+    /// Errors: [`Error::InvalidSegments`] for no offsets or an output whose
+    /// length is not the segments', [`Error::InvalidArgument`] for a bad
+    /// correction, [`Error::Aliasing`].
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::Reducer;
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let values = DeviceBuffer::from_slice(&[1.0f32, 3.0, 2.0, 4.0, 6.0])?;
+    /// let offsets = DeviceBuffer::from_slice(&[0u64, 2, 5])?;
+    /// let mut var = DeviceBuffer::from_slice(&[0.0f32; 2])?;
+    /// Reducer::new()?.scope(|scope| scope.var_segments_into::<f32, _>(&values, &offsets, 1.0, &mut var, &stream))?;
+    /// assert_eq!(var.as_host_vec()?, [2.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn var_segments_into<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        values: impl Into<Input<'b, In>>,
+        offsets: impl Into<Input<'b, u64>>,
+        correction: f64,
+        out: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
+        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::std_segments`] into `out`, as [`Scope::var_segments_into`].
+    pub fn std_segments_into<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        values: impl Into<Input<'b, In>>,
+        offsets: impl Into<Input<'b, u64>>,
+        correction: f64,
+        out: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::moments::<A, In>(Finish::Root, correction)?;
+        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::mean_var_segments`] into `means` and `variances` (one
+    /// element per segment each), as [`Scope::var_segments_into`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn mean_var_segments_into<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        values: impl Into<Input<'b, In>>,
+        offsets: impl Into<Input<'b, u64>>,
+        correction: f64,
+        means: impl Into<Output<'b, A>>,
+        variances: impl Into<Output<'b, A>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
+        let (means, variances) = (means.into(), variances.into());
+        if means.len != variances.len {
+            return Err(Error::InvalidSegments(format!(
+                "the means output has {} elements, the variances output {}",
+                means.len, variances.len
+            )));
+        }
+        self.statistic_segments_into(values, offsets, call, variances, Some(means.address), stream)
+    }
+
+    /// [`Reducer::logsumexp_segments`] into `out`, as [`Scope::var_segments_into`].
+    pub fn logsumexp_segments_into<F: LogSumExpInput>(
+        &mut self,
+        values: impl Into<Input<'b, F>>,
+        offsets: impl Into<Input<'b, u64>>,
+        out: impl Into<Output<'b, F>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        self.statistic_segments_into(values, offsets, Call::logsumexp::<F>(), out.into(), None, stream)
+    }
+
+    /// [`Reducer::count_segments`] into `out`, as [`Scope::var_segments_into`].
+    pub fn count_segments_into<T: Element>(
+        &mut self,
+        values: impl Into<Input<'b, T>>,
+        offsets: impl Into<Input<'b, u64>>,
+        predicate: Predicate,
+        out: impl Into<Output<'b, u64>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::count::<T>(predicate, Finish::Value);
+        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::any_segments`] into `out` (1 or 0 per segment), as [`Scope::var_segments_into`].
+    pub fn any_segments_into<T: Element>(
+        &mut self,
+        values: impl Into<Input<'b, T>>,
+        offsets: impl Into<Input<'b, u64>>,
+        predicate: Predicate,
+        out: impl Into<Output<'b, u8>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::count::<T>(predicate, Finish::Any);
+        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
+    }
+
+    /// [`Reducer::all_segments`] into `out` (1 or 0 per segment), as [`Scope::var_segments_into`].
+    pub fn all_segments_into<T: Element>(
+        &mut self,
+        values: impl Into<Input<'b, T>>,
+        offsets: impl Into<Input<'b, u64>>,
+        predicate: Predicate,
+        out: impl Into<Output<'b, u8>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let call = Call::count::<T>(predicate, Finish::All);
+        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
+    }
+
+    /// `call` over each segment into `out` (and the means into `means`, which
+    /// has `out`'s length, where given), on `stream`, the offsets clamped.
+    fn statistic_segments_into<In: DeviceCopy + 'static, R>(
+        &mut self,
+        values: impl Into<Input<'b, In>>,
+        offsets: impl Into<Input<'b, u64>>,
+        call: Call,
+        out: Output<'b, R>,
+        means: Option<u64>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
+        let destination = Destination {
+            out: out.address,
+            len: out.len,
+            means,
+        };
+        let (values, offsets) = (values.into().slice(), offsets.into().slice());
+        let stream = Some(stream.into().handle());
+        self.reducer
+            .enqueue_statistic_segments(&values, &offsets, call, destination, None, stream)
+    }
+
     /// `call` along `axes` into `out` (and the means into `means`, which has
     /// `out`'s length, where given), on `stream`.
     #[allow(clippy::too_many_arguments)]

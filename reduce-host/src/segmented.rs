@@ -88,7 +88,7 @@ pub(crate) enum Layout {
 }
 
 impl Layout {
-    fn segments(self) -> usize {
+    pub(crate) fn segments(self) -> usize {
         match self {
             Layout::Offsets { segments, .. } => segments,
             Layout::Rows { rows, .. } => rows,

@@ -81,14 +81,16 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
 /// contiguous, its lanes first, one per [`AXIS_ELEMENTS_PER_LANE`] elements
 /// (up to the block), else results first (32, or more while the tiles of results
 /// outnumber `grid_cap`); and, when the tiles of results are fewer
-/// than `grid_cap`, the reduced axis split into parts of at least
-/// [`AXIS_LOADS_PER_PART`] loads per thread, up to `grid_cap` blocks in all.
+/// than `grid_cap` and `splittable`, the reduced axis split into parts of at
+/// least [`AXIS_LOADS_PER_PART`] loads per thread, up to `grid_cap` blocks in
+/// all.
 pub(crate) fn axis_shape(
     tuning: Tuning,
     grid_cap: u32,
     outputs: u64,
     reduced: u64,
     reduced_contiguous: bool,
+    splittable: bool,
 ) -> (AxisPlan, LaunchShape) {
     let threads_log2 = tuning.block_threads.ilog2();
     // Past 2^63 (a broadcast axis can be that long) there is no next power
@@ -114,7 +116,7 @@ pub(crate) fn axis_shape(
     let tiles = outputs.div_ceil(1 << output_lanes_log2).max(1);
     let cap = u64::from(grid_cap.max(1));
     let useful = reduced.div_ceil(AXIS_LOADS_PER_PART << reduce_lanes_log2).max(1);
-    let splits = if tiles < cap {
+    let splits = if tiles < cap && splittable {
         cap.checked_div(tiles).unwrap_or(1).min(useful).max(1)
     } else {
         1
@@ -368,7 +370,7 @@ mod tests {
     #[test]
     fn axis_shapes_of_any_length_fit_the_block_and_the_grid() {
         for (outputs, reduced, contiguous) in [(1, u64::MAX, false), (u64::MAX, 1, false), (3, (1 << 63) + 1, true)] {
-            let (plan, launch) = axis_shape(hopper(512), 264, outputs, reduced, contiguous);
+            let (plan, launch) = axis_shape(hopper(512), 264, outputs, reduced, contiguous, true);
             assert_eq!(plan.output_lanes_log2 + plan.reduce_lanes_log2, 9);
             assert!(plan.splits >= 1 && launch.blocks >= 1 && launch.blocks <= 264);
         }

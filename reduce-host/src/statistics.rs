@@ -1,4 +1,5 @@
-//! Statistics along any axes of a strided tensor, or over a whole input:
+//! Statistics along any axes of a strided tensor, over the segments of an
+//! input (`_segments`: offsets as [`crate::segmented`]'s), or over a whole input:
 //! variance and standard deviation (with a correction), mean and variance
 //! together, logsumexp, and counts of the elements that are nonzero, NaN or
 //! infinite, with `any` and `all` of them. Each reads every element once,
@@ -47,18 +48,26 @@
 //!   same rules for axes, strides and errors. `any`/`all` along axes give
 //!   one byte per result, 0 or 1 (a `u8`, so that no byte a kernel did not
 //!   write can be read as a `bool`).
+//! - **Segments** (`var_segments`, …): one result per segment, each by
+//!   the rules above (an empty segment: no elements); invalid offsets are
+//!   [`Error::InvalidSegments`] from the blocking calls, clamped by the
+//!   `_into` forms, as for [`Reducer::segmented_reduce`]. A segment's
+//!   elements are read by a team of lanes sized for the average segment,
+//!   one launch; unlike `segmented_reduce`, segments are not handed out as
+//!   teams finish.
 //! - **Determinism**: as every reduction of the library, bit for bit the
 //!   same on every run for a given shape, device and input.
 
-use crate::axes::{plan_passes, AxisLaunch, Pass, Reduced, Strided};
+use crate::axes::{plan_passes, AxisLaunch, Pass, Reduced, SegmentsLaunch, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, from_word, Reducer};
+use crate::segmented::{invalid_offsets, Layout};
 use cust::error::CudaError;
 use cust::memory::DeviceCopy;
-use kernels_gpu::abi::{Finish, Kernel, Op, Statistic};
+use kernels_gpu::abi::{Finish, Kernel, Op, Statistic, SEGMENTS_INVALID};
 
 /// What [`Reducer::count`], [`Reducer::any`] and [`Reducer::all`] test
 /// each element for.
@@ -553,11 +562,215 @@ impl<B: Backend> Reducer<B> {
                     _ => call.finish_param,
                 },
                 partials: scratch.partials,
+                segments: None,
             };
             self.launch_axis(pass, launch, stream)?;
             source = Access::read::<u8>("states", out.address, out.bytes as usize);
         }
         Ok(())
+    }
+}
+
+impl<B: Backend> Reducer<B> {
+    /// The variance of each segment of `values` given by `offsets` (as
+    /// [`crate::segmented`]'s: `segments + 1` `u64`s, segment `s` being
+    /// `values[offsets[s]..offsets[s + 1]]`), with `correction`,
+    /// accumulated in `A`: one result per segment, in a new buffer. Empty
+    /// segments give NaN. One launch, reading each element once.
+    ///
+    /// Errors: [`Error::InvalidSegments`] naming the first segment whose
+    /// offsets decrease or pass the end of `values` (or for no offsets),
+    /// [`Error::InvalidArgument`] for a bad correction, CUDA errors.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, statistics::Predicate, Error};
+    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
+    /// let values = [1.0f64, 3.0, 2.0, 4.0, 6.0, f64::NAN];
+    /// let offsets = [0u64, 2, 2, 5, 6]; // [1, 3], [], [2, 4, 6], [NaN]
+    /// let var = emulator.var_segments::<f64, _>(&values, &offsets, 1.0)?.to_vec();
+    /// assert!(var[0] == 2.0 && var[1].is_nan() && var[2] == 4.0 && var[3].is_nan());
+    /// assert_eq!(emulator.count_segments(&values, &offsets, Predicate::Nan)?.to_vec(), [0, 0, 0, 1]);
+    /// assert_eq!(emulator.all_segments(&values, &offsets, Predicate::Nonzero)?.to_vec(), [1, 1, 1, 1]);
+    /// let past_the_end = emulator.logsumexp_segments(&values, &[0, 7]);
+    /// assert!(matches!(past_the_end, Err(Error::InvalidSegments(_))));
+    /// # Ok(()) }
+    /// ```
+    pub fn var_segments<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        values: &B::Slice<In>,
+        offsets: &B::Slice<u64>,
+        correction: f64,
+    ) -> Result<B::Buffer<A>> {
+        self.statistic_segments(values, offsets, Call::moments::<A, In>(Finish::Value, correction)?)
+    }
+
+    /// The standard deviation of each segment: the square root of [`Reducer::var_segments`].
+    pub fn std_segments<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        values: &B::Slice<In>,
+        offsets: &B::Slice<u64>,
+        correction: f64,
+    ) -> Result<B::Buffer<A>> {
+        self.statistic_segments(values, offsets, Call::moments::<A, In>(Finish::Root, correction)?)
+    }
+
+    /// The mean and the variance of each segment, from one pass: `(means,
+    /// variances)`, as [`Reducer::var_segments`].
+    pub fn mean_var_segments<A: FloatElement, In: MomentsInput<A>>(
+        &mut self,
+        values: &B::Slice<In>,
+        offsets: &B::Slice<u64>,
+        correction: f64,
+    ) -> Result<(B::Buffer<A>, B::Buffer<A>)> {
+        let call = Call::moments::<A, In>(Finish::Value, correction)?;
+        let segments = Layout::of_offsets::<B>(offsets)?.segments();
+        let mut means = self.backend.alloc::<A>(segments)?;
+        let mut variances = self.backend.alloc::<A>(segments)?;
+        let (out, len) = B::parts(B::as_slice_mut(&mut variances));
+        let (means_address, _) = B::parts(B::as_slice_mut(&mut means));
+        let destination = Destination {
+            out,
+            len,
+            means: Some(means_address),
+        };
+        self.blocking_statistic_segments(values, offsets, call, destination)?;
+        Ok((means, variances))
+    }
+
+    /// logsumexp of each segment (`-inf` for an empty one), as [`Reducer::var_segments`].
+    pub fn logsumexp_segments<F: LogSumExpInput>(
+        &mut self,
+        values: &B::Slice<F>,
+        offsets: &B::Slice<u64>,
+    ) -> Result<B::Buffer<F>> {
+        self.statistic_segments(values, offsets, Call::logsumexp::<F>())
+    }
+
+    /// The number of elements of each segment that `predicate` holds for.
+    pub fn count_segments<T: Element>(
+        &mut self,
+        values: &B::Slice<T>,
+        offsets: &B::Slice<u64>,
+        predicate: Predicate,
+    ) -> Result<B::Buffer<u64>> {
+        self.statistic_segments(values, offsets, Call::count::<T>(predicate, Finish::Value))
+    }
+
+    /// Whether `predicate` holds for any element of each segment: 1 or 0 per
+    /// segment (0 for an empty one).
+    pub fn any_segments<T: Element>(
+        &mut self,
+        values: &B::Slice<T>,
+        offsets: &B::Slice<u64>,
+        predicate: Predicate,
+    ) -> Result<B::Buffer<u8>> {
+        self.statistic_segments(values, offsets, Call::count::<T>(predicate, Finish::Any))
+    }
+
+    /// Whether `predicate` holds for every element of each segment: 1 or 0
+    /// per segment (1 for an empty one).
+    pub fn all_segments<T: Element>(
+        &mut self,
+        values: &B::Slice<T>,
+        offsets: &B::Slice<u64>,
+        predicate: Predicate,
+    ) -> Result<B::Buffer<u8>> {
+        self.statistic_segments(values, offsets, Call::count::<T>(predicate, Finish::All))
+    }
+
+    /// `call` over each segment, into a new buffer of `R`s (the type
+    /// `call`'s results have).
+    fn statistic_segments<In: DeviceCopy, R: DeviceCopy>(
+        &mut self,
+        values: &B::Slice<In>,
+        offsets: &B::Slice<u64>,
+        call: Call,
+    ) -> Result<B::Buffer<R>> {
+        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
+        let segments = Layout::of_offsets::<B>(offsets)?.segments();
+        let mut results = self.backend.alloc::<R>(segments)?;
+        let (out, len) = B::parts(B::as_slice_mut(&mut results));
+        self.blocking_statistic_segments(values, offsets, call, Destination { out, len, means: None })?;
+        Ok(results)
+    }
+
+    /// `call` over each segment on the own stream, waited for, the offsets
+    /// checked by the kernel: [`Error::InvalidSegments`] naming the first
+    /// bad segment.
+    fn blocking_statistic_segments<In: DeviceCopy>(
+        &mut self,
+        values: &B::Slice<In>,
+        offsets: &B::Slice<u64>,
+        call: Call,
+        destination: Destination,
+    ) -> Result<()> {
+        // The status word is the first word of the result slot, zeroed first.
+        let status = self.backend.result_slot();
+        // SAFETY: the result slot is 16 writable, aligned bytes.
+        unsafe { self.backend.zero_words(status, 1, None)? };
+        self.enqueue_statistic_segments(values, offsets, call, destination, Some(status), None)?;
+        let [status_word, _] = self.backend.read_result_slot()?;
+        if status_word as u32 == SEGMENTS_INVALID {
+            let offsets = self.backend.to_host(offsets)?;
+            return Err(invalid_offsets(&offsets, B::parts(values).1));
+        }
+        Ok(())
+    }
+
+    /// Enqueues `call` over each segment of `values` on `stream`: one axis
+    /// launch whose results are the segments, their offsets clamped into
+    /// `values` and, where `status` is given, flagged there if invalid.
+    pub(crate) fn enqueue_statistic_segments<In: DeviceCopy>(
+        &mut self,
+        values: &B::Slice<In>,
+        offsets: &B::Slice<u64>,
+        call: Call,
+        destination: Destination,
+        status: Option<u64>,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let segments = Layout::of_offsets::<B>(offsets)?.segments();
+        if destination.len != segments {
+            return Err(Error::InvalidSegments(format!(
+                "the output has {} elements for {segments} segments",
+                destination.len
+            )));
+        }
+        let (address, len) = checked_parts::<B, In>(values)?;
+        let (offsets_address, _) = checked_parts::<B, u64>(offsets)?;
+        if segments == 0 {
+            return Ok(());
+        }
+        let result_bytes = segments.saturating_mul(call.result_bytes);
+        let input = Access::read::<In>("input", address, len);
+        let out = Access::write::<u8>("out", destination.out, result_bytes);
+        let means = destination
+            .means
+            .map(|means| Access::write::<u8>("means", means, result_bytes));
+        let offsets = Access::read::<u64>("offsets", offsets_address, segments.saturating_add(1));
+        let status = status.map(|status| Access::write::<u32>("status", status, 1));
+        let mut accesses = vec![input, out, offsets];
+        accesses.extend(means);
+        accesses.extend(status);
+        check_aliasing(&accesses)?;
+        // The plan follows the average segment.
+        let pass = Pass::segments(segments as u64, (len as u64).div_ceil(segments as u64));
+        let launch = AxisLaunch {
+            kernel: call.elements,
+            input,
+            out,
+            means,
+            finish: call.finish,
+            finish_param: call.finish_param,
+            partials: 0,
+            segments: Some(SegmentsLaunch {
+                offsets,
+                status,
+                len: len as u64,
+            }),
+        };
+        self.launch_axis(&pass, launch, stream)
     }
 }
 

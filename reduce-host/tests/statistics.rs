@@ -547,3 +547,198 @@ fn scope_forms_agree_with_the_blocking_calls() {
     let refused = reducer.scope(|s| s.var_axes_into::<f32, _>(&x, &layout, &[0], -1.0, &mut vars, &stream));
     assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
 }
+
+/// Random segments (empty ones, long ones, offsets that skip elements at
+/// both ends) of random data: every statistic per segment against the
+/// reference, run twice on each backend; then offsets that decrease or
+/// pass the end are refused, naming the segment.
+#[test]
+fn segments_against_the_reference() {
+    let test = "segments_against_the_reference";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for round in 0..backend.size(30, 12) {
+            segments_round(&mut backend, &mut rng, round);
+        }
+        segment_errors(&mut backend);
+    });
+}
+
+fn segments_round<B: common::TestBackend>(backend: &mut Tester<B>, rng: &mut StdRng, round: usize) {
+    let long = backend.size(30_000, 2_000);
+    let segments = rng.gen_range(1..=40);
+    let mut offsets = vec![rng.gen_range(0..5u64)];
+    for _ in 0..segments {
+        let length = match rng.gen_range(0..6) {
+            0 => 0,
+            1 => rng.gen_range(1..=long),
+            _ => rng.gen_range(1..=300),
+        };
+        offsets.push(offsets.last().unwrap() + length as u64);
+    }
+    let len = *offsets.last().unwrap() as usize + rng.gen_range(0..3);
+    let centre = [0.0, 1.0e3][rng.gen_range(0..2)];
+    let specials = rng.gen_ratio(1, 3);
+    let data = random_data(rng, len, centre, specials);
+    let data32: Vec<f32> = data.iter().map(|&v| v as f32).collect();
+    let per_segment: Vec<&[f64]> = offsets
+        .windows(2)
+        .map(|w| &data[w[0] as usize..w[1] as usize])
+        .collect();
+    let what = format!("{} round {round}: {segments} segments of {len}", backend.name());
+    let staged = B::stage(&offsets, 0, u64::MAX);
+    let offsets = B::slice(&staged);
+    let correction = [0.0, 1.0][rng.gen_range(0..2)];
+    let reference: Vec<(f64, f64)> = per_segment.iter().map(|x| mean_var(x, correction)).collect();
+    let (means, vars) = backend.staged_twice(&data, 1, POISON_F64, |r, x| {
+        let (means, vars) = r.mean_var_segments::<f64, _>(x, offsets, correction).unwrap();
+        (r.host(&means), r.host(&vars))
+    });
+    check_all!(
+        format!("{what} mean"),
+        means,
+        reference.iter().map(|r| r.0).collect(),
+        1e-12
+    );
+    check_all!(
+        format!("{what} var"),
+        vars,
+        reference.iter().map(|r| r.1).collect(),
+        1e-9
+    );
+    let stds = backend.staged_twice(&data32, 2, POISON_F32, |r, x| {
+        B::to_vec(&r.std_segments::<f64, _>(x, offsets, correction).unwrap()).unwrap()
+    });
+    let want_std: Vec<f64> = reference.iter().map(|r| r.1.sqrt()).collect();
+    check_all!(format!("{what} std of f32 in f64"), stds, want_std, 1e-9);
+    let lse = backend.staged_twice(&data, 0, POISON_F64, |r, x| {
+        B::to_vec(&r.logsumexp_segments(x, offsets).unwrap()).unwrap()
+    });
+    check_all!(
+        format!("{what} logsumexp"),
+        lse,
+        per_segment.iter().map(|x| logsumexp(x)).collect(),
+        1e-13
+    );
+    for predicate in [Predicate::Nonzero, Predicate::Nan, Predicate::Inf] {
+        let holds = |v: &f64| match predicate {
+            Predicate::Nonzero => *v != 0.0,
+            Predicate::Nan => v.is_nan(),
+            Predicate::Inf => v.is_infinite(),
+        };
+        let want: Vec<u64> = per_segment
+            .iter()
+            .map(|x| x.iter().filter(|v| holds(v)).count() as u64)
+            .collect();
+        let (counts, any, all) = backend.staged_twice(&data32, 3, POISON_F32, |r, x| {
+            let counts = B::to_vec(&r.count_segments(x, offsets, predicate).unwrap()).unwrap();
+            let any = B::to_vec(&r.any_segments(x, offsets, predicate).unwrap()).unwrap();
+            (
+                counts,
+                any,
+                B::to_vec(&r.all_segments(x, offsets, predicate).unwrap()).unwrap(),
+            )
+        });
+        assert_eq!(counts, want, "{what} count {predicate:?}");
+        let want_any: Vec<u8> = want.iter().map(|&c| (c > 0) as u8).collect();
+        assert_eq!(any, want_any, "{what} any {predicate:?}");
+        let want_all: Vec<u8> = per_segment
+            .iter()
+            .zip(&want)
+            .map(|(x, &c)| (c == x.len() as u64) as u8)
+            .collect();
+        assert_eq!(all, want_all, "{what} all {predicate:?}");
+    }
+}
+
+fn segment_errors<B: common::TestBackend>(backend: &mut Tester<B>) {
+    let data = B::stage(&[1.0f64, 2.0, 3.0, 4.0], 0, POISON_F64);
+    let r = &mut backend.reducer;
+    let bad = |offsets: &[u64], r: &mut reduce::Reducer<B>| {
+        let staged = B::stage(offsets, 0, 0);
+        r.var_segments::<f64, _>(B::slice(&data), B::slice(&staged), 1.0)
+            .err()
+            .map(|e| e.to_string())
+    };
+    let message = bad(&[0, 3, 2, 4], r).expect("decreasing offsets refused");
+    assert!(message.contains("segment 1 is [3, 2)"), "{message}");
+    let message = bad(&[0, 2, 5], r).expect("offsets past the end refused");
+    assert!(message.contains("segment 1 is [2, 5)"), "{message}");
+    assert!(bad(&[], r).is_some(), "no offsets refused");
+    assert_eq!(bad(&[4], r), None, "no segments");
+}
+
+/// On the GPU: the `_segments_into` forms agree bit for bit with the
+/// blocking calls, into an output one element past a poisoned one, and
+/// clamp invalid offsets (nothing outside the values is read).
+#[test]
+fn segment_scope_forms_agree_with_the_blocking_calls() {
+    use cust::memory::DeviceBuffer;
+    use cust::stream::{Stream, StreamFlags};
+    use reduce::{Output, Reducer};
+    let test = "segment_scope_forms_agree_with_the_blocking_calls";
+    if common::gpu(test).is_none() {
+        return;
+    }
+    let mut rng = rng(test);
+    let mut reducer = Reducer::new().expect("a reducer");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("a stream");
+    let data: Vec<f32> = random_data(&mut rng, 50_000, 10.0, true)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let mut offsets = vec![0u64];
+    while *offsets.last().unwrap() < 45_000 {
+        offsets.push(offsets.last().unwrap() + rng.gen_range(0..3000));
+    }
+    let x = DeviceBuffer::from_slice(&data).expect("the input");
+    let o = DeviceBuffer::from_slice(&offsets).expect("the offsets");
+    let n = offsets.len() - 1;
+    let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let want = bits(
+        reducer
+            .var_segments::<f32, _>(&x, &o, 1.0)
+            .unwrap()
+            .as_host_vec()
+            .unwrap(),
+    );
+    let want_all = reducer
+        .all_segments(&x, &o, Predicate::Nan)
+        .unwrap()
+        .as_host_vec()
+        .unwrap();
+    let mut var = DeviceBuffer::from_slice(&vec![POISON_F32; n + 1]).unwrap();
+    let mut all = DeviceBuffer::from_slice(&vec![7u8; n + 1]).unwrap();
+    reducer
+        .scope(|s| {
+            s.var_segments_into::<f32, _>(&x, &o, 1.0, Output::from(&mut var).get(1..).unwrap(), &stream)?;
+            s.all_segments_into(
+                &x,
+                &o,
+                Predicate::Nan,
+                Output::from(&mut all).get(1..).unwrap(),
+                &stream,
+            )
+        })
+        .expect("the _into forms");
+    let (var, all) = (bits(var.as_host_vec().unwrap()), all.as_host_vec().unwrap());
+    assert_eq!(
+        (var[0], &var[1..]),
+        (POISON_F32.to_bits(), &want[..]),
+        "var_segments_into"
+    );
+    assert_eq!((all[0], &all[1..]), (7, &want_all[..]), "all_segments_into");
+    // Offsets past the end are clamped by the _into forms: the segment ends at the values' end.
+    let past = DeviceBuffer::from_slice(&[49_990u64, 60_000]).unwrap();
+    let mut count = DeviceBuffer::from_slice(&[0u64]).unwrap();
+    reducer
+        .scope(|s| s.count_segments_into(&x, &past, Predicate::Nonzero, &mut count, &stream))
+        .expect("count_segments_into");
+    let tail = data[49_990..].iter().filter(|&&v| v != 0.0).count() as u64;
+    assert_eq!(count.as_host_vec().unwrap(), [tail]);
+    let wrong_length = reducer.scope(|s| s.count_segments_into(&x, &o, Predicate::Nan, &mut count, &stream));
+    assert!(
+        matches!(wrong_length, Err(Error::InvalidSegments(_))),
+        "{wrong_length:?}"
+    );
+}

@@ -98,7 +98,7 @@ impl Segments {
     /// `segment < count`; the offsets (if any) are readable and not written
     /// during the launch; the status word (if any) is writable.
     #[inline(always)]
-    unsafe fn bounds(&self, segment: u64) -> (u64, u64) {
+    pub(crate) unsafe fn bounds(&self, segment: u64) -> (u64, u64) {
         self.checked(self.stored_bounds(segment))
     }
 
