@@ -152,7 +152,7 @@ impl SegmentPlan {
 /// | `finish_param` | the statistics' parameter: the variance's correction (an `f64`'s bits), `all`'s elements per result |
 /// | `means` | the variance's: 0, or where the means go (`outputs` of them) |
 /// | `out` | `outputs` results, in order |
-/// | `offsets` | 0, or segments in place of the kept axes: the device address of `outputs + 1` `u64` offsets, result `o` folding the contiguous elements `offsets[o]..offsets[o + 1]` (clamped into `0..reduced`, `reduced` then being the input's length; `reduced_stride` 1, `splits` 1, the kept axes unused; `all` counts each segment's elements) |
+/// | `offsets` | [`Kernel::StatisticSegments`] (the others ignore it and `status`): segments in place of the kept axes, the device address of `outputs + 1` `u64` offsets, result `o` folding the contiguous elements `offsets[o]..offsets[o + 1]` (clamped into `0..reduced`, `reduced` then being the input's length; `reduced_stride` 1, `splits` 1, the kept axes unused; `all` counts each segment's elements) |
 /// | `status` | with `offsets`: 0, or a `u32` set to [`SEGMENTS_INVALID`] if an offset decreases or passes the input's end |
 ///
 /// The block needs `PARTIAL_SLOT_BYTES` of dynamic shared memory per thread.
@@ -521,6 +521,14 @@ pub enum Kernel {
     /// `accumulator` that an earlier launch stored ([`Finish::State`]):
     /// [`AxisArgs`], with `finish`.
     StatisticStates { statistic: Statistic, accumulator: Scalar },
+    /// A [`Statistic`] per segment of a contiguous input of `input`s given
+    /// by offsets, each converted to `accumulator` as it is read:
+    /// [`AxisArgs`], with `finish`, `offsets` and `status`.
+    StatisticSegments {
+        statistic: Statistic,
+        input: Scalar,
+        accumulator: Scalar,
+    },
     /// argmax (`op` = `Max`) or argmin (`Min`) of `input`s: [`ArgArgs`].
     Arg { op: Op, input: Scalar },
     /// argmax (`op` = `Max`) or argmin (`Min`) along one axis of a strided
@@ -584,7 +592,8 @@ pub enum Module {
     /// The [`Kernel::Axis`], [`Kernel::WidenedAxis`] and [`Kernel::ArgAxis`]
     /// kernels of one input type.
     Axis(Scalar),
-    /// Every [`Kernel::Statistic`] and [`Kernel::StatisticStates`] kernel.
+    /// Every [`Kernel::Statistic`], [`Kernel::StatisticStates`] and
+    /// [`Kernel::StatisticSegments`] kernel.
     Statistics,
 }
 
@@ -599,7 +608,9 @@ impl Kernel {
             Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
                 Module::Axis(input)
             }
-            Kernel::Statistic { .. } | Kernel::StatisticStates { .. } => Module::Statistics,
+            Kernel::Statistic { .. } | Kernel::StatisticStates { .. } | Kernel::StatisticSegments { .. } => {
+                Module::Statistics
+            }
             Kernel::Ladder { element, .. } | Kernel::SeedDot { element, .. } => Module::Ladder(element),
         }
     }
@@ -752,7 +763,7 @@ macro_rules! kernel_args_words {
 kernel_args_words!(
     ReduceArgs: Reduce | Widened,
     SegmentedArgs: Segmented,
-    AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | ArgAxis,
+    AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | StatisticSegments | ArgAxis,
     ArgArgs: Arg,
     DotArgs: Dot,
     LadderArgs: Ladder,
@@ -762,7 +773,8 @@ kernel_args_words!(
 /// The PTX entry-point name of a kernel, as a string literal: the one place
 /// that spells kernel names. `kernel_name!(reduce, stem, type)`,
 /// `(segmented, Schedule, stem, type)`, `(axis, stem, type)`, `(widened, stem, input, accumulator)`,
-/// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
+/// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`,
+/// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`.
 #[macro_export]
@@ -785,6 +797,16 @@ macro_rules! kernel_name {
     (statistic, $stem:ident, $input:ident, $acc:ident) => {
         concat!(
             "axis_",
+            stringify!($stem),
+            "_",
+            stringify!($input),
+            "_as_",
+            stringify!($acc)
+        )
+    };
+    (statistic_segments, $stem:ident, $input:ident, $acc:ident) => {
+        concat!(
+            "segments_",
             stringify!($stem),
             "_",
             stringify!($input),
@@ -1088,6 +1110,14 @@ macro_rules! statistic_kernel_table {
                 kernel_name!(statistic, $stem, $name, $acc),
             ),)*
             $((
+                Kernel::StatisticSegments {
+                    statistic: Statistic::$statistic,
+                    input: scalar!($name),
+                    accumulator: scalar!($acc),
+                },
+                kernel_name!(statistic_segments, $stem, $name, $acc),
+            ),)*
+            $((
                 Kernel::StatisticStates { statistic: Statistic::$statistic, accumulator: scalar!($state) },
                 kernel_name!(statistic_states, $stem, $state),
             ),)*
@@ -1234,8 +1264,9 @@ mod tests {
         // schedule and along an axis; 18 widenings, whole and along an axis;
         // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
-        // states, logsumexp 2 + 2, three counts of 6 types and a state each.
-        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7);
+        // states, logsumexp 2 + 2, three counts of 6 types and a state each;
+        // each statistic's inputs again over segments (3 + 2 + 3 × 6).
+        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23);
         assert_eq!(
             Kernel::Ladder {
                 rung: Rung::WarpShuffle,

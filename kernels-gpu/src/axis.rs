@@ -288,16 +288,11 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
 /// The body of the axis entry points: `outputs` results of `F` along the
 /// reduced axis, written in order as `F` writes them (see the module docs).
 ///
-/// With `segments`, result `o` folds the contiguous elements of segment `o`
-/// (clamped into the input's `segments.len`) in place of the kept axes'.
-///
 /// # Safety
 /// - every element `kept.offset(o) + r · reduced_stride` (of `F::BYTES`)
-///   for `o < outputs` and `r < reduced` is readable at `input`, not
-///   written during the launch; with `segments`, instead, `reduced` is
-///   `segments.len`, the input's length, `reduced_stride` 1 and `splits`
-///   1, and the offsets and status word are as [`Segments::bounds`]
-///   requires; `output` has room for `outputs` results;
+///   for `o < launch.outputs` and `r < launch.reduced` is readable at
+///   `launch.input`, not written during the launch; `output` has room for
+///   `outputs` results;
 /// - the block has `2^(output_lanes_log2 + reduce_lanes_log2)` threads, a
 ///   multiple of 32, and `PARTIAL_SLOT_BYTES` of dynamic shared memory per
 ///   thread;
@@ -305,19 +300,73 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
 ///   tile's parts (`tiles · splits · 2^output_lanes_log2`), and `tickets`
 ///   a zero `u32` per tile, which no other launch uses concurrently.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce<F: AxisFold>(
-    input: u64,
-    kept: Kept,
-    segments: Option<Segments>,
-    outputs: u64,
-    reduced: u64,
-    reduced_stride: u64,
-    plan: AxisPlan,
-    partials: u64,
-    tickets: u64,
-    output: Output,
+pub unsafe fn reduce<F: AxisFold>(launch: Launch, kept: Kept, output: Output) {
+    reduce_results::<F>(launch, |o| (kept.offset(o), launch.reduced), |_| output)
+}
+
+/// [`reduce`] over the segments of a contiguous input in place of kept
+/// axes: result `o` folds segment `o`'s elements (clamped into the input's
+/// `segments.len`, which is `launch.reduced`). A launch of its own (entry
+/// points of their own), so that the axis kernels carry no branch for it.
+///
+/// # Safety
+/// As [`reduce`], with `launch.reduced_stride` 1 and `splits` 1 in place of
+/// the kept axes' elements, and the offsets and status word as
+/// [`Segments::bounds`] requires.
+#[inline(always)]
+pub unsafe fn reduce_segments<F: AxisFold>(launch: Launch, segments: Segments, output: Output) {
+    reduce_results::<F>(
+        launch,
+        |o| {
+            let (first, end) = segments.bounds(o);
+            (first, end - first)
+        },
+        // A segment's `all` counts its own elements.
+        |length| match output.finish {
+            Finish::All => Output {
+                finish_param: length,
+                ..output
+            },
+            _ => output,
+        },
+    )
+}
+
+/// The parameters of an axis launch but its kept axes (or segments) and
+/// its output (see [`crate::abi::AxisArgs`]).
+#[derive(Clone, Copy)]
+pub struct Launch {
+    pub input: u64,
+    pub outputs: u64,
+    /// The reduced axis's length (with segments: the input's).
+    pub reduced: u64,
+    pub reduced_stride: u64,
+    pub plan: AxisPlan,
+    pub partials: u64,
+    pub tickets: u64,
+}
+
+/// [`reduce`]'s loop over the tiles (and parts) of results: result `o`'s
+/// first element and element count are `bounds(o)`, and it is written as
+/// `output_for(its count)` says.
+///
+/// # Safety
+/// As [`reduce`], `bounds` giving only elements it may read.
+#[inline(always)]
+unsafe fn reduce_results<F: AxisFold>(
+    launch: Launch,
+    bounds: impl Fn(u64) -> (u64, u64),
+    output_for: impl Fn(u64) -> Output,
 ) {
+    let Launch {
+        input,
+        outputs,
+        reduced,
+        reduced_stride,
+        plan,
+        partials,
+        tickets,
+    } = launch;
     let output_lanes = 1u64 << plan.output_lanes_log2;
     let reduce_lanes = 1u64 << plan.reduce_lanes_log2;
     let splits = plan.splits as u64;
@@ -344,16 +393,7 @@ pub unsafe fn reduce<F: AxisFold>(
         let begin = split * part + lane_r;
         let mut acc = F::Merge::identity();
         // Result `o`'s first element and how many it folds.
-        let (mut base, mut length) = (0, 0);
-        if o < outputs {
-            (base, length) = match &segments {
-                Some(segments) => {
-                    let (first, end) = segments.bounds(o);
-                    (first, end - first)
-                }
-                None => (kept.offset(o), reduced),
-            };
-        }
+        let (base, length) = if o < outputs { bounds(o) } else { (0, 0) };
         let end = core::cmp::min((split + 1) * part, length);
         if begin < end {
             let first = input + (base + begin * reduced_stride) * F::BYTES;
@@ -372,15 +412,7 @@ pub unsafe fn reduce<F: AxisFold>(
         };
         if let Some(result) = result {
             if lane_r == 0 && o < outputs {
-                // A segment's `all` counts its own elements.
-                let output = match (&segments, output.finish) {
-                    (Some(_), Finish::All) => Output {
-                        finish_param: length,
-                        ..output
-                    },
-                    _ => output,
-                };
-                F::write(result, &output, o);
+                F::write(result, &output_for(length), o);
             }
         }
         unit += grid_dim_x() as u64;

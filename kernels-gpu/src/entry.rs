@@ -168,13 +168,43 @@ unsafe fn axis_fold<F: axis::AxisFold>(args: AxisArgs) {
             args.stride7,
         ],
     };
-    let output = Output {
+    axis::reduce::<F>(axis_launch(&args), kept, axis_output(&args))
+}
+
+/// The launch parameters of an axis entry point but its kept axes.
+#[inline(always)]
+fn axis_launch(args: &AxisArgs) -> axis::Launch {
+    axis::Launch {
+        input: args.input,
+        outputs: args.outputs,
+        reduced: args.reduced,
+        reduced_stride: args.reduced_stride,
+        plan: AxisPlan::from_bits(args.plan),
+        partials: args.partials,
+        tickets: args.tickets,
+    }
+}
+
+/// What an axis entry point writes, and where.
+#[inline(always)]
+fn axis_output(args: &AxisArgs) -> Output {
+    Output {
         finish: Finish::from_bits(args.finish),
         finish_param: args.finish_param,
         means: args.means,
         out: args.out,
-    };
-    let segments = (args.offsets != 0).then(|| segment::Segments {
+    }
+}
+
+/// A statistic's entry point over the segments of a contiguous input
+/// (`offsets`, `status` and `reduced` as [`crate::abi::AxisPlan`] documents);
+/// see [`axis::reduce_segments`].
+///
+/// # Safety
+/// As [`statistic`], for segments.
+#[inline(always)]
+pub unsafe fn statistic_segments<In: Widen<S::Value>, S: Statistic>(args: AxisArgs) {
+    let segments = segment::Segments {
         offsets: device::to_global(args.offsets),
         row_len: 0,
         count: args.outputs,
@@ -184,19 +214,8 @@ unsafe fn axis_fold<F: axis::AxisFold>(args: AxisArgs) {
         } else {
             device::to_global(args.status)
         },
-    });
-    axis::reduce::<F>(
-        args.input,
-        kept,
-        segments,
-        args.outputs,
-        args.reduced,
-        args.reduced_stride,
-        AxisPlan::from_bits(args.plan),
-        args.partials,
-        args.tickets,
-        output,
-    )
+    };
+    axis::reduce_segments::<axis::FromElements<In, S>>(axis_launch(&args), segments, axis_output(&args))
 }
 
 /// A widening entry point: `In` elements, each converted to `A` as it is

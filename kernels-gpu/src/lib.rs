@@ -166,6 +166,15 @@ macro_rules! statistic_instances {
                 entry::statistic::<$input, statistic::$type<$acc>>
             ),)*
             $((
+                abi::Kernel::StatisticSegments {
+                    statistic: abi::Statistic::$statistic,
+                    input: scalar!($name),
+                    accumulator: scalar!($acc),
+                },
+                kernel_name!(statistic_segments, $stem, $name, $acc),
+                entry::statistic_segments::<$input, statistic::$type<$acc>>
+            ),)*
+            $((
                 abi::Kernel::StatisticStates { statistic: abi::Statistic::$statistic, accumulator: scalar!($state) },
                 kernel_name!(statistic_states, $stem, $state),
                 entry::statistic_states::<statistic::$type<$state>>

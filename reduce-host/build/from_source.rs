@@ -53,6 +53,10 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
                 statistic: abi::Statistic::LogSumExp,
                 accumulator: abi::Scalar::F64,
                 ..
+            } | abi::Kernel::StatisticSegments {
+                statistic: abi::Statistic::LogSumExp,
+                accumulator: abi::Scalar::F64,
+                ..
             }
         )
     });

@@ -756,8 +756,21 @@ impl<B: Backend> Reducer<B> {
         check_aliasing(&accesses)?;
         // The plan follows the average segment.
         let pass = Pass::segments(segments as u64, (len as u64).div_ceil(segments as u64));
+        let Kernel::Statistic {
+            statistic,
+            input: input_type,
+            accumulator,
+        } = call.elements
+        else {
+            return Err(Error::InvalidSegments("only a statistic is taken over segments".into()));
+        };
+        let kernel = Kernel::StatisticSegments {
+            statistic,
+            input: input_type,
+            accumulator,
+        };
         let launch = AxisLaunch {
-            kernel: call.elements,
+            kernel,
             input,
             out,
             means,

@@ -49,8 +49,8 @@ pub struct Tuning {
     /// assert_eq!(hopper.map(|row| row.segmented_max_registers), Some(64)); // two 512-thread blocks per SM
     /// ```
     pub segmented_max_registers: u32,
-    /// Registers per thread logsumexp of `f64` along an axis may use
-    /// (`.maxnreg` on its kernel over elements), or `None` for no cap: its
+    /// Registers per thread logsumexp of `f64` may use (`.maxnreg` on its
+    /// kernels over elements, along an axis or segments), or `None` for no cap: its
     /// 8 `exp` series per batch are independent, and ptxas interleaves them
     /// up to more registers than the row's block may have.
     ///
