@@ -11,13 +11,20 @@
 //! a wider accumulator (`reduce_as`) and argmax of `f16`/`bf16`, 2^28 bytes
 //! read each (at 256 MiB, one buffer already covers 4× the L2). Group `segmented`: f32 sums of the rows
 //! of 2^26-element matrices from 1 × 2^26 to 2^24 × 4, and of segments of
-//! random lengths (mean 100).
+//! random lengths (mean 100). Group `axes`: f32 sums along each axis of a
+//! 2^13 × 2^13 matrix and the middle axis of 64 × 2^14 × 64, argmax along
+//! rows, and an i32 column sum widened to i64 (2^26 elements each).
+//! Group `statistics`: f32 var, logsumexp and count_nonzero of 2^26
+//! elements, whole and over rows of 256, and var over segments of random
+//! lengths (mean 256).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
+use reduce::axes::Strided;
 use reduce::ladder::{self, Ladder, Rung};
+use reduce::statistics::Predicate;
 use reduce::{Element, Op, Output, Reducer, Scope};
 use std::time::Duration;
 
@@ -260,6 +267,127 @@ fn bench_segmented(c: &mut Criterion) {
     group.finish();
 }
 
+/// The `axes` group (see the crate docs): every call through its `_into` form.
+fn bench_axes(c: &mut Criterion) {
+    const N: usize = 1 << 26;
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let timer = DeviceTimer::new();
+    let host: Vec<f32> = (0..N).map(|i| (i % 5) as f32).collect();
+    let input = DeviceBuffer::from_slice(&host).expect("upload");
+    let ints = DeviceBuffer::from_slice(&vec![i32::MAX; N]).expect("upload");
+    let mut group = c.benchmark_group("axes");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
+    group.throughput(Throughput::Bytes((N * 4) as u64));
+    let square = Strided::contiguous(&[1 << 13, 1 << 13]).expect("layout");
+    let middle = Strided::contiguous(&[64, 1 << 14, 64]).expect("layout");
+    for (name, layout, axis) in [
+        ("sum_columns_8192x8192", square, 0),
+        ("sum_rows_8192x8192", square, 1),
+        ("sum_middle_64x16384x64", middle, 1),
+    ] {
+        let mut out =
+            DeviceBuffer::from_slice(&vec![0.0f32; layout.kept_outputs(&[axis]).expect("axes")]).expect("output");
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let out = Output::from(&mut out);
+                timer.time(&mut reducer, iters, |_, scope, stream| {
+                    scope.reduce_axes_into(&input, &layout, &[axis], Op::Sum, out, stream)
+                })
+            })
+        });
+    }
+    let mut positions = DeviceBuffer::from_slice(&[0u64; 1 << 13]).expect("output");
+    group.bench_function("argmax_rows_8192x8192", |b| {
+        b.iter_custom(|iters| {
+            let out = Output::from(&mut positions);
+            timer.time(&mut reducer, iters, |_, scope, stream| {
+                scope.arg_axis_into(&input, &square, 1, Op::Max, out, stream)
+            })
+        })
+    });
+    let mut wide = DeviceBuffer::from_slice(&[0i64; 1 << 13]).expect("output");
+    group.bench_function("sum_i32_as_i64_columns_8192x8192", |b| {
+        b.iter_custom(|iters| {
+            let out = Output::from(&mut wide);
+            timer.time(&mut reducer, iters, |_, scope, stream| {
+                scope.reduce_as_axes_into::<i64, i32>(&ints, &square, &[0], Op::Sum, out, stream)
+            })
+        })
+    });
+    group.finish();
+}
+
+/// The `statistics` group (see the crate docs).
+fn bench_statistics(c: &mut Criterion) {
+    const N: usize = 1 << 26;
+    let mut reducer = Reducer::new().expect("Reducer::new");
+    let timer = DeviceTimer::new();
+    let host: Vec<f32> = (0..N).map(|i| (i % 7) as f32 - 3.0).collect();
+    let input = DeviceBuffer::from_slice(&host).expect("upload");
+    let mut group = c.benchmark_group("statistics");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500));
+    group.throughput(Throughput::Bytes((N * 4) as u64));
+    for (shape, layout) in [
+        ("whole", Strided::contiguous(&[N]).expect("layout")),
+        ("rows_262144x256", Strided::contiguous(&[N / 256, 256]).expect("layout")),
+    ] {
+        let outputs = layout.kept_outputs(&[-1]).expect("axes");
+        let mut floats = DeviceBuffer::from_slice(&vec![0.0f32; outputs]).expect("output");
+        let mut counts = DeviceBuffer::from_slice(&vec![0u64; outputs]).expect("output");
+        group.bench_function(format!("var_{shape}"), |b| {
+            b.iter_custom(|iters| {
+                let out = Output::from(&mut floats);
+                timer.time(&mut reducer, iters, |_, scope, stream| {
+                    scope.var_axes_into::<f32, f32>(&input, &layout, &[-1], 1.0, out, stream)
+                })
+            })
+        });
+        group.bench_function(format!("logsumexp_{shape}"), |b| {
+            b.iter_custom(|iters| {
+                let out = Output::from(&mut floats);
+                timer.time(&mut reducer, iters, |_, scope, stream| {
+                    scope.logsumexp_axes_into(&input, &layout, &[-1], out, stream)
+                })
+            })
+        });
+        group.bench_function(format!("count_nonzero_{shape}"), |b| {
+            b.iter_custom(|iters| {
+                let out = Output::from(&mut counts);
+                timer.time(&mut reducer, iters, |_, scope, stream| {
+                    scope.count_axes_into(&input, &layout, &[-1], Predicate::Nonzero, out, stream)
+                })
+            })
+        });
+    }
+    // Segments of random lengths 0..512 (a fixed seed: the same every run).
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut offsets = vec![0u64];
+    while *offsets.last().expect("an offset") < (N - 512) as u64 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        offsets.push(offsets.last().expect("an offset") + state % 512);
+    }
+    let segments = offsets.len() - 1;
+    let offsets = DeviceBuffer::from_slice(&offsets).expect("upload");
+    let mut floats = DeviceBuffer::from_slice(&vec![0.0f32; segments]).expect("output");
+    group.bench_function("var_segments_mean_256", |b| {
+        b.iter_custom(|iters| {
+            let out = Output::from(&mut floats);
+            timer.time(&mut reducer, iters, |_, scope, stream| {
+                scope.var_segments_into::<f32, f32>(&input, &offsets, 1.0, out, stream)
+            })
+        })
+    });
+    group.finish();
+}
+
 fn main() {
     let _context = match cust::quick_init() {
         Ok(context) => context,
@@ -278,5 +406,7 @@ fn main() {
     bench_ladder(&mut c);
     bench_wide(&mut c);
     bench_segmented(&mut c);
+    bench_axes(&mut c);
+    bench_statistics(&mut c);
     c.final_summary();
 }
