@@ -11,7 +11,11 @@
 //! anything in `f64`), converting each element as it is read.
 //! [`segmented_reduce`] and [`reduce_rows`] give one result per segment of an
 //! input or per row of a matrix ([`segmented`]); [`reduce_axes`] reduces any
-//! axes of a strided N-d view, as PyTorch's `x.sum(dim=(0, 2))` ([`axes`]).
+//! axes of a strided N-d view, as PyTorch's `x.sum(dim=(0, 2))` ([`axes`]),
+//! also widened ([`reduce_as_axes`]), with [`argmax_axis`]/[`argmin_axis`]
+//! along one axis. [`statistics`] has the variance, standard deviation,
+//! logsumexp and counts (`any`, `all`) of whole inputs, along axes and per
+//! segment.
 //! The tutorial kernels, the
 //! rungs of the classic reduction ladder, are in [`ladder`]. The kernels live in the
 //! `kernels-gpu` crate, written in Rust and compiled to PTX by rustc's NVPTX
