@@ -537,23 +537,10 @@ impl<B: Backend> Reducer<B> {
         axes: &[isize],
         op: Op,
     ) -> Result<Reduced<B::Buffer<T>>> {
-        self.fill_new_buffer(layout, axes, |reducer, out| {
-            reducer.enqueue_axes(input, layout, axes, op, out, None)
-        })
-    }
-
-    /// A new buffer of one `R` per position of the kept axes of `layout`
-    /// (`axes` reduced), written by what `enqueue` enqueues on the own
-    /// stream (given the buffer's address and length), waited for.
-    pub(crate) fn fill_new_buffer<R: DeviceCopy>(
-        &mut self,
-        layout: &Strided,
-        axes: &[isize],
-        enqueue: impl FnOnce(&mut Self, (u64, usize)) -> Result<()>,
-    ) -> Result<Reduced<B::Buffer<R>>> {
         let outputs = layout.kept_outputs(axes)?;
-        let mut values = self.backend.alloc::<R>(outputs)?;
-        enqueue(self, B::parts(B::as_slice_mut(&mut values)))?;
+        let mut values = self.backend.alloc::<T>(outputs)?;
+        let out = B::parts(B::as_slice_mut(&mut values));
+        self.enqueue_axes(input, layout, axes, op, out, None)?;
         // Waits for the own stream: the buffer is read on others.
         self.backend.read_result_slot()?;
         Reduced::new(values, layout, axes)
@@ -585,9 +572,13 @@ impl<B: Backend> Reducer<B> {
         axes: &[isize],
         op: Op,
     ) -> Result<Reduced<B::Buffer<A>>> {
-        self.fill_new_buffer(layout, axes, |reducer, out| {
-            reducer.enqueue_widened_axes::<A, In>(input, layout, axes, op, out, None)
-        })
+        let outputs = layout.kept_outputs(axes)?;
+        let mut values = self.backend.alloc::<A>(outputs)?;
+        let out = B::parts(B::as_slice_mut(&mut values));
+        self.enqueue_widened_axes::<A, In>(input, layout, axes, op, out, None)?;
+        // Waits for the own stream: the buffer is read on others.
+        self.backend.read_result_slot()?;
+        Reduced::new(values, layout, axes)
     }
 
     /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
@@ -625,7 +616,7 @@ impl<B: Backend> Reducer<B> {
             input: In::INPUT,
             accumulator: A::TYPE,
         };
-        if reading.kernels(op).1.name().is_none() {
+        if reading.axis_kernel(op).name().is_none() {
             return Err(Error::UnsupportedWidening {
                 op,
                 input: In::INPUT.name(),
@@ -674,7 +665,7 @@ impl<B: Backend> Reducer<B> {
         let scratch = self.pass_scratch(&passes, std::mem::size_of::<A>(), layout, stream, |index, pass| {
             reading_of(index)
                 .axis_route(pass)
-                .then(|| reading_of(index).kernels(pass_op(op, index)).1)
+                .then(|| reading_of(index).axis_kernel(pass_op(op, index)))
         })?;
         let destination = |index: usize| scratch.destination(index, passes.len(), out);
         // `plan_passes` gives at least one pass.
@@ -803,10 +794,9 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         let outputs = pass.outputs() as usize;
-        let (whole_kernel, axis_kernel) = reading.kernels(op);
         match pass.route() {
             Route::Whole => self.launch_one_input::<In>(
-                whole_kernel,
+                reading.whole_kernel(op),
                 input,
                 span,
                 Access::write::<A>("out", destination, 1),
@@ -819,7 +809,7 @@ impl<B: Backend> Reducer<B> {
             Route::Rows { .. } | Route::Axis => self.launch_axis(
                 pass,
                 AxisLaunch {
-                    kernel: axis_kernel,
+                    kernel: reading.axis_kernel(op),
                     input: Access::read::<In>("input", input, span),
                     out: Access::write::<A>("out", destination, outputs),
                     means: None,
@@ -952,24 +942,33 @@ impl Reading {
         }
     }
 
-    /// The whole-input kernel and the axis kernel of `op`.
-    fn kernels(self, op: Op) -> (Kernel, Kernel) {
-        let (input, accumulator) = (self.input, self.accumulator);
+    /// The whole-input kernel of `op`.
+    fn whole_kernel(self, op: Op) -> Kernel {
         match self.widened() {
-            false => (
-                Kernel::Reduce {
-                    op,
-                    element: accumulator,
-                },
-                Kernel::Axis {
-                    op,
-                    element: accumulator,
-                },
-            ),
-            true => (
-                Kernel::Widened { op, input, accumulator },
-                Kernel::WidenedAxis { op, input, accumulator },
-            ),
+            false => Kernel::Reduce {
+                op,
+                element: self.accumulator,
+            },
+            true => Kernel::Widened {
+                op,
+                input: self.input,
+                accumulator: self.accumulator,
+            },
+        }
+    }
+
+    /// The axis kernel of `op`.
+    fn axis_kernel(self, op: Op) -> Kernel {
+        match self.widened() {
+            false => Kernel::Axis {
+                op,
+                element: self.accumulator,
+            },
+            true => Kernel::WidenedAxis {
+                op,
+                input: self.input,
+                accumulator: self.accumulator,
+            },
         }
     }
 

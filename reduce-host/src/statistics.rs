@@ -471,10 +471,13 @@ impl<B: Backend> Reducer<B> {
         call: Call,
     ) -> Result<Reduced<B::Buffer<R>>> {
         debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
-        self.fill_new_buffer(layout, axes, |reducer, (out, len)| {
-            let destination = Destination { out, len, means: None };
-            reducer.enqueue_statistic(input, layout, axes, call, destination, None)
-        })
+        let outputs = layout.kept_outputs(axes)?;
+        let mut values = self.backend.alloc::<R>(outputs)?;
+        let (out, len) = B::parts(B::as_slice_mut(&mut values));
+        self.enqueue_statistic(input, layout, axes, call, Destination { out, len, means: None }, None)?;
+        // Waits for the own stream: the buffer is read on others.
+        self.backend.read_result_slot()?;
+        Reduced::new(values, layout, axes)
     }
 
     /// `call` over the whole of `input`, its one result (of `R`) read back.
