@@ -155,10 +155,12 @@ fn widened_random_views_of_words() {
 #[test]
 fn widened_random_views_of_halves() {
     let ops = &[Op::Sum, Op::Max, Op::Min];
+    // A view has at most 7^5 elements: with |v| ≤ 512 every partial sum
+    // stays below 2^24, so the f32 sum is exact in any order.
     let f16s = Pair {
         input: |v| f16::from_f32(v as f32),
         accumulator: |v| v as f32,
-        range: (-2048, 2048),
+        range: (-512, 512),
         ops,
     };
     random_widened_views::<f16, f32>("widened_random_views_of_f16", f16s, 20);
