@@ -1,10 +1,11 @@
 // NVIDIA CUB's DeviceReduce for the 64-bit integer types that
-// shared/bench/cub_reduce.cu does not print (i64 and u64), run by that
+// benches/cub_reduce.cu does not print (i64 and u64), run by that
 // file's own code: the same inputs, buffer rotation, timing (3 warm-up calls,
 // device events around each call, the median) and sizes (its 64-bit list:
 // 2^10 ... 2^28 and 10^8). Its main() is renamed and not run.
 //
-// Build next to cub_reduce.cu (scripts/device_run.sh does):
+// Build next to cub_reduce.cu (it is in benches/; scripts/device_run.sh
+// copies both into .device-bin/):
 //   nvcc -O3 -arch=sm_90 -std=c++17 -I<folder of cub_reduce.cu> cub_reduce_64.cu
 #define main cub_reduce_main
 #include "cub_reduce.cu"

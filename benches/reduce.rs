@@ -8,7 +8,7 @@
 //!
 //! Group `ladder`: every rung of the seeds' ladder (256 threads) and the
 //! production kernel, i32 sum of 2^24 elements. Group `wide`: reductions into
-//! a wider accumulator (`reduce_as`) and argmax of `f16`/`bf16`, 2^28 bytes
+//! a wider accumulator (`Widened`) and argmax of `f16`/`bf16`, 2^28 bytes
 //! read each (at 256 MiB, one buffer already covers 4× the L2). Group `segmented`: f32 sums of the rows
 //! of 2^26-element matrices from 1 × 2^26 to 2^24 × 4, and of segments of
 //! random lengths (mean 100). Group `axes`: f32 sums along each axis of a
@@ -25,7 +25,7 @@ use cust::stream::{Stream, StreamFlags};
 use reduce::axes::Strided;
 use reduce::ladder::{self, Ladder, Rung};
 use reduce::statistics::Predicate;
-use reduce::{Element, Op, Output, Reducer, Scope};
+use reduce::{ArgMax, Count, Element, Input, LogSumExp, Op, Output, Over, Reducer, Scope, Var, Widened};
 use std::time::Duration;
 
 /// A stream and two events: times `iters` calls enqueued back to back.
@@ -66,11 +66,7 @@ impl DeviceTimer {
     }
 }
 
-fn bench_type<T: Element + reduce::ArgInput<Value = T> + Default + From<u8>>(
-    c: &mut Criterion,
-    name: &str,
-    max_log2: u32,
-) {
+fn bench_type<T: Element + reduce::ArgInput + Default + From<u8>>(c: &mut Criterion, name: &str, max_log2: u32) {
     let mut sizes: Vec<usize> = (10..=max_log2).step_by(2).map(|e| 1usize << e).collect();
     sizes.push(100_000_000);
     let mut reducer = Reducer::new().expect("Reducer::new");
@@ -94,7 +90,7 @@ fn bench_type<T: Element + reduce::ArgInput<Value = T> + Default + From<u8>>(
                 b.iter_custom(|iters| {
                     let out = Output::from(&mut out);
                     timer.time(&mut reducer, iters, |i, scope, stream| {
-                        scope.reduce_into(&buffers[i % count], op, out, stream)
+                        scope.reduce_into(&buffers[i % count], op, Over::Whole, out, stream)
                     })
                 })
             });
@@ -102,9 +98,9 @@ fn bench_type<T: Element + reduce::ArgInput<Value = T> + Default + From<u8>>(
         let mut index = DeviceBox::new(&0u64).expect("output");
         group.bench_function(BenchmarkId::new("argmax", n), |b| {
             b.iter_custom(|iters| {
-                let (index, out) = (Output::from(&mut index), Output::from(&mut out));
+                let index = Output::from(&mut index);
                 timer.time(&mut reducer, iters, |i, scope, stream| {
-                    scope.arg_into(&buffers[i % count], Op::Max, index, out, stream)
+                    scope.reduce_into(&buffers[i % count], ArgMax, Over::Whole, index, stream)
                 })
             })
         });
@@ -141,7 +137,7 @@ fn bench_ladder(c: &mut Criterion) {
                 let out = Output::from(&mut out);
                 timer.time(&mut reducer, iters, |_, scope, stream| match strategy {
                     Some(rung) => ladder::reduce_into(scope, &input, Op::Sum, rung, out, stream),
-                    None => scope.reduce_into(&input, Op::Sum, out, stream),
+                    None => scope.reduce_into(&input, Op::Sum, Over::Whole, out, stream),
                 })
             })
         });
@@ -149,7 +145,7 @@ fn bench_ladder(c: &mut Criterion) {
     group.finish();
 }
 
-/// Group `wide`: the widening reductions (`reduce_as`) and argmax of the
+/// Group `wide`: the widening reductions (`Widened`) and argmax of the
 /// half floats, 2^28 bytes read each.
 fn bench_wide(c: &mut Criterion) {
     use reduce::half::{bf16, f16};
@@ -178,7 +174,7 @@ fn bench_wide(c: &mut Criterion) {
 }
 
 /// argmax of 2^28 bytes of a half-float type (compare with `sum_f16_as_f32`).
-fn bench_half_argmax<H: reduce::ArgInput<Value = f32>>(
+fn bench_half_argmax<H: reduce::ArgInput>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     name: &str,
     from_f32: impl Fn(f32) -> H,
@@ -189,12 +185,11 @@ fn bench_half_argmax<H: reduce::ArgInput<Value = f32>>(
     let mut reducer = Reducer::new().expect("Reducer::new");
     let timer = DeviceTimer::new();
     let mut index = DeviceBox::new(&0u64).expect("output");
-    let mut value = DeviceBox::new(&0.0f32).expect("output");
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
-            let (index, value) = (Output::from(&mut index), Output::from(&mut value));
+            let index = Output::from(&mut index);
             timer.time(&mut reducer, iters, |_, scope, stream| {
-                scope.arg_into(&input, Op::Max, index, value, stream)
+                scope.reduce_into(&input, ArgMax, Over::Whole, index, stream)
             })
         })
     });
@@ -216,7 +211,7 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
         b.iter_custom(|iters| {
             let out = Output::from(&mut out);
             timer.time(&mut reducer, iters, |_, scope, stream| {
-                scope.reduce_as_into::<A, In>(&input, op, out, stream)
+                scope.reduce_into(&input, Widened::<A>::new(op), Over::Whole, out, stream)
             })
         })
     });
@@ -242,7 +237,7 @@ fn bench_segmented(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let out = Output::from(&mut out);
                 timer.time(&mut reducer, iters, |_, scope, stream| {
-                    scope.reduce_rows_into(&input, rows, row_len, Op::Sum, out, stream)
+                    scope.reduce_into(&input, Op::Sum, Over::Rows { rows, len: row_len }, out, stream)
                 })
             })
         });
@@ -260,7 +255,7 @@ fn bench_segmented(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let out = Output::from(&mut out);
             timer.time(&mut reducer, iters, |_, scope, stream| {
-                scope.segmented_reduce_into(&input, &offsets, Op::Sum, out, stream)
+                scope.reduce_into(&input, Op::Sum, Over::Segments(Input::from(&offsets)), out, stream)
             })
         })
     });
@@ -294,7 +289,7 @@ fn bench_axes(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let out = Output::from(&mut out);
                 timer.time(&mut reducer, iters, |_, scope, stream| {
-                    scope.reduce_axes_into(&input, &layout, &[axis], Op::Sum, out, stream)
+                    scope.reduce_into(&input, Op::Sum, Over::Axes(&layout, &[axis]), out, stream)
                 })
             })
         });
@@ -304,7 +299,7 @@ fn bench_axes(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let out = Output::from(&mut positions);
             timer.time(&mut reducer, iters, |_, scope, stream| {
-                scope.arg_axis_into(&input, &square, 1, Op::Max, out, stream)
+                scope.reduce_into(&input, ArgMax, Over::Axes(&square, &[1]), out, stream)
             })
         })
     });
@@ -313,7 +308,13 @@ fn bench_axes(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let out = Output::from(&mut wide);
             timer.time(&mut reducer, iters, |_, scope, stream| {
-                scope.reduce_as_axes_into::<i64, i32>(&ints, &square, &[0], Op::Sum, out, stream)
+                scope.reduce_into(
+                    &ints,
+                    Widened::<i64>::new(Op::Sum),
+                    Over::Axes(&square, &[0]),
+                    out,
+                    stream,
+                )
             })
         })
     });
@@ -333,6 +334,7 @@ fn bench_statistics(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_millis(500));
     group.throughput(Throughput::Bytes((N * 4) as u64));
+    let var = Var::<f32>::new(1.0).expect("a valid correction");
     for (shape, layout) in [
         ("whole", Strided::contiguous(&[N]).expect("layout")),
         ("rows_262144x256", Strided::contiguous(&[N / 256, 256]).expect("layout")),
@@ -344,7 +346,7 @@ fn bench_statistics(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let out = Output::from(&mut floats);
                 timer.time(&mut reducer, iters, |_, scope, stream| {
-                    scope.var_axes_into::<f32, f32>(&input, &layout, &[-1], 1.0, out, stream)
+                    scope.reduce_into(&input, var, Over::Axes(&layout, &[-1]), out, stream)
                 })
             })
         });
@@ -352,7 +354,7 @@ fn bench_statistics(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let out = Output::from(&mut floats);
                 timer.time(&mut reducer, iters, |_, scope, stream| {
-                    scope.logsumexp_axes_into(&input, &layout, &[-1], out, stream)
+                    scope.reduce_into(&input, LogSumExp, Over::Axes(&layout, &[-1]), out, stream)
                 })
             })
         });
@@ -360,7 +362,8 @@ fn bench_statistics(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let out = Output::from(&mut counts);
                 timer.time(&mut reducer, iters, |_, scope, stream| {
-                    scope.count_axes_into(&input, &layout, &[-1], Predicate::Nonzero, out, stream)
+                    let count = Count(Predicate::Nonzero);
+                    scope.reduce_into(&input, count, Over::Axes(&layout, &[-1]), out, stream)
                 })
             })
         });
@@ -381,7 +384,7 @@ fn bench_statistics(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let out = Output::from(&mut floats);
             timer.time(&mut reducer, iters, |_, scope, stream| {
-                scope.var_segments_into::<f32, f32>(&input, &offsets, 1.0, out, stream)
+                scope.reduce_into(&input, var, Over::Segments(Input::from(&offsets)), out, stream)
             })
         })
     });

@@ -1,4 +1,4 @@
-//! Times `reduce` the way `shared/bench/cub_reduce.cu` times NVIDIA CUB, so the
+//! Times `reduce` the way `benches/cub_reduce.cu` times NVIDIA CUB, so the
 //! two CSVs can be joined row by row (`scripts/compare.py`):
 //! the same sizes (2^10 … 2^30 in ×4 steps, plus 10^8; 64-bit types up to
 //! 2^29), the same input values (1 + hash(i) % 3), the same rotation over
@@ -10,7 +10,7 @@
 //! Output: `impl,type,op,n,median_us,gbps` rows, `impl` = `reduce` (`op`
 //! also `argmax`/`argmin`).
 //! Usage: `bench [TYPE ...]` (default: f32 i32 f64 u32 i64 u64). The type
-//! `wide` times the widening reductions (`reduce_as`: every input/accumulator
+//! `wide` times the widening reductions (`Widened`: every input/accumulator
 //! pair and op) at 2^24, 2^26, 2^28 and 2^30 bytes read, as rows of type
 //! `<input>_as_<accumulator>` (and argmax/argmin of `f16` and `bf16`, as
 //! rows of type `f16`/`bf16`); compare them with `sum` of a plain type at the
@@ -30,7 +30,7 @@
 //! The type `statistics` (`statistics_f64`) times, in the same rows, the
 //! statistics of 2^28 elements over the whole input, the last axis of
 //! `[2^20, 2^8]` and the first of `[2^8, 2^20]`: `sum` (through
-//! `reduce_axes_into`, to compare with), `var` and `std` (correction 1,
+//! `Over::Axes`, to compare with), `var` and `std` (correction 1,
 //! accumulated in the input type), `var_f64` (f32 only: accumulated in
 //! f64), `logsumexp`, `count_nonzero` and `any_nan`
 //! (`scripts/torch_axes.py` times PyTorch's `var`, `std`, `logsumexp`,
@@ -48,7 +48,10 @@ use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use reduce::statistics::{LogSumExpInput, MomentsInput, Predicate};
-use reduce::{ArgInput, Element, ElementType, FloatElement, Op, Output, Reducer, Scope};
+use reduce::{
+    Any, ArgInput, ArgMax, ArgMin, Count, Element, ElementType, FloatElement, Input, LogSumExp, Op, Output, Over,
+    Reducer, Scope, Std, Var, Widened,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _context = cust::quick_init().map_err(|e| format!("bench needs a CUDA GPU: {e}"))?;
@@ -126,7 +129,7 @@ fn bench_type<T: FromSmall>(
         for op in Op::ALL.into_iter().filter(|op| op.is_defined_for(T::TYPE)) {
             let out = Output::from(&mut out);
             let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-                scope.reduce_into(&buffers[i % buffers.len()], op, out, &stream)
+                scope.reduce_into(&buffers[i % buffers.len()], op, Over::Whole, out, &stream)
             })?;
             println!("reduce,{name},{op},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
         }
@@ -150,28 +153,27 @@ fn rotated_buffers<T: cust::memory::DeviceCopy>(
     Ok(buffers)
 }
 
-/// argmax and argmin rows of type `name` over the rotated `buffers`.
+/// argmax and argmin rows of type `name` over the rotated `buffers` (each
+/// call writes the index).
 fn bench_arg<T: ArgInput>(
     reducer: &mut Reducer,
     name: &str,
     buffers: &[DeviceBuffer<T>],
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    T::Value: Default,
-{
+) -> Result<(), Box<dyn std::error::Error>> {
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
     let n = buffers[0].len();
     let bytes = n * std::mem::size_of::<T>();
     let mut index = DeviceBox::new(&0u64)?;
-    let mut value = DeviceBox::new(&T::Value::default())?;
-    for (arg, op) in [("argmax", Op::Max), ("argmin", Op::Min)] {
-        let (index, value) = (Output::from(&mut index), Output::from(&mut value));
-        let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-            scope.arg_into(&buffers[i % buffers.len()], op, index, value, &stream)
-        })?;
-        println!("reduce,{name},{arg},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
-    }
+    let index = Output::from(&mut index);
+    let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+        scope.reduce_into(&buffers[i % buffers.len()], ArgMax, Over::Whole, index, &stream)
+    })?;
+    println!("reduce,{name},argmax,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+    let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+        scope.reduce_into(&buffers[i % buffers.len()], ArgMin, Over::Whole, index, &stream)
+    })?;
+    println!("reduce,{name},argmin,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
     Ok(())
 }
 
@@ -256,7 +258,13 @@ fn bench_pair<In: reduce::WidensTo<A>, A: Element + Default>(
         for &op in ops {
             let out = Output::from(&mut out);
             let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-                scope.reduce_as_into::<A, In>(&buffers[i % buffers.len()], op, out, &stream)
+                scope.reduce_into(
+                    &buffers[i % buffers.len()],
+                    Widened::<A>::new(op),
+                    Over::Whole,
+                    out,
+                    &stream,
+                )
             })?;
             println!(
                 "reduce,{input}_as_{accumulator},{op},{n},{us:.2},{:.1}",
@@ -287,7 +295,7 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
         let mut whole = DeviceBox::new(&T::default())?;
         let whole = Output::from(&mut whole);
         let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-            scope.reduce_into(&buffers[i % buffers.len()], Op::Sum, whole, &stream)
+            scope.reduce_into(&buffers[i % buffers.len()], Op::Sum, Over::Whole, whole, &stream)
         })?;
         println!("reduce,{name},sum,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
 
@@ -344,13 +352,14 @@ fn bench_segmented<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<()
             for op in [Op::Sum, Op::Max] {
                 let out = Output::from(&mut out);
                 let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-                    let input = &buffers[i % buffers.len()];
-                    match segmentation {
-                        Segmentation::Rows { rows, row_len } => {
-                            scope.reduce_rows_into(input, *rows, *row_len, op, out, &stream)
-                        }
-                        Segmentation::Offsets(offsets) => scope.segmented_reduce_into(input, offsets, op, out, &stream),
-                    }
+                    let over = match segmentation {
+                        Segmentation::Rows { rows, row_len } => Over::Rows {
+                            rows: *rows,
+                            len: *row_len,
+                        },
+                        Segmentation::Offsets(offsets) => Over::Segments(Input::from(offsets)),
+                    };
+                    scope.reduce_into(&buffers[i % buffers.len()], op, over, out, &stream)
                 })?;
                 println!("reduce,{name}_{layout},{op},{n},{us:.2},{:.1}", moved / us / 1e3);
             }
@@ -374,7 +383,7 @@ fn axes_cases() -> Vec<(Vec<usize>, Vec<isize>)> {
 }
 
 /// Axis sums and maxima of 2^28 elements of `T` (one buffer: far past L2),
-/// through `Scope::reduce_axes_into` into a preallocated output, and the
+/// through `Scope::reduce_into` over `Over::Axes` into a preallocated output, and the
 /// whole-input sum of the same buffer.
 fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box<dyn std::error::Error>> {
     use reduce::axes::Strided;
@@ -388,7 +397,7 @@ fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box
     let mut whole = DeviceBox::new(&T::default())?;
     let whole = Output::from(&mut whole);
     let us = median_us(reducer, n, &stream, (&start, &stop), |_, scope| {
-        scope.reduce_into(&input, Op::Sum, whole, &stream)
+        scope.reduce_into(&input, Op::Sum, Over::Whole, whole, &stream)
     })?;
     println!(
         "reduce,{name},{n},all,sum,{us:.2},{:.1}",
@@ -408,7 +417,7 @@ fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box
         for op in [Op::Sum, Op::Max] {
             let out = Output::from(&mut out);
             let us = median_us(reducer, n, &stream, (&start, &stop), |_, scope| {
-                scope.reduce_axes_into(&input, &layout, &axes, op, out, &stream)
+                scope.reduce_into(&input, op, Over::Axes(&layout, &axes), out, &stream)
             })?;
             let moved = ((n + outputs) * element) as f64;
             println!(
@@ -431,7 +440,7 @@ fn statistics_cases() -> Vec<(Vec<usize>, Vec<isize>)> {
 }
 
 /// The statistics of 2^28 elements of `F` (one buffer: far past L2), each
-/// through its `Scope::*_axes_into` form into a preallocated output, beside
+/// through `Scope::reduce_into` over `Over::Axes` into a preallocated output, beside
 /// the sum of the same elements.
 fn bench_statistics<F>(reducer: &mut Reducer, name: &str) -> Result<(), Box<dyn std::error::Error>>
 where
@@ -456,9 +465,14 @@ where
         let axes_text = axes.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("+");
         let (values, wide) = (Output::from(&mut values), Output::from(&mut wide));
         let (counts, flags) = (Output::from(&mut counts), Output::from(&mut flags));
+        let over = Over::Axes(&layout, &axes);
+        // One row: `what` over `over` into `out`, results of `result_bytes` bytes.
         macro_rules! time {
-            ($statistic:literal, $result_bytes:expr, |$scope:ident| $call:expr) => {{
-                let us = median_us(reducer, n, &stream, (&start, &stop), |_, $scope| $call)?;
+            ($statistic:literal, $result_bytes:expr, $what:expr, $out:expr) => {{
+                let what = $what;
+                let us = median_us(reducer, n, &stream, (&start, &stop), |_, scope| {
+                    scope.reduce_into(&input, what, over, $out, &stream)
+                })?;
                 let moved = (n * element + outputs * $result_bytes) as f64;
                 println!(
                     "reduce,{name},{shape_text},{axes_text},{},{us:.2},{:.1}",
@@ -467,36 +481,15 @@ where
                 );
             }};
         }
-        let axes = &axes[..];
-        time!("sum", element, |scope| scope.reduce_axes_into(
-            &input,
-            &layout,
-            axes,
-            Op::Sum,
-            values,
-            &stream
-        ));
-        time!("var", element, |scope| scope
-            .var_axes_into::<F, F>(&input, &layout, axes, 1.0, values, &stream));
-        time!("std", element, |scope| scope
-            .std_axes_into::<F, F>(&input, &layout, axes, 1.0, values, &stream));
+        time!("sum", element, Op::Sum, values);
+        time!("var", element, Var::<F>::new(1.0)?, values);
+        time!("std", element, Std::<F>::new(1.0)?, values);
         if F::TYPE == ElementType::F32 {
-            time!("var_f64", 8, |scope| scope
-                .var_axes_into::<f64, F>(&input, &layout, axes, 1.0, wide, &stream));
+            time!("var_f64", 8, Var::<f64>::new(1.0)?, wide);
         }
-        time!("logsumexp", element, |scope| scope
-            .logsumexp_axes_into(&input, &layout, axes, values, &stream));
-        time!("count_nonzero", 8, |scope| {
-            scope.count_axes_into(&input, &layout, axes, Predicate::Nonzero, counts, &stream)
-        });
-        time!("any_nan", 1, |scope| scope.any_axes_into(
-            &input,
-            &layout,
-            axes,
-            Predicate::Nan,
-            flags,
-            &stream
-        ));
+        time!("logsumexp", element, LogSumExp, values);
+        time!("count_nonzero", 8, Count(Predicate::Nonzero), counts);
+        time!("any_nan", 1, Any(Predicate::Nan), flags);
     }
     Ok(())
 }

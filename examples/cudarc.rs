@@ -8,7 +8,7 @@
 
 use cudarc::driver::CudaContext;
 use reduce::cudarc::half::f16;
-use reduce::Op;
+use reduce::{Op, Over, Widened};
 use std::process::ExitCode;
 
 const N: usize = 10_000_000;
@@ -39,10 +39,10 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let buf = s1.clone_htod(&data)?;
 
     // Blocking: each waits for the buffer's stream, then returns the result.
-    let sum = reduce::cudarc::sum(&buf)?;
-    let (index, max) = reduce::cudarc::argmax(&buf.slice(1000..))?; // a view: index within it
+    let sum = reduce::sum(&buf)?;
+    let (index, max) = reduce::argmax(&buf.slice(1000..))?; // a view: index within it
     let halves = s1.clone_htod(&data.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())?;
-    let half_sum = reduce::cudarc::sum_as::<f32, f16>(&halves)?; // half 2's f16, summed in f32
+    let half_sum = reduce::reduce(&halves, Widened::<f32>::new(Op::Sum))?; // half 2's f16, summed in f32
     println!("sum {sum}, argmax of [1000..] ({index}, {max}), f16 sum in f32 {half_sum}");
     let mut ok = sum as f64 == expected_sum && half_sum as f64 == expected_sum;
     ok &= max == 100.0 && data[1000 + index as usize] == 100.0;
@@ -52,9 +52,15 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
     let mut results = s1.alloc_zeros::<f32>(2)?;
     let mut minimum = s2.alloc_zeros::<f32>(1)?;
-    reducer.reduce_into(&buf, Op::Sum, &mut results.slice_mut(0..1), &s1)?;
-    reducer.reduce_into(&buf.slice(..N / 2), Op::Max, &mut results.slice_mut(1..2), &s1)?;
-    reducer.reduce_into(&buf, Op::Min, &mut minimum, &s2)?;
+    reducer.reduce_into(&buf, Op::Sum, Over::Whole, &mut results.slice_mut(0..1), &s1)?;
+    reducer.reduce_into(
+        &buf.slice(..N / 2),
+        Op::Max,
+        Over::Whole,
+        &mut results.slice_mut(1..2),
+        &s1,
+    )?;
+    reducer.reduce_into(&buf, Op::Min, Over::Whole, &mut minimum, &s2)?;
     drop(buf); // safe: cudarc frees it after the kernels that read it
     let (results, minimum) = (s1.clone_dtoh(&results)?, s2.clone_dtoh(&minimum)?);
     println!(

@@ -23,7 +23,7 @@ use cust::event::{Event, EventFlags};
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{self, cudaError_enum, CUgraph, CUgraphExec, CUstreamCaptureMode_enum};
-use reduce::{Op, Output, Reducer, Scope};
+use reduce::{Op, Output, Over, Reducer, Scope};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -61,7 +61,7 @@ impl CapturedReduction {
                 ),
                 "cuStreamBeginCapture",
             )?;
-            let enqueued = scope.reduce_into(input, Op::Sum, out, stream);
+            let enqueued = scope.reduce_into(input, Op::Sum, Over::Whole, out, stream);
             check(
                 sys::cuStreamEndCapture(stream.as_inner(), &mut graph),
                 "cuStreamEndCapture",
@@ -126,7 +126,7 @@ fn main() -> Result<(), BoxError> {
         let mut direct = Vec::with_capacity(CALLS);
         for _ in 0..CALLS {
             start.record(&stream)?;
-            scope.reduce_into(&input, Op::Sum, out_of_calls, &stream)?;
+            scope.reduce_into(&input, Op::Sum, Over::Whole, out_of_calls, &stream)?;
             stop.record(&stream)?;
             stop.synchronize()?;
             direct.push(stop.elapsed_time_f32(&start)?);

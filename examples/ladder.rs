@@ -13,15 +13,15 @@
 //! `ladder --plot-csv CSV --png OUT_PNG` redraws a saved table, no GPU needed.
 //! `ladder --profile` runs rung 2 and rung 3 (256 threads) and rung 3 at 8 and
 //! 32 threads once each on the 100M i32 input, for `ncu` (see docs/LADDER.md). With `--cub`, the output of
-//! `shared/bench/cub_reduce.cu` from the same machine, the production rows get
+//! `benches/cub_reduce.cu` from the same machine, the production rows get
 //! their ratio to CUB's time for the same type and size. `--csv` also writes
 //! the table as CSV (`scripts/plot_ladder.py` draws it).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use cust::stream::{Stream, StreamFlags};
-use reduce::ladder::{self, Ladder, Rung, SeedDot};
-use reduce::{Element, Op, Output, Reducer, Scope};
+use reduce::ladder::{self, DotKernel, Ladder, Rung};
+use reduce::{Element, Op, Output, Over, Reducer, Scope};
 use std::fmt::Write as _;
 
 type BoxError = Box<dyn std::error::Error>;
@@ -138,7 +138,7 @@ fn ladder_rows<T: Element + From<i8> + Into<f64>>(
         let out_of_calls = Output::from(&mut out);
         let us = timer.median_us(&mut reducer, |scope, stream| match strategy {
             Some(rung) => ladder::reduce_into(scope, &input, Op::Sum, rung, out_of_calls, stream),
-            None => scope.reduce_into(&input, Op::Sum, out_of_calls, stream),
+            None => scope.reduce_into(&input, Op::Sum, Over::Whole, out_of_calls, stream),
         })?;
         let mut got = T::from(0);
         cust::memory::CopyDestination::copy_to(&out, &mut got)?;
@@ -164,7 +164,7 @@ fn dot_rows(timer: &Timer, rows: &mut Vec<Row>) -> Result<(), BoxError> {
     let (da, db) = (DeviceBuffer::from_slice(&a)?, DeviceBuffer::from_slice(&b)?);
     let mut reducer = Reducer::new()?;
     let mut out = DeviceBox::new(&0.0f32)?;
-    let kernels = [Some(SeedDot::AtomicPerElement), Some(SeedDot::BlockTree), None];
+    let kernels = [Some(DotKernel::AtomicPerElement), Some(DotKernel::BlockTree), None];
     for kernel in kernels {
         let out_of_calls = Output::from(&mut out);
         let us = timer.median_us(&mut reducer, |scope, stream| match kernel {

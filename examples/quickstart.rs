@@ -7,7 +7,7 @@
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
 use reduce::emulated::Emulator;
-use reduce::{Op, Reducer};
+use reduce::{Op, Over, Reducer};
 use std::process::ExitCode;
 
 const N: usize = 100_000_000;
@@ -160,7 +160,7 @@ fn on_gpu() -> Result<bool, Box<dyn std::error::Error>> {
         // A scope waits for its stream at the end, after `stop` is recorded.
         reducer.scope(|scope| {
             start.record(&stream)?;
-            scope.reduce_into(reals_buffer, Op::Sum, &mut out, &stream)?;
+            scope.reduce_into(reals_buffer, Op::Sum, Over::Whole, &mut out, &stream)?;
             Ok(stop.record(&stream)?)
         })?;
         if i >= 3 {

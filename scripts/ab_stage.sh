@@ -25,6 +25,6 @@ for test in "$@"; do
   strip ".device-ab/$test-$name"
 done
 # CUB's benchmark too, for whole-input A/Bs on a machine that has no .device-bin/.
-cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" .device-ab/
+cp "$REPO_ROOT/benches/cub_reduce.cu" .device-ab/
 tar -cf - .device-ab | xz -T0 > .device-ab.tgz
 ls -la .device-ab .device-ab.tgz

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Joins `examples/bench.rs` and `shared/bench/cub_reduce.cu` (plus
+"""Joins `examples/bench.rs` and `benches/cub_reduce.cu` (plus
 `benches/cub_reduce_64.cu`) CSV output.
 
 Usage: compare.py CUB_CSV REDUCE_CSV  -> a Markdown table on stdout:

@@ -15,7 +15,7 @@ for e in $examples; do cp "target/release/examples/$e" .device-bin/; done
 cargo test --workspace --release --features cudarc --no-run --message-format=json 2>/dev/null \
   | python3 scripts/test_executables.py \
   | while read -r exe; do cp "$exe" .device-bin/tests/; done
-cp "$REPO_ROOT/../shared/bench/cub_reduce.cu" "$REPO_ROOT/benches/cub_reduce_64.cu" "$REPO_ROOT/benches/cub_first_sum.cu" .device-bin/
+cp "$REPO_ROOT/benches/cub_reduce.cu" "$REPO_ROOT/benches/cub_reduce_64.cu" "$REPO_ROOT/benches/cub_first_sum.cu" .device-bin/
 strip .device-bin/tests/* $(printf -- '.device-bin/%s ' $examples)
 du -sh .device-bin; ls .device-bin/tests
 # xz, not gzip: the binaries pack 4x smaller (14 MB against 57 MB on

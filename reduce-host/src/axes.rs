@@ -1,22 +1,32 @@
 //! Reductions along axes of a strided N-d tensor: PyTorch's
 //! `x.sum(dim=(0, 2))`, `x.amax(dim=-1, keepdim=True)`, numpy's
 //! `x.max(axis=0)`, over a buffer viewed through a shape and element
-//! strides ([`Strided`]).
+//! strides ([`Strided`]): any [`Reduction`](crate::Reduction) over
+//! [`Over::Axes`](crate::Over::Axes)`(&layout, &axes)`, with
+//! [`Reducer::reduce_over`] (blocking, into a new buffer, with the
+//! results' shape: [`Reduced`]) or [`Scope::reduce_into`](crate::Scope::reduce_into)
+//! (enqueued, into the caller's output of [`Strided::kept_outputs`] elements).
 //!
 //! ```
 //! # fn main() -> Result<(), reduce::Error> {
-//! use reduce::{axes::Strided, emulated::Emulator, Op};
+//! use reduce::{axes::Strided, emulated::Emulator, ArgMax, Op, Over, Widened};
 //! let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and a device buffer
 //! // A 2 × 3 row-major matrix.
 //! let matrix = [1i32, 2, 3, 10, 20, 30];
 //! let layout = Strided::contiguous(&[2, 3])?;
-//! let columns = emulator.reduce_axes(&matrix, &layout, &[0], Op::Sum)?;
+//! let columns = emulator.reduce_over(&matrix, Op::Sum, Over::Axes(&layout, &[0]))?;
 //! assert_eq!((columns.values.to_vec(), columns.shape(false)), (vec![11, 22, 33], vec![3]));
-//! let rows = emulator.reduce_axes(&matrix, &layout, &[-1], Op::Max)?;
+//! let rows = emulator.reduce_over(&matrix, Op::Max, Over::Axes(&layout, &[-1]))?;
 //! assert_eq!((rows.values.to_vec(), rows.shape(true)), (vec![3, 30], vec![2, 1]));
 //! // Its transpose, as a view (no copy): 3 × 2 with strides (1, 3).
 //! let transposed = Strided::new(&[3, 2], &[1, 3])?;
-//! assert_eq!(emulator.reduce_axes(&matrix, &transposed, &[1], Op::Sum)?.values.to_vec(), [11, 22, 33]);
+//! let sums = emulator.reduce_over(&matrix, Op::Sum, Over::Axes(&transposed, &[1]))?;
+//! assert_eq!(sums.values.to_vec(), [11, 22, 33]);
+//! // Widened: summed in i64; argmax: the position along the one axis.
+//! let wide = emulator.reduce_over(&[i32::MAX; 6], Widened::<i64>::new(Op::Sum), Over::Axes(&layout, &[0]))?;
+//! assert_eq!(wide.values.to_vec(), [2 * i64::from(i32::MAX); 3]);
+//! let best_row = emulator.reduce_over(&matrix, ArgMax, Over::Axes(&layout, &[0]))?;
+//! assert_eq!(best_row.values.to_vec(), [1, 1, 1]);
 //! # Ok(()) }
 //! ```
 //!
@@ -39,13 +49,17 @@
 //!   ops without one, as PyTorch's `amax` of an empty dimension.
 //! - Each result follows the rules of a whole-input reduction with the same
 //!   op ([`crate::Op`]: NaN, overflow, signed zeros).
-//! - **Widened** ([`Reducer::reduce_as_axes`]): the pairs and ops of
+//! - **Widened** ([`Widened`](crate::Widened)): the pairs and ops of
 //!   [`WidensTo`] (bytes and shorts summed in 64 bits, half floats in
 //!   `f32`, ...); each element is converted as it is read, and every pass
 //!   after the first reduces the accumulators.
-//! - **argmax/argmin along one axis** ([`Reducer::argmax_axis`]): a `u64`
-//!   position along the axis per result, by the rules of
-//!   [`Reducer::argmax`]; an axis of length 0 is [`Error::Empty`].
+//! - **argmax/argmin along one axis** ([`ArgMax`](crate::ArgMax),
+//!   [`ArgMin`](crate::ArgMin), with exactly one axis, else
+//!   [`Error::InvalidAxes`]): a `u64` position along the axis per result,
+//!   by the rules of a whole input's argmax; an axis of length 0 is
+//!   [`Error::Empty`].
+//! - **Statistics** ([`Var`](crate::Var), [`LogSumExp`](crate::LogSumExp),
+//!   [`Count`](crate::Count), …): see [`crate::statistics`].
 //! - **Determinism**: the launches depend only on the shape, the strides,
 //!   the axes, the element type and the device, so each result is bitwise
 //!   the same on every run. The order in which a result's elements are
@@ -61,7 +75,7 @@
 //! results going to the reducer's scratch for the next launch, the last one
 //! to the output:
 //! - a reduced axis that is contiguous and whose kept axes form the rows of
-//!   a matrix runs the row-wise kernels of [`crate::segmented`]; all axes
+//!   a matrix runs the row-wise kernels (those of [`Over::Rows`](crate::Over::Rows)); all axes
 //!   reduced and contiguous, the whole-input kernel;
 //! - otherwise the axis kernel (`kernels-gpu/src/axis.rs`): a block is a
 //!   tile of consecutive results by lanes along the reduced axis; when the
@@ -230,7 +244,7 @@ impl Strided {
 
 impl Strided {
     /// The number of results a reduction along `axes` has: the positions
-    /// of the axes that `axes` does not name (the length an `_into` call's
+    /// of the axes that `axes` does not name (the length a `reduce_into` call's
     /// output needs). Errors as the reductions give for these axes.
     ///
     /// ```
@@ -313,8 +327,10 @@ pub(crate) struct CheckedView {
     pub reduced_elements: u64,
 }
 
-/// The result of [`Reducer::reduce_axes`]: the values, row-major over the
-/// kept axes, and the input's shape to give them.
+/// The result of [`Reducer::reduce_over`]: the values (one buffer, or for
+/// [`MeanVar`](crate::MeanVar) the pair `(means, variances)`), row-major
+/// over the kept axes (one per segment or row), and the input's shape to
+/// give them.
 #[derive(Debug)]
 pub struct Reduced<Buffer> {
     /// One result per position of the kept axes, row-major.
@@ -338,9 +354,9 @@ impl<Buffer> Reduced<Buffer> {
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator, Op};
+    /// use reduce::{axes::Strided, emulated::Emulator, Op, Over};
     /// let layout = Strided::contiguous(&[2, 3, 4])?;
-    /// let sums = Emulator::default().reduce_axes(&[1.0f32; 24], &layout, &[0, 2], Op::Sum)?;
+    /// let sums = Emulator::default().reduce_over(&[1.0f32; 24], Op::Sum, Over::Axes(&layout, &[0, 2]))?;
     /// assert_eq!(sums.shape(false), [3]);
     /// assert_eq!(sums.shape(true), [1, 3, 1]);
     /// assert_eq!(sums.values.to_vec(), [8.0; 3]);
@@ -509,78 +525,6 @@ impl Pass {
 }
 
 impl<B: Backend> Reducer<B> {
-    /// Reduces the `axes` of the view `layout` of `input` with `op`: one
-    /// result per position of the other axes, in a new buffer (see the
-    /// [`axes`](crate::axes) module for the rules). Blocks until the
-    /// results are ready.
-    ///
-    /// Errors: [`Error::InvalidAxes`] for an axis out of range or named
-    /// twice, [`Error::InvalidLayout`] if the view reaches past `input`,
-    /// [`Error::Empty`] for a reduced axis of length 0 and an op without
-    /// identity, [`Error::UnsupportedOp`], CUDA errors.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// use reduce::{axes::Strided, Op};
-    /// let _ctx = cust::quick_init()?;
-    /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?; // 2 × 3
-    /// let mut reducer = reduce::Reducer::new()?;
-    /// let column_sums = reducer.reduce_axes(&x, &Strided::contiguous(&[2, 3])?, &[0], Op::Sum)?;
-    /// assert_eq!(column_sums.values.as_host_vec()?, [5.0, 7.0, 9.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_axes<T: Element>(
-        &mut self,
-        input: &B::Slice<T>,
-        layout: &Strided,
-        axes: &[isize],
-        op: Op,
-    ) -> Result<Reduced<B::Buffer<T>>> {
-        let outputs = layout.kept_outputs(axes)?;
-        let mut values = self.backend.alloc::<T>(outputs)?;
-        let out = B::parts(B::as_slice_mut(&mut values));
-        self.enqueue_axes(input, layout, axes, op, out, None)?;
-        // Waits for the own stream: the buffer is read on others.
-        self.backend.read_result_slot()?;
-        Reduced::new(values, layout, axes)
-    }
-
-    /// Reduces the `axes` of the view `layout` of `input` with `op` in the
-    /// wider type `A`: each element converted to `A` as it is read (see
-    /// [`WidensTo`] for the pairs and their ops), one `A` per position of
-    /// the other axes, in a new buffer. The rules of
-    /// [`Reducer::reduce_axes`]; [`Error::UnsupportedWidening`] for an op
-    /// the pair does not have.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator, half::f16, Op};
-    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and a device buffer
-    /// let bytes = [200u8, 100, 250, 50, 255, 1]; // 2 × 3
-    /// let columns = emulator.reduce_as_axes::<u64, _>(&bytes, &Strided::contiguous(&[2, 3])?, &[0], Op::Sum)?;
-    /// assert_eq!(columns.values.to_vec(), [250, 355, 251]); // no u8 wraps
-    /// let halves = [f16::from_f32(1.5), f16::from_f32(-2.0)];
-    /// let max = emulator.reduce_as_axes::<f32, _>(&halves, &Strided::contiguous(&[2])?, &[0], Op::Max)?;
-    /// assert_eq!(max.values.to_vec(), [1.5]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_as_axes<A: Element, In: WidensTo<A>>(
-        &mut self,
-        input: &B::Slice<In>,
-        layout: &Strided,
-        axes: &[isize],
-        op: Op,
-    ) -> Result<Reduced<B::Buffer<A>>> {
-        let outputs = layout.kept_outputs(axes)?;
-        let mut values = self.backend.alloc::<A>(outputs)?;
-        let out = B::parts(B::as_slice_mut(&mut values));
-        self.enqueue_widened_axes::<A, In>(input, layout, axes, op, out, None)?;
-        // Waits for the own stream: the buffer is read on others.
-        self.backend.read_result_slot()?;
-        Reduced::new(values, layout, axes)
-    }
-
     /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
     /// `op` on `stream`, its results to the `out_len` `T`s at `out`.
     pub(crate) fn enqueue_axes<T: Element>(
@@ -602,7 +546,7 @@ impl<B: Backend> Reducer<B> {
         self.enqueue_axes_reading::<T, T>(input, reading, layout, axes, op, out, stream)
     }
 
-    /// [`Reducer::enqueue_axes`] of `In`s reduced in `A` ([`Reducer::reduce_as_axes`]).
+    /// [`Reducer::enqueue_axes`] of `In`s reduced in `A` ([`Widened`](crate::Widened) over axes).
     pub(crate) fn enqueue_widened_axes<A: Element, In: WidensTo<A>>(
         &mut self,
         input: &B::Slice<In>,
@@ -642,7 +586,16 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<()> {
         let outputs = layout.checked_outputs(axes, out_len)?;
         let (address, len) = checked_parts::<B, In>(input)?;
-        let CheckedView { dims, span, .. } = layout.checked_dims(axes, len)?;
+        let CheckedView {
+            dims,
+            span,
+            reduced_elements,
+        } = layout.checked_dims(axes, len)?;
+        // Before the no-results return: an axis of length 0 has no max even
+        // where no kept position asks for one (as `torch.amax`).
+        if reduced_elements == 0 && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
         if outputs == 0 {
             return Ok(());
         }

@@ -1,35 +1,36 @@
 //! The operations over [cudarc](https://docs.rs/cudarc/0.19)'s buffers and streams (the
-//! `cudarc` feature): [`CudaSlice`], [`CudaView`](::cudarc::driver::CudaView)
-//! and [`CudaViewMut`](::cudarc::driver::CudaViewMut) on a [`CudaStream`],
+//! `cudarc` feature): [`CudaSlice`], [`CudaView`]
+//! and [`CudaViewMut`] on a [`CudaStream`],
 //! as candle and burn hold them.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), reduce::Error> {
 //! use cudarc::driver::CudaContext;
-//! use reduce::Op;
+//! use reduce::{Op, Over};
 //! let ctx = CudaContext::new(0)?;
 //! let stream = ctx.default_stream();
 //! let data: Vec<f32> = (0..1000).map(|i| i as f32).collect();
 //! let buf = stream.clone_htod(&data)?;
 //!
 //! // Blocking: the result on the host.
-//! assert_eq!(reduce::cudarc::sum(&buf)?, 499_500.0);
-//! assert_eq!(reduce::cudarc::argmax(&buf.slice(10..20))?, (9, 19.0)); // any view
+//! assert_eq!(reduce::sum(&buf)?, 499_500.0); // the free functions take cudarc buffers too
+//! assert_eq!(reduce::argmax(&buf.slice(10..20))?, (9, 19.0)); // any view
 //!
 //! // Async: the result into a cudarc buffer, on a stream, without waiting.
 //! let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
 //! let mut out = stream.alloc_zeros::<f32>(1)?;
-//! reducer.reduce_into(&buf, Op::Max, &mut out, &stream)?;
+//! reducer.reduce_into(&buf, Op::Max, Over::Whole, &mut out, &stream)?;
 //! assert_eq!(stream.clone_dtoh(&out)?, [999.0]);
 //! # Ok(()) }
 //! ```
 //!
 //! # The blocking calls
-//! [`Reducer::reduce`] and the other methods without `_into`, and the free
-//! functions of this module, wait for the work recorded on each input's
-//! stream, then run on the reducer's own stream and wait for their result.
-//! The free functions use a [`Reducer`] cached per thread for the input's
-//! context (the [`CudaContext`] of its stream).
+//! [`Reducer::reduce`], [`Reducer::reduce_over`] and [`Reducer::dot`], and
+//! the crate's free functions ([`crate::reduce()`], [`crate::sum`], …) given
+//! cudarc buffers, wait for the work recorded on each input's stream, then
+//! run on the reducer's own stream and wait for their result. The free
+//! functions use a [`Reducer`] cached per thread for the input's context
+//! (the [`CudaContext`] of its stream).
 //!
 //! # The `_into` calls: async, and safe
 //! [`Reducer::reduce_into`] and the other `_into` methods enqueue one kernel
@@ -64,20 +65,25 @@
 //! ([`Error::UnsupportedStream`]).
 //!
 //! # Half precision
-//! cudarc's `f16`/`bf16` are half 2's ([`CudarcElement`]): the widening calls
-//! ([`Reducer::reduce_as`], [`mean`]) and argmax/argmin take them, as the same
-//! kernels take half 1.8's. This module re-exports half 2 as [`half`].
+//! cudarc's `f16`/`bf16` are half 2's ([`CudarcElement`]): the widened
+//! reductions ([`Widened`](crate::Widened), [`crate::mean`]) and argmax/argmin take
+//! them, as the same kernels take half 1.8's. This module re-exports half 2
+//! as [`half`].
 
+use crate::axes::Reduced;
 use crate::backend::launcher::StreamHandle;
 use crate::backend::Cuda;
-use crate::element::{sealed::Sealed, ArgInput, Element, FloatElement, MeanInput, WidensTo};
+use crate::element::{sealed::Sealed, Element};
 use crate::error::{Error, Result};
-use crate::reducer::checked_parts;
-use crate::segmented::{check_rows, segment_count};
+use crate::input::DeviceInput;
+use crate::over::{results_of, Over, Target};
+use crate::reduction::Reduction;
 use ::cudarc::driver::sys::CUstreamCaptureStatus;
-use ::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
+use ::cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+};
+use cust::error::CudaError;
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
-use kernels_gpu::abi::Op;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -101,7 +107,7 @@ const CONTEXTS: usize = 4;
 /// use reduce::cudarc::{half::bf16, CudarcElement};
 /// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
 /// let buf = stream.clone_htod(&[bf16::from_f32(0.5), bf16::from_f32(-4.0)])?; // half 2's bf16
-/// assert_eq!(reduce::cudarc::argmin(&buf)?, (1, bf16::from_f32(-4.0)));
+/// assert_eq!(reduce::argmin(&buf)?, (1, bf16::from_f32(-4.0))); // of half 2's bf16
 /// fn read_as_half_1_8<T: CudarcElement<Kernel = reduce::half::bf16>>() {}
 /// read_as_half_1_8::<bf16>();
 /// # Ok(()) }
@@ -152,8 +158,8 @@ half_element!(f16, bf16);
 /// let values = stream.clone_htod(&[4u32, 1, 7, 3, 9])?;
 /// let offsets = stream.clone_htod(&[0u64, 3, 5])?;
 /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-/// let minima = reducer.segmented_reduce(&values, &offsets, reduce::Op::Min)?;
-/// assert_eq!(stream.clone_dtoh(&minima)?, [1, 3]);
+/// let minima = reducer.reduce_over(&values, reduce::Op::Min, reduce::Over::Segments(&offsets))?;
+/// assert_eq!(stream.clone_dtoh(&minima.values)?, [1, 3]);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -202,87 +208,157 @@ impl Reducer {
         &self.context
     }
 
-    /// [`crate::Reducer::reduce`] of a cudarc buffer.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let buf = ctx.default_stream().clone_htod(&[1.5f64, 2.5, 4.0])?;
-    /// assert_eq!(reduce::cudarc::Reducer::new(&ctx)?.reduce(&buf, reduce::Op::Product)?, 15.0);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce<T: Element>(&mut self, input: &impl DevicePtr<T>, op: Op) -> Result<T> {
-        let (input, _read) = settled::<T, T>(input)?;
-        self.blocking(|inner| inner.reduce(&input, op))
-    }
-
-    /// [`crate::Reducer::reduce_as`] of a cudarc buffer: `In` may be half 2's
-    /// `f16`/`bf16` ([`CudarcElement`]).
+    /// Reduces the whole of a cudarc buffer with `what` and returns the
+    /// result to the host ([`crate::Reducer::reduce`]; see [`Reduction`]).
+    /// `T` may be half 2's `f16`/`bf16` ([`CudarcElement`]), which the
+    /// reductions take as the kernels' type, half 1.8's (an argmax's value
+    /// of them is a [`crate::half`] value; [`crate::argmax`] converts it back).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
     /// use reduce::cudarc::half::f16; // half 2, as cudarc's
+    /// use reduce::{ArgMax, Op, Widened};
     /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let ones = ctx.default_stream().clone_htod(&[f16::ONE; 70_000])?;
+    /// let stream = ctx.default_stream();
     /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// assert_eq!(reducer.reduce_as::<f32, _>(&ones, reduce::Op::Sum)?, 70_000.0);
+    /// let buf = stream.clone_htod(&[1.5f64, 2.5, 4.0])?;
+    /// assert_eq!(reducer.reduce(&buf, Op::Product)?, 15.0);
+    /// assert_eq!(reducer.reduce(&buf.slice(1..), ArgMax)?, (1, 4.0)); // any view
+    /// let ones = stream.clone_htod(&[f16::ONE; 70_000])?;
+    /// assert_eq!(reducer.reduce(&ones, Widened::<f32>::new(Op::Sum))?, 70_000.0);
     /// # Ok(()) }
     /// ```
-    pub fn reduce_as<A: Element, In: CudarcElement>(&mut self, input: &impl DevicePtr<In>, op: Op) -> Result<A>
-    where
-        In::Kernel: WidensTo<A>,
-    {
-        let (input, _read) = settled::<In, In::Kernel>(input)?;
-        self.blocking(|inner| inner.reduce_as::<A, In::Kernel>(&input, op))
+    pub fn reduce<T: CudarcElement, R: Reduction<T::Kernel>>(
+        &mut self,
+        input: &impl DevicePtr<T>,
+        what: R,
+    ) -> Result<R::Value> {
+        let (input, _read) = settled::<T, T::Kernel, _>(input)?;
+        self.blocking(|inner| inner.reduce(&input, what))
     }
 
-    /// [`crate::Reducer::argmax`] of a cudarc buffer (of any
-    /// [`CudarcElement`] whose kernel type is an [`ArgInput`]).
+    /// Reduces a cudarc buffer with `what` over `over` (each segment, row,
+    /// or along axes: [`Over`]) into new buffers on the input's stream,
+    /// with the results' shape ([`crate::Reducer::reduce_over`]). Offsets
+    /// are any cudarc buffer or view of `u64`s: `Over::Segments(&offsets)`.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let buf = ctx.default_stream().clone_htod(&[3.0f32, 9.5, -1.0, 9.5])?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// assert_eq!(reducer.argmax(&buf)?, (1, 9.5));
-    /// assert_eq!(reducer.argmin(&buf)?, (2, -1.0));
-    /// # Ok(()) }
-    /// ```
-    pub fn argmax<T: CudarcElement>(&mut self, input: &impl DevicePtr<T>) -> Result<(u64, T)>
-    where
-        T::Kernel: ArgInput,
-    {
-        self.arg(input, Op::Max)
-    }
-
-    /// [`crate::Reducer::argmin`] of a cudarc buffer (as [`Reducer::argmax`]).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, Op, Over, Var};
     /// let ctx = cudarc::driver::CudaContext::new(0)?;
     /// let stream = ctx.new_stream()?;
     /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let buf = stream.clone_htod(&[4i32, 0, 9, 0])?;
-    /// assert_eq!(reducer.argmin(&buf)?, (1, 0)); // the first of equal minima
+    /// let values = stream.clone_htod(&[4.0f32, 1.0, 7.0, 3.0, 9.0, 2.0])?;
+    /// let offsets = stream.clone_htod(&[0u64, 3, 3, 6])?; // the middle segment is empty
+    /// let minima = reducer.reduce_over(&values, Op::Min, Over::Segments(&offsets))?;
+    /// assert_eq!(stream.clone_dtoh(&minima.values)?, [1.0, f32::INFINITY, 2.0]);
+    /// let layout = Strided::contiguous(&[2, 3])?;
+    /// let var = reducer.reduce_over(&values, Var::<f32>::new(0.0)?, Over::Axes(&layout, &[0]))?;
+    /// assert_eq!(stream.clone_dtoh(&var.values)?, [0.25, 16.0, 6.25]);
     /// # Ok(()) }
     /// ```
-    pub fn argmin<T: CudarcElement>(&mut self, input: &impl DevicePtr<T>) -> Result<(u64, T)>
-    where
-        T::Kernel: ArgInput,
-    {
-        self.arg(input, Op::Min)
+    #[allow(clippy::type_complexity)]
+    pub fn reduce_over<T: CudarcElement, R: Reduction<T::Kernel>>(
+        &mut self,
+        input: &impl DevicePtr<T>,
+        what: R,
+        over: Over<'_, &dyn DevicePtr<u64>>,
+    ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+        let offsets_len = match over {
+            Over::Segments(offsets) => offsets.len(),
+            _ => 0,
+        };
+        let (results, layout, axes) = results_of(&over, input.len(), offsets_len)?;
+        let stream = input.stream();
+        // SAFETY: the call writes every result before the buffers are
+        // returned; on an error they are dropped unread.
+        let mut values = unsafe { stream.alloc::<R::Output>(results)? };
+        let mut means = match R::MEANS {
+            // SAFETY: as `values`.
+            true => Some(unsafe { stream.alloc::<R::Output>(results)? }),
+            false => None,
+        };
+        {
+            // After the allocations, which are ordered on `stream` (settled waits for it).
+            let (out, _write) = write(&mut values, stream);
+            let (means_address, _means_write) = match means.as_mut() {
+                Some(means) => {
+                    let (means, guard) = write(means, stream);
+                    (Some(means.0), Some(guard))
+                }
+                None => (None, None),
+            };
+            let (input, _read) = settled::<T, T::Kernel, _>(input)?;
+            let offsets = over.try_map(settled::<u64, u64, _>)?;
+            let over = offsets.as_ref().map(|(offsets, _)| offsets);
+            self.blocking(|inner| inner.blocking_over(&input, what, over, out, means_address))?;
+        }
+        let results = R::results(values, means).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        Reduced::new(results, &layout, &axes)
     }
 
-    fn arg<T: CudarcElement>(&mut self, input: &impl DevicePtr<T>, op: Op) -> Result<(u64, T)>
-    where
-        T::Kernel: ArgInput,
-    {
-        let (input, _read) = settled::<T, T::Kernel>(input)?;
-        let (index, value) = self.blocking(|inner| inner.arg_to_host(&input, op))?;
-        Ok((index, T::from_kernel(value)))
+    /// Enqueues the reduction of a cudarc buffer with `what` over `over` on
+    /// `stream`, its results to `out` (one element for [`Over::Whole`],
+    /// else one per segment, row or position of the kept axes; for
+    /// [`MeanVar`](crate::MeanVar) a pair, the means and the variances),
+    /// and returns without waiting (see the [module](self) docs): the rules
+    /// of [`Scope::reduce_into`](crate::Scope::reduce_into), offsets clamped
+    /// rather than validated.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{Op, Over};
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let input = stream.clone_htod(&[1u64, 2, 3, 4])?;
+    /// let mut total = stream.alloc_zeros::<u64>(1)?;
+    /// reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut total, &stream)?;
+    /// let mut rows = stream.alloc_zeros::<u64>(2)?;
+    /// reducer.reduce_into(&input, Op::Max, Over::Rows { rows: 2, len: 2 }, &mut rows, &stream)?;
+    /// drop(input); // freed after the kernels have read it
+    /// assert_eq!((stream.clone_dtoh(&total)?, stream.clone_dtoh(&rows)?), (vec![10], vec![2, 4]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`].
+    pub fn reduce_into<T: CudarcElement, R: Reduction<T::Kernel>, O: DevicePtrMut<R::Output>>(
+        &mut self,
+        input: &impl DevicePtr<T>,
+        what: R,
+        over: Over<'_, &dyn DevicePtr<u64>>,
+        out: R::Results<&mut O>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        let on = self.lend(stream)?;
+        let (values, means) = R::outputs(out);
+        let offsets = over.map(|offsets| read::<u64, u64, _>(offsets, stream));
+        let (input, read_input) = read::<T, T::Kernel, _>(input, stream);
+        let ((out, len), write_values) = write(values, stream);
+        let (means, write_means) = match means.map(|means| write(means, stream)) {
+            Some(((address, means_len), guard)) => (Some((address, means_len)), Some(guard)),
+            None => (None, None),
+        };
+        let over = offsets.as_ref().map(|(offsets, _)| offsets);
+        self.enqueue(stream, on, (read_input, write_values, write_means), |inner, on| {
+            if let Some((_, means_len)) = means.filter(|&(_, means_len)| means_len != len) {
+                return Err(Error::OutputLength {
+                    output: "means",
+                    found: means_len,
+                });
+            }
+            let target = Target {
+                out,
+                len,
+                means: means.map(|(address, _)| address),
+                status: None,
+            };
+            what.enqueue(inner, &input, over, target, on)
+        })
     }
 
-    /// [`crate::Reducer::dot`] of two cudarc buffers.
+    /// The dot product `Σ a[i]·b[i]` of two cudarc buffers
+    /// ([`crate::Reducer::dot`]).
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
@@ -292,157 +368,13 @@ impl Reducer {
     /// assert_eq!(reduce::cudarc::Reducer::new(&ctx)?.dot(&a, &b)?, 32.0);
     /// # Ok(()) }
     /// ```
-    pub fn dot<T: Element>(&mut self, a: &impl DevicePtr<T>, b: &impl DevicePtr<T>) -> Result<T> {
-        let ((a, _a_read), (b, _b_read)) = (settled::<T, T>(a)?, settled::<T, T>(b)?);
+    pub fn dot<T: CudarcElement>(&mut self, a: &impl DevicePtr<T>, b: &impl DevicePtr<T>) -> Result<T::Kernel>
+    where
+        T::Kernel: Element,
+    {
+        let (a, _a_read) = settled::<T, T::Kernel, _>(a)?;
+        let (b, _b_read) = settled::<T, T::Kernel, _>(b)?;
         self.blocking(|inner| inner.dot(&a, &b))
-    }
-
-    /// [`crate::Reducer::segmented_reduce`] of cudarc buffers, into a new
-    /// buffer on the stream of `values` (see [`Reducer`] for an example).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.new_stream()?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let values = stream.clone_htod(&[1.0f64, 2.0, 3.0, 4.0])?;
-    /// let offsets = stream.clone_htod(&[0u64, 1, 1, 4])?; // the middle segment is empty
-    /// let sums = reducer.segmented_reduce(&values, &offsets, reduce::Op::Sum)?; // on `stream`
-    /// assert_eq!(stream.clone_dtoh(&sums)?, [1.0, 0.0, 9.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn segmented_reduce<T: Element + DeviceRepr>(
-        &mut self,
-        values: &impl DevicePtr<T>,
-        offsets: &impl DevicePtr<u64>,
-        op: Op,
-    ) -> Result<CudaSlice<T>> {
-        let segments = segment_count(offsets.len())?;
-        let (offsets, _read) = settled::<u64, u64>(offsets)?;
-        self.blocking_into(values, segments, |inner, values, out| {
-            inner.segmented_reduce_to(values, &offsets, op, out)
-        })
-    }
-
-    /// [`crate::Reducer::reduce_rows`] of a cudarc buffer, into a new buffer
-    /// on its stream.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.default_stream();
-    /// let matrix = stream.clone_htod(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let sums = reducer.reduce_rows(&matrix, 3, 2, reduce::Op::Sum)?;
-    /// assert_eq!(stream.clone_dtoh(&sums)?, [3.0, 7.0, 11.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_rows<T: Element + DeviceRepr>(
-        &mut self,
-        matrix: &impl DevicePtr<T>,
-        rows: usize,
-        row_len: usize,
-        op: Op,
-    ) -> Result<CudaSlice<T>> {
-        // Before the allocation, whose size it bounds.
-        check_rows(matrix.len(), rows, row_len)?;
-        self.blocking_into(matrix, rows, |inner, matrix, out| {
-            inner.reduce_rows_to(matrix, rows, row_len, op, out)
-        })
-    }
-
-    /// Enqueues [`Reducer::reduce`] on `stream`, its result to `out` (one
-    /// element), and returns without waiting (see the [module](self) docs).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.new_stream()?;
-    /// let input = stream.clone_htod(&[1u64, 2, 3])?;
-    /// let mut out = stream.alloc_zeros::<u64>(1)?;
-    /// reduce::cudarc::Reducer::new(&ctx)?.reduce_into(&input, reduce::Op::Sum, &mut out, &stream)?;
-    /// drop(input); // freed after the kernel has read it
-    /// assert_eq!(stream.clone_dtoh(&out)?, [6]);
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// Errors: those of [`Reducer::reduce`], [`Error::OutputLength`] unless
-    /// `out` has one element, [`Error::UnsupportedStream`].
-    pub fn reduce_into<T: Element>(
-        &mut self,
-        input: &impl DevicePtr<T>,
-        op: Op,
-        out: &mut impl DevicePtrMut<T>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        self.enqueue_one_to_one::<T, T, T>(input, out, stream, |inner, input, out, on| {
-            inner.enqueue_reduce(input, op, single("out", out)?, on, false)
-        })
-    }
-
-    /// Enqueues [`Reducer::reduce_as`] on `stream`, its result to `out`.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.new_stream()?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let bytes = stream.clone_htod(&[200u8; 1000])?;
-    /// let mut total = stream.alloc_zeros::<u64>(1)?;
-    /// reducer.reduce_as_into(&bytes, reduce::Op::Sum, &mut total, &stream)?; // summed in u64
-    /// assert_eq!(stream.clone_dtoh(&total)?, [200_000]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_as_into<A: Element, In: CudarcElement>(
-        &mut self,
-        input: &impl DevicePtr<In>,
-        op: Op,
-        out: &mut impl DevicePtrMut<A>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()>
-    where
-        In::Kernel: WidensTo<A>,
-    {
-        self.enqueue_one_to_one::<In, In::Kernel, A>(input, out, stream, |inner, input, out, on| {
-            inner.enqueue_widened::<A, In::Kernel>(input, op, single("out", out)?, on)
-        })
-    }
-
-    /// Enqueues [`Reducer::argmax`] (`op` = [`Op::Max`]) or
-    /// [`Reducer::argmin`] ([`Op::Min`]) on `stream`: the index to `index`,
-    /// the value (in [`ArgInput::Value`]: the element type, or `f32` for the
-    /// half types) to `value`.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.new_stream()?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let input = stream.clone_htod(&[3.0f32, 9.5, -1.0])?;
-    /// let (mut index, mut value) = (stream.alloc_zeros::<u64>(1)?, stream.alloc_zeros::<f32>(1)?);
-    /// reducer.arg_into(&input, reduce::Op::Max, &mut index, &mut value, &stream)?;
-    /// assert_eq!((stream.clone_dtoh(&index)?, stream.clone_dtoh(&value)?), (vec![1], vec![9.5]));
-    /// # Ok(()) }
-    /// ```
-    pub fn arg_into<T: CudarcElement>(
-        &mut self,
-        input: &impl DevicePtr<T>,
-        op: Op,
-        index: &mut impl DevicePtrMut<u64>,
-        value: &mut impl DevicePtrMut<<T::Kernel as ArgInput>::Value>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()>
-    where
-        T::Kernel: ArgInput,
-    {
-        let on = self.lend(stream)?;
-        let (input, read) = read::<T, T::Kernel>(input, stream);
-        let (index, index_write) = write(index, stream);
-        let (value, value_write) = write(value, stream);
-        self.enqueue(stream, on, (read, index_write, value_write), |inner, on| {
-            let outputs = (single("value", value)?, single("index", index)?);
-            inner.enqueue_arg(&input, op, outputs, on)
-        })
     }
 
     /// Enqueues [`Reducer::dot`] on `stream`, its result to `out`.
@@ -470,109 +402,11 @@ impl Reducer {
         })
     }
 
-    /// Enqueues [`Reducer::segmented_reduce`] on `stream`, one result per
-    /// segment to `out`. As [`Scope::segmented_reduce_into`](crate::Scope::segmented_reduce_into),
-    /// it does not wait to validate the offsets: invalid ones are clamped
-    /// into `[0, values.len()]`.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.new_stream()?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let values = stream.clone_htod(&[4u32, 1, 7, 3, 9])?;
-    /// let offsets = stream.clone_htod(&[0u64, 3, 5])?;
-    /// let mut maxima = stream.alloc_zeros::<u32>(2)?; // one per segment
-    /// reducer.segmented_reduce_into(&values, &offsets, reduce::Op::Max, &mut maxima, &stream)?;
-    /// assert_eq!(stream.clone_dtoh(&maxima)?, [7, 9]);
-    /// # Ok(()) }
-    /// ```
-    pub fn segmented_reduce_into<T: Element>(
-        &mut self,
-        values: &impl DevicePtr<T>,
-        offsets: &impl DevicePtr<u64>,
-        op: Op,
-        out: &mut impl DevicePtrMut<T>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        self.enqueue_two_to_one(values, offsets, out, stream, |inner, values, offsets, out, on| {
-            let layout = crate::segmented::Layout::of_offsets::<Cuda>(offsets)?;
-            inner.enqueue_segmented::<T>(checked_parts::<Cuda, T>(values)?, layout, op, out, None, on)
-        })
-    }
-
-    /// Enqueues [`Reducer::reduce_rows`] on `stream`, one result per row to
-    /// `out`.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// let ctx = cudarc::driver::CudaContext::new(0)?;
-    /// let stream = ctx.new_stream()?;
-    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
-    /// let matrix = stream.clone_htod(&[1.0f32, -5.0, 2.0, 7.0, 0.5, 3.0])?; // 2 rows of 3
-    /// let mut minima = stream.alloc_zeros::<f32>(2)?;
-    /// reducer.reduce_rows_into(&matrix, 2, 3, reduce::Op::Min, &mut minima, &stream)?;
-    /// assert_eq!(stream.clone_dtoh(&minima)?, [-5.0, 0.5]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_rows_into<T: Element>(
-        &mut self,
-        matrix: &impl DevicePtr<T>,
-        rows: usize,
-        row_len: usize,
-        op: Op,
-        out: &mut impl DevicePtrMut<T>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        self.enqueue_one_to_one::<T, T, T>(matrix, out, stream, |inner, matrix, out, on| {
-            let layout = crate::segmented::Layout::of_rows(matrix.len(), rows, row_len)?;
-            inner.enqueue_segmented::<T>(checked_parts::<Cuda, T>(matrix)?, layout, op, out, None, on)
-        })
-    }
-
     /// Runs a blocking call of the inner reducer, with this context current
     /// (after the inputs were settled, which makes their context current).
     fn blocking<R>(&mut self, call: impl FnOnce(&mut crate::Reducer<Cuda>) -> Result<R>) -> Result<R> {
         self.context.bind_to_thread()?;
         call(&mut self.inner)
-    }
-
-    /// Runs a blocking call of the inner reducer over `input` into a new
-    /// buffer of `len` elements (no more than a buffer's length) on
-    /// `input`'s stream, and returns it.
-    fn blocking_into<T: Element + DeviceRepr>(
-        &mut self,
-        input: &impl DevicePtr<T>,
-        len: usize,
-        call: impl FnOnce(&mut crate::Reducer<Cuda>, &DeviceSlice<T>, (u64, usize)) -> Result<()>,
-    ) -> Result<CudaSlice<T>> {
-        let stream = input.stream();
-        // SAFETY: `call` writes every element (one result per segment or
-        // row) before the buffer is returned; on an error it is dropped unread.
-        let mut out = unsafe { stream.alloc::<T>(len)? };
-        {
-            let (address, _write) = out.device_ptr_mut(stream);
-            // After the allocation, which is ordered on `stream` (settled waits for it).
-            let (input, _read) = settled::<T, T>(input)?;
-            self.blocking(|inner| call(inner, &input, (address, len)))?;
-        }
-        Ok(out)
-    }
-
-    /// Enqueues `call` on `stream`, reading `input` (as the kernels' type
-    /// `K`) and writing `out` (its address and length): the calls of one
-    /// input and one output.
-    fn enqueue_one_to_one<T, K: DeviceCopy, O>(
-        &mut self,
-        input: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<O>,
-        stream: &Arc<CudaStream>,
-        call: impl FnOnce(&mut crate::Reducer<Cuda>, &DeviceSlice<K>, (u64, usize), Option<StreamHandle>) -> Result<()>,
-    ) -> Result<()> {
-        let on = self.lend(stream)?;
-        let (input, read) = read::<T, K>(input, stream);
-        let (out, write) = write(out, stream);
-        self.enqueue(stream, on, (read, write), |inner, on| call(inner, &input, out, on))
     }
 
     /// Enqueues `call` on `stream`, reading `a` and `b` and writing `out`
@@ -592,8 +426,8 @@ impl Reducer {
         ) -> Result<()>,
     ) -> Result<()> {
         let on = self.lend(stream)?;
-        let (a, a_read) = read::<A, A>(a, stream);
-        let (b, b_read) = read::<B, B>(b, stream);
+        let (a, a_read) = read::<A, A, _>(a, stream);
+        let (b, b_read) = read::<B, B, _>(b, stream);
         let (out, write) = write(out, stream);
         self.enqueue(stream, on, (a_read, b_read, write), |inner, on| {
             call(inner, &a, &b, out, on)
@@ -698,8 +532,8 @@ fn view<T: DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
 /// `buffer` as `K`s (its own type, or the kernels' type of the same bits),
 /// read on `stream` (which first waits for its recorded writes), and the
 /// guard that records the read when dropped.
-fn read<'a, T, K: DeviceCopy>(
-    buffer: &'a impl DevicePtr<T>,
+fn read<'a, T, K: DeviceCopy, P: DevicePtr<T> + ?Sized>(
+    buffer: &'a P,
     stream: &'a CudaStream,
 ) -> (DeviceSlice<K>, SyncOnDrop<'a>) {
     const { assert!(std::mem::size_of::<T>() == std::mem::size_of::<K>()) };
@@ -718,9 +552,9 @@ fn write<'a, T>(buffer: &'a mut impl DevicePtrMut<T>, stream: &'a CudaStream) ->
 
 /// `buffer` for a blocking call on the reducer's own stream, once the work
 /// on its stream, and its recorded writes, are done.
-fn settled<T, K: DeviceCopy>(buffer: &impl DevicePtr<T>) -> Result<(DeviceSlice<K>, SyncOnDrop<'_>)> {
+fn settled<T, K: DeviceCopy, P: DevicePtr<T> + ?Sized>(buffer: &P) -> Result<(DeviceSlice<K>, SyncOnDrop<'_>)> {
     let stream = buffer.stream();
-    let read = read::<T, K>(buffer, stream);
+    let read = read::<T, K, P>(buffer, stream);
     stream.synchronize()?;
     Ok(read)
 }
@@ -743,7 +577,7 @@ thread_local! {
 
 /// Runs `call` with this thread's reducer for `context`, made on first use
 /// (dropping the least recently used one past [`CONTEXTS`]).
-fn with_reducer<R>(context: &Arc<CudaContext>, call: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
+pub(crate) fn with_reducer<R>(context: &Arc<CudaContext>, call: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
     REDUCERS.with(|cell| {
         let mut reducers = cell.borrow_mut();
         let reducer = match reducers.iter().position(|r| r.context.cu_ctx() == context.cu_ctx()) {
@@ -763,221 +597,40 @@ fn with_reducer<R>(context: &Arc<CudaContext>, call: impl FnOnce(&mut Reducer) -
     })
 }
 
-/// [`crate::reduce()`] of a cudarc buffer, with this thread's reducer for
-/// its context.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[3i64, -7, 5])?;
-/// assert_eq!(reduce::cudarc::reduce(&buf, reduce::Op::Min)?, -7);
-/// # Ok(()) }
-/// ```
-pub fn reduce<T: Element>(input: &impl DevicePtr<T>, op: Op) -> Result<T> {
-    with_reducer(input.stream().context(), |r| r.reduce(input, op))
-}
+/// The cudarc buffers and views the free functions take, each reduced by
+/// this thread's [`Reducer`] for the context of its stream.
+macro_rules! cudarc_input {
+    ($($buffer:ty),*) => {$(
+        impl<T: CudarcElement> crate::input::sealed::Sealed for $buffer {}
 
-/// [`crate::sum`] of a cudarc buffer (see the [module](self) docs for an example).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[u32::MAX, 2])?;
-/// assert_eq!(reduce::cudarc::sum(&buf)?, 1); // integers wrap
-/// # Ok(()) }
-/// ```
-pub fn sum<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
-    reduce(input, Op::Sum)
-}
+        impl<T: CudarcElement> DeviceInput<T> for $buffer {
+            type Kernel = T::Kernel;
+            type Buffer<U: DeviceCopy + 'static> = CudaSlice<U>;
+            type Offsets = dyn DevicePtr<u64>;
 
-/// [`crate::product`] of a cudarc buffer.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[1.5f32, -2.0, 4.0])?;
-/// assert_eq!(reduce::cudarc::product(&buf)?, -12.0);
-/// assert_eq!(reduce::cudarc::product(&buf.slice(0..0))?, 1.0); // empty: the identity
-/// # Ok(()) }
-/// ```
-pub fn product<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
-    reduce(input, Op::Product)
-}
+            fn from_kernel(value: T::Kernel) -> T {
+                T::from_kernel(value)
+            }
 
-/// [`crate::max`] of a cudarc buffer.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[1.0f64, f64::NAN, 3.0])?;
-/// assert!(reduce::cudarc::max(&buf)?.is_nan()); // any NaN makes the max NaN
-/// assert_eq!(reduce::cudarc::max(&buf.slice(2..))?, 3.0);
-/// # Ok(()) }
-/// ```
-pub fn max<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
-    reduce(input, Op::Max)
-}
+            fn reduce_whole<R: Reduction<T::Kernel>>(&self, what: R) -> Result<R::Value> {
+                with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce(self, what))
+            }
 
-/// [`crate::min`] of a cudarc buffer.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[5i32, -8, 2])?;
-/// assert_eq!(reduce::cudarc::min(&buf)?, -8);
-/// let empty = reduce::cudarc::min(&buf.slice(3..));
-/// assert!(matches!(empty, Err(reduce::Error::Empty { .. })));
-/// # Ok(()) }
-/// ```
-pub fn min<T: Element>(input: &impl DevicePtr<T>) -> Result<T> {
-    reduce(input, Op::Min)
-}
+            fn reduce_over<R: Reduction<T::Kernel>>(
+                &self,
+                what: R,
+                over: Over<'_, &dyn DevicePtr<u64>>,
+            ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+                with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_over(self, what, over))
+            }
 
-/// [`crate::dot`] of two cudarc buffers (see [`Reducer::dot`] for an example).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let (a, b) = (stream.clone_htod(&[1.0f32, 2.0, 3.0])?, stream.clone_htod(&[4.0f32, 5.0])?);
-/// let mismatch = reduce::cudarc::dot(&a, &b);
-/// assert!(matches!(mismatch, Err(reduce::Error::LengthMismatch { left: 3, right: 2 })));
-/// assert_eq!(reduce::cudarc::dot(&a.slice(..2), &b)?, 14.0);
-/// # Ok(()) }
-/// ```
-pub fn dot<T: Element>(a: &impl DevicePtr<T>, b: &impl DevicePtr<T>) -> Result<T> {
-    with_reducer(a.stream().context(), |r| r.dot(a, b))
+            fn dot(&self, other: &Self) -> Result<T::Kernel>
+            where
+                T::Kernel: Element,
+            {
+                with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.dot(self, other))
+            }
+        }
+    )*};
 }
-
-/// [`crate::reduce_as`] of a cudarc buffer (see [`Reducer::reduce_as`] for an example).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// use reduce::cudarc::half::f16;
-/// let buf = stream.clone_htod(&[f16::from_f32(0.5), f16::from_f32(-3.0)])?;
-/// assert_eq!(reduce::cudarc::reduce_as::<f32, _>(&buf, reduce::Op::Min)?, -3.0);
-/// # Ok(()) }
-/// ```
-pub fn reduce_as<A: Element, In: CudarcElement>(input: &impl DevicePtr<In>, op: Op) -> Result<A>
-where
-    In::Kernel: WidensTo<A>,
-{
-    with_reducer(input.stream().context(), |r| r.reduce_as(input, op))
-}
-
-/// [`crate::sum_as`] of a cudarc buffer.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[i32::MAX; 4])?;
-/// assert_eq!(reduce::cudarc::sum_as::<i64, _>(&buf)?, 4 * i64::from(i32::MAX)); // no wrap
-/// # Ok(()) }
-/// ```
-pub fn sum_as<A: Element, In: CudarcElement>(input: &impl DevicePtr<In>) -> Result<A>
-where
-    In::Kernel: WidensTo<A>,
-{
-    reduce_as(input, Op::Sum)
-}
-
-/// [`crate::mean`] of a cudarc buffer (half 2's `f16`/`bf16` too).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[1u32, 2, 3, 4])?;
-/// assert_eq!(reduce::cudarc::mean(&buf)?, 2.5);
-/// # Ok(()) }
-/// ```
-pub fn mean<In: CudarcElement>(input: &impl DevicePtr<In>) -> Result<<In::Kernel as MeanInput>::Mean>
-where
-    In::Kernel: MeanInput,
-{
-    Ok(sum_as::<<In::Kernel as MeanInput>::Mean, In>(input)?.divide_by_count(input.len()))
-}
-
-/// [`crate::norm_l2`] of a cudarc buffer.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[3.0f32, 4.0])?;
-/// assert_eq!(reduce::cudarc::norm_l2(&buf)?, 5.0); // sqrt(3² + 4²)
-/// # Ok(()) }
-/// ```
-pub fn norm_l2<T: FloatElement>(input: &impl DevicePtr<T>) -> Result<T> {
-    Ok(reduce(input, Op::SumOfSquares)?.sqrt())
-}
-
-/// [`crate::argmax`] of a cudarc buffer (see [`Reducer::argmax`] for an example).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[2u64, 7, 7, 1])?;
-/// assert_eq!(reduce::cudarc::argmax(&buf)?, (1, 7)); // the first of equal maxima
-/// # Ok(()) }
-/// ```
-pub fn argmax<T: CudarcElement>(input: &impl DevicePtr<T>) -> Result<(u64, T)>
-where
-    T::Kernel: ArgInput,
-{
-    with_reducer(input.stream().context(), |r| r.argmax(input))
-}
-
-/// [`crate::argmin`] of a cudarc buffer.
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let buf = stream.clone_htod(&[2.0f32, -1.0, 5.0])?;
-/// assert_eq!(reduce::cudarc::argmin(&buf.slice(1..))?, (0, -1.0)); // index within the view
-/// # Ok(()) }
-/// ```
-pub fn argmin<T: CudarcElement>(input: &impl DevicePtr<T>) -> Result<(u64, T)>
-where
-    T::Kernel: ArgInput,
-{
-    with_reducer(input.stream().context(), |r| r.argmin(input))
-}
-
-/// [`crate::segmented_reduce`] of cudarc buffers, into a new buffer on the
-/// stream of `values` (see [`Reducer`] for an example).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let values = stream.clone_htod(&[4i64, -1, 7])?;
-/// let offsets = stream.clone_htod(&[0u64, 2, 3])?;
-/// let maxima = reduce::cudarc::segmented_reduce(&values, &offsets, reduce::Op::Max)?;
-/// assert_eq!(stream.clone_dtoh(&maxima)?, [4, 7]);
-/// # Ok(()) }
-/// ```
-pub fn segmented_reduce<T: Element + DeviceRepr>(
-    values: &impl DevicePtr<T>,
-    offsets: &impl DevicePtr<u64>,
-    op: Op,
-) -> Result<CudaSlice<T>> {
-    with_reducer(values.stream().context(), |r| r.segmented_reduce(values, offsets, op))
-}
-
-/// [`crate::reduce_rows`] of a cudarc buffer, into a new buffer on its
-/// stream (see [`Reducer::reduce_rows`] for an example).
-///
-/// ```no_run
-/// # fn main() -> Result<(), reduce::Error> {
-/// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
-/// let matrix = stream.clone_htod(&[1u32, 2, 3, 4, 5, 6])?; // 3 rows of 2
-/// let sums = reduce::cudarc::reduce_rows(&matrix, 3, 2, reduce::Op::Sum)?;
-/// assert_eq!(stream.clone_dtoh(&sums)?, [3, 7, 11]);
-/// # Ok(()) }
-/// ```
-pub fn reduce_rows<T: Element + DeviceRepr>(
-    matrix: &impl DevicePtr<T>,
-    rows: usize,
-    row_len: usize,
-    op: Op,
-) -> Result<CudaSlice<T>> {
-    with_reducer(matrix.stream().context(), |r| r.reduce_rows(matrix, rows, row_len, op))
-}
+cudarc_input!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);

@@ -7,6 +7,22 @@ use std::fmt::Debug;
 /// The runtime name of an element or input type (the kernels' [`kernels_gpu::abi::Scalar`]).
 pub use kernels_gpu::abi::Scalar as ElementType;
 
+/// A value the kernels write: copyable to the device by cust (and, with
+/// the `cudarc` feature, by cudarc). Every element, count and index type is one.
+#[doc(hidden)]
+#[cfg(not(feature = "cudarc"))]
+pub trait DeviceValue: DeviceCopy + 'static {}
+#[cfg(not(feature = "cudarc"))]
+impl<T: DeviceCopy + 'static> DeviceValue for T {}
+
+/// A value the kernels write: copyable to the device by cust (and, with
+/// the `cudarc` feature, by cudarc). Every element, count and index type is one.
+#[doc(hidden)]
+#[cfg(feature = "cudarc")]
+pub trait DeviceValue: DeviceCopy + ::cudarc::driver::DeviceRepr + 'static {}
+#[cfg(feature = "cudarc")]
+impl<T: DeviceCopy + ::cudarc::driver::DeviceRepr + 'static> DeviceValue for T {}
+
 pub(crate) mod sealed {
     /// Implemented only for the types the kernels are compiled for.
     pub trait Sealed {}
@@ -26,7 +42,7 @@ pub(crate) mod sealed {
 /// assert_eq!(<f64 as Element>::TYPE, ElementType::F64);
 /// # Ok(()) }
 /// ```
-pub trait Element: DeviceCopy + Copy + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
+pub trait Element: DeviceValue + Copy + Debug + PartialEq + Send + Sync + sealed::Sealed {
     /// The runtime name of this type.
     const TYPE: ElementType;
 }
@@ -84,7 +100,7 @@ float_element!(f32, f64);
 
 /// An input type that the kernels read into the wider accumulator type `A`:
 /// each element is converted to `A` as it is read and the whole reduction
-/// runs in `A` ([`crate::sum_as`], [`crate::reduce_as`], [`crate::mean`]).
+/// runs in `A` ([`Widened::<A>`](crate::Widened), [`crate::mean`]).
 ///
 /// | input | accumulator `A` | ops |
 /// |---|---|---|
@@ -100,11 +116,11 @@ float_element!(f32, f64);
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, Error, Op};
+/// use reduce::{emulated::Emulator, Error, Op, Widened};
 /// let mut emulator = Emulator::default();
 /// // An i32 sum that would wrap in i32 is exact in i64.
-/// assert_eq!(emulator.reduce_as::<i64, _>(&[i32::MAX; 4], Op::Sum)?, 4 * i64::from(i32::MAX));
-/// let max = emulator.reduce_as::<i64, _>(&[1i8, 2], Op::Max); // the integer pairs only sum
+/// assert_eq!(emulator.reduce(&[i32::MAX; 4], Widened::<i64>::new(Op::Sum))?, 4 * i64::from(i32::MAX));
+/// let max = emulator.reduce(&[1i8, 2], Widened::<i64>::new(Op::Max)); // the integer pairs only sum
 /// assert!(matches!(max, Err(Error::UnsupportedWidening { .. })));
 /// # Ok(()) }
 /// ```
@@ -140,16 +156,18 @@ kernels_gpu::for_each_widened_kernel!(widens_to);
 const _: () = assert!(std::mem::size_of::<F16>() == std::mem::size_of::<half::f16>());
 const _: () = assert!(std::mem::size_of::<Bf16>() == std::mem::size_of::<half::bf16>());
 
-/// An input type with a mean ([`crate::mean`]): computed from its sum in
+/// An input type with a mean ([`Mean`](crate::Mean), [`crate::mean`]): computed from its sum in
 /// [`MeanInput::Mean`] (see [`WidensTo`]), divided by the length.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, FloatElement, MeanInput, Op};
+/// use reduce::{emulated::Emulator, FloatElement, Mean, MeanInput, Op, Widened};
 /// fn mean<In: MeanInput>(x: &[In]) -> reduce::Result<In::Mean> {
-///     Ok(Emulator::default().reduce_as::<In::Mean, In>(x, Op::Sum)?.divide_by_count(x.len()))
+///     let sum = Emulator::default().reduce(x, Widened::<In::Mean>::new(Op::Sum))?;
+///     Ok(sum.divide_by_count(x.len()))
 /// }
 /// assert_eq!(mean(&[1u32, 2, 3, 4])?, 2.5f64); // integers: an f64 mean
+/// assert_eq!(Emulator::default().reduce(&[1u32, 2, 3, 4], Mean)?, 2.5); // the same, built in
 /// # Ok(()) }
 /// ```
 pub trait MeanInput: WidensTo<Self::Mean> {
@@ -167,22 +185,24 @@ macro_rules! mean_input {
 }
 mean_input!(i32 => f64, u32 => f64, i64 => f64, u64 => f64, f32 => f64, f64 => f64, half::f16 => f32, half::bf16 => f32);
 
-/// An input type of [`crate::argmax`] and [`crate::argmin`]: every
+/// An input type of [`ArgMax`](crate::ArgMax) and [`ArgMin`](crate::ArgMin)
+/// ([`crate::argmax`], [`crate::argmin`]): every
 /// [`Element`], and [`half::f16`] and [`half::bf16`], which are compared as
 /// the `f32` they convert to (exactly).
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, half::f16, ArgInput};
+/// use reduce::{emulated::Emulator, half::f16, ArgInput, ArgMax};
 /// let halves = [f16::from_f32(-1.0), f16::from_f32(2.5), f16::from_f32(2.5)];
-/// assert_eq!(Emulator::default().argmax(&halves)?, (1, f16::from_f32(2.5)));
+/// assert_eq!(Emulator::default().reduce(&halves, ArgMax)?, (1, f16::from_f32(2.5)));
 /// fn compared_as_f32<T: ArgInput<Value = f32>>() {}
 /// compared_as_f32::<f16>();
 /// # Ok(()) }
 /// ```
 pub trait ArgInput: DeviceCopy + Copy + Default + Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {
     /// The type the kernel writes the value in: the type itself, `f32` for
-    /// the half types ([`crate::Scope::arg_into`] takes an [`Output`](crate::Output) of it).
+    /// the half types (the value a whole input's argmax returns is converted
+    /// back to the input type, exactly: [`ArgInput::from_value`]).
     type Value: Element;
     /// The input type.
     const INPUT: ElementType;

@@ -10,11 +10,13 @@
 //!
 //! ```
 //! # fn main() -> Result<(), reduce::Error> {
-//! use reduce::{emulated, Op};
+//! use reduce::{emulated::Emulator, ArgMax, Op, Over};
 //! let data: Vec<f32> = (1..=1000).map(|i| i as f32).collect();
-//! assert_eq!(emulated::reduce(&data, Op::Sum)?, 500_500.0);
-//! let mut emulator = emulated::Emulator::default();
-//! assert_eq!(emulator.segmented_reduce(&data, &[0, 2, 1000], Op::Max)?.to_vec(), [2.0, 1000.0]);
+//! let mut emulator = Emulator::default(); // a `Reducer` over host slices
+//! assert_eq!(emulator.reduce(&data, Op::Sum)?, 500_500.0);
+//! assert_eq!(emulator.reduce(&data, ArgMax)?, (999, 1000.0));
+//! let maxima = emulator.reduce_over(&data, Op::Max, Over::Segments(&[0u64, 2, 1000][..]))?;
+//! assert_eq!(maxima.values.to_vec(), [2.0, 1000.0]);
 //! # Ok(()) }
 //! ```
 //!
@@ -23,8 +25,9 @@
 //!   shared memory is really shared; warps of 32 lanes exchange values through
 //!   `shfl.sync` with PTX's rules.
 //! - Blocks run one at a time in a shuffled order (a fresh order per launch,
-//!   from a seed you can fix with [`Reducer::set_block_order_seed`]), so a
-//!   kernel that depends on block order gives wrong or varying results.
+//!   from a seed that an [`Error::EmulatedFault`](crate::error::Error::EmulatedFault)
+//!   names, so the library's tests can replay it), so a kernel that depends
+//!   on block order gives wrong or varying results.
 //! - A barrier or shuffle that not every thread reaches, a global access
 //!   outside the launch's buffers (the input slice, the workspace, the output)
 //!   or misaligned, a shared array written past its end, or a panic, stops
@@ -42,27 +45,25 @@
 //! # Launch shape
 //! [`Emulator::default`] launches 64-thread blocks (two warps) and at most 6
 //! blocks, so that small inputs already use several blocks, grid-stride
-//! loops and the last-block combine. [`Reducer::with_shape`] takes any
-//! shape, such as a GPU's (see [`Reducer::launch_shape`]):
-//! with the same shape, float results are bitwise those of the GPU.
+//! loops and the last-block combine. The library's tests also emulate a
+//! GPU's launch shape: with the same shape, float results are bitwise those
+//! of the GPU.
 
 use crate::backend::Emulated;
 pub use crate::backend::HostBuffer;
-use crate::element::{Element, WidensTo};
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::reducer::Reducer;
-use kernels_gpu::abi::Op;
 
 /// A [`Reducer`] that runs the kernels on the CPU (see the [module docs](self)).
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, Op};
+/// use reduce::{emulated::Emulator, ArgMin, Op};
 /// let mut emulator = Emulator::default();
 /// let data = [3i32, -7, 12, 5];
 /// assert_eq!(emulator.reduce(&data, Op::Max)?, 12);
-/// assert_eq!(emulator.argmin(&data)?, (1, -7));
+/// assert_eq!(emulator.reduce(&data, ArgMin)?, (1, -7));
 /// assert_eq!(emulator.reduce(&data[2..], Op::Sum)?, 17); // any sub-slice
 /// # Ok(()) }
 /// ```
@@ -75,7 +76,7 @@ impl Default for Reducer<Emulated> {
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{emulated::Emulator, LaunchShape, Op};
+    /// use reduce::{emulated::Emulator, shape::LaunchShape, Op};
     /// let shape = Emulator::default().launch_shape::<f32>(Op::Sum, 1 << 20)?;
     /// assert_eq!(shape, LaunchShape { blocks: 6, threads_per_block: 64 });
     /// # Ok(()) }
@@ -88,6 +89,7 @@ impl Default for Reducer<Emulated> {
 }
 
 impl Reducer<Emulated> {
+    #[doc(hidden)]
     /// An emulator that launches with `policy`'s threads per block and at
     /// most `max_grid` blocks, as a GPU with that policy and grid cap would.
     /// Errors: [`Error::InvalidPolicy`](crate::Error::InvalidPolicy) if
@@ -95,7 +97,7 @@ impl Reducer<Emulated> {
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{emulated::Emulator, Error, LaunchShape, Op, Policy};
+    /// use reduce::{emulated::Emulator, shape::LaunchShape, Error, Op, Policy};
     /// let mut emulator = Emulator::with_shape(Policy::new(256)?, 100)?;
     /// let shape = emulator.launch_shape::<f32>(Op::Sum, 1 << 20)?;
     /// assert_eq!(shape, LaunchShape { blocks: 100, threads_per_block: 256 });
@@ -109,6 +111,7 @@ impl Reducer<Emulated> {
         })
     }
 
+    #[doc(hidden)]
     /// Fixes the block order of the next launches (each launch takes the next
     /// seed of a sequence starting here), e.g. to replay a fault, whose error
     /// names the seed of its launch.
@@ -126,48 +129,4 @@ impl Reducer<Emulated> {
     pub fn set_block_order_seed(&mut self, seed: u64) {
         self.backend.set_block_order_seed(seed);
     }
-}
-
-/// Reduces `input` with `op` on a fresh [`Emulator`] with the default shape
-/// (see [`Reducer::reduce`]).
-///
-/// ```
-/// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated, Op};
-/// assert_eq!(emulated::reduce(&[3i64, -7, 5], Op::Min)?, -7);
-/// assert_eq!(emulated::reduce(&[1.0f32, f32::NAN, 2.0], Op::NanSum)?, 3.0);
-/// assert_eq!(emulated::reduce::<u32>(&[], Op::Product)?, 1);
-/// # Ok(()) }
-/// ```
-pub fn reduce<T: Element>(input: &[T], op: Op) -> Result<T> {
-    Emulator::default().reduce(input, op)
-}
-
-/// Reduces `input` with `op` in the wider type `A` on a fresh [`Emulator`]
-/// (see [`Reducer::reduce_as`]).
-///
-/// ```
-/// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated, half::f16, Op};
-/// assert_eq!(emulated::reduce_as::<u64>(&[200u8; 1000], Op::Sum)?, 200_000);
-/// let halves = [f16::from_f32(0.5), f16::from_f32(-3.0), f16::from_f32(2.0)];
-/// assert_eq!(emulated::reduce_as::<f32>(&halves, Op::Max)?, 2.0);
-/// # Ok(()) }
-/// ```
-pub fn reduce_as<A: Element>(input: &[impl WidensTo<A>], op: Op) -> Result<A> {
-    Emulator::default().reduce_as(input, op)
-}
-
-/// The dot product `Σ a[i]·b[i]` on a fresh [`Emulator`] (see [`Reducer::dot`]).
-///
-/// ```
-/// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated, Error};
-/// assert_eq!(emulated::dot(&[1.0f64, 2.0, 3.0], &[4.0, 5.0, 6.0])?, 32.0);
-/// let mismatch = emulated::dot(&[1i32, 2], &[3]);
-/// assert!(matches!(mismatch, Err(Error::LengthMismatch { left: 2, right: 1 })));
-/// # Ok(()) }
-/// ```
-pub fn dot<T: Element>(a: &[T], b: &[T]) -> Result<T> {
-    Emulator::default().dot(a, b)
 }

@@ -8,8 +8,8 @@ use kernels_gpu::abi::Op;
 /// The enum is `#[non_exhaustive]`: a `match` on it needs a wildcard arm.
 ///
 /// ```
-/// use reduce::{emulated, Error, Op};
-/// match emulated::reduce::<f32>(&[], Op::Max) {
+/// use reduce::{emulated::Emulator, Error, Op};
+/// match Emulator::default().reduce::<f32, _>(&[], Op::Max) {
 ///     Err(Error::Empty { op }) => assert_eq!(op, Op::Max), // no element to return
 ///     Err(other) => panic!("another error: {other}"),
 ///     Ok(value) => panic!("a maximum of nothing: {value}"),
@@ -53,8 +53,8 @@ pub enum Error {
         /// Length of the second input.
         right: usize,
     },
-    /// A ladder kernel (a [`ladder`](crate::ladder) rung
-    /// or a seed 004 dot kernel) was asked for an element type other than
+    /// A ladder kernel (a `reduce::ladder` rung
+    /// or a ladder dot kernel) was asked for an element type other than
     /// `i32` or `f32`, or a rung for an operator other than sum, max, min
     /// and product.
     #[error(
@@ -75,7 +75,17 @@ pub enum Error {
         /// The element type it was asked for.
         element: crate::element::ElementType,
     },
-    /// A reduction into a wider accumulator ([`crate::reduce_as`]) for an
+    /// A reduction over a place that no kernel computes it over (see
+    /// [`crate::reduction`]: a widened reduction or argmax/argmin over
+    /// segments, a mean over anything but a whole input).
+    #[error("{reduction} is not computed over {over}; see the table in the docs of reduce::reduction")]
+    UnsupportedOver {
+        /// The reduction that was asked for.
+        reduction: &'static str,
+        /// The place it was asked over.
+        over: &'static str,
+    },
+    /// A reduction into a wider accumulator ([`Widened`](crate::Widened)) for an
     /// operator that the input type does not have there (the half-precision
     /// types have sum, max and min; the others sum).
     #[error("{op} of {input} into {accumulator:?} is not available: see the table in the docs of reduce::WidensTo")]
@@ -88,7 +98,8 @@ pub enum Error {
         accumulator: crate::element::ElementType,
     },
     /// Segment offsets, a matrix shape or an output that do not fit a
-    /// segmented or row-wise reduction ([`crate::segmented`]).
+    /// reduction over segments or rows ([`Over::Segments`](crate::Over::Segments),
+    /// [`Over::Rows`](crate::Over::Rows)).
     #[error("invalid segmented reduction: {0}")]
     InvalidSegments(String),
     /// Axes of an axis reduction that are out of range or named twice, or
@@ -103,7 +114,8 @@ pub enum Error {
     #[error("invalid tensor layout: {0}")]
     InvalidLayout(String),
     /// A parameter outside the values it takes: a variance's correction
-    /// that is negative or not finite ([`crate::statistics`]).
+    /// that is negative or not finite ([`Var::new`](crate::Var::new), and
+    /// those of [`Std`](crate::Std) and [`MeanVar`](crate::MeanVar)).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// The kernel module has no kernel for this identity: a bug in the
@@ -123,7 +135,7 @@ pub enum Error {
         problem: String,
     },
     /// An output that overlaps another buffer of the same call (an input,
-    /// or the other output of an argmax): the kernels read and write them at
+    /// or the other output of a [`MeanVar`](crate::MeanVar)): the kernels read and write them at
     /// once. Only slices built from raw pointers can overlap.
     #[error(
         "the {output} buffer overlaps the {other} buffer of the same call; outputs must not overlap any other buffer"
@@ -153,7 +165,9 @@ pub enum Error {
     /// CUDA graph.
     #[error("cannot launch on this stream: {0}")]
     UnsupportedStream(String),
-    /// An output of a whole-input call with room for other than one result.
+    /// An output of a whole-input call ([`Over::Whole`](crate::Over::Whole))
+    /// with room for other than one result, or the means of a
+    /// [`MeanVar`](crate::MeanVar) not as long as its variances.
     #[error("the {output} output has {found} elements; a whole-input result needs exactly 1")]
     OutputLength {
         /// Which output.
@@ -161,7 +175,7 @@ pub enum Error {
         /// Its length.
         found: usize,
     },
-    /// A launch that cannot be made: a [`Policy`](crate::Policy) or ladder
+    /// A launch that cannot be made: a launch policy or ladder
     /// block size the kernels do not take, or sizes too large for one launch
     /// (its grid, or the launch shape's 64-bit arithmetic).
     #[error("invalid launch configuration: {0}")]
@@ -182,7 +196,7 @@ pub enum Error {
         thread: u32,
         /// What went wrong, and where in the kernel source.
         message: String,
-        /// The seed of the launch's block order ([`crate::emulated::Emulator::set_block_order_seed`]).
+        /// The seed of the launch's block order (to replay it).
         block_order_seed: u64,
     },
     /// The NCCL library that the multi-GPU calls ([`crate::multi`]) need
@@ -219,7 +233,7 @@ pub enum Error {
 ///
 /// ```
 /// fn total(values: &[i64]) -> reduce::Result<i64> {
-///     reduce::emulated::reduce(values, reduce::Op::Sum)
+///     reduce::emulated::Emulator::default().reduce(values, reduce::Op::Sum)
 /// }
 /// assert_eq!(total(&[1, 2, 3]).ok(), Some(6));
 /// ```

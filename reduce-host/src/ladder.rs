@@ -1,6 +1,6 @@
 //! The tutorial kernels: the ladder of classic reduction kernels that the
-//! seed tutorials climb (interleaved, strided, sequential addressing, first
-//! add during load, vector loads, warp shuffles) and seed 004's two dot
+//! tutorials climb (interleaved, strided, sequential addressing, first
+//! add during load, vector loads, warp shuffles) and the dot-product tutorial's two dot
 //! products, run through the same backends as the production kernels but
 //! kept apart from them: nothing on the production path uses this module.
 //!
@@ -10,12 +10,12 @@
 //! ```
 //! # fn main() -> Result<(), reduce::Error> {
 //! use reduce::emulated::Emulator;
-//! use reduce::ladder::{self, Ladder, Rung, SeedDot};
+//! use reduce::ladder::{self, Ladder, Rung, DotKernel};
 //! let data: Vec<f32> = (1..=1000).map(|i| i as f32).collect();
 //! let mut emulator = Emulator::default();
 //! let rung = Ladder::new(Rung::WarpShuffle, 64)?;
 //! assert_eq!(ladder::reduce(&mut emulator, &data, reduce::Op::Max, rung)?, 1000.0);
-//! assert_eq!(ladder::dot(&mut emulator, &data[..3], &data[..3], SeedDot::BlockTree)?, 14.0);
+//! assert_eq!(ladder::dot(&mut emulator, &data[..3], &data[..3], DotKernel::BlockTree)?, 14.0);
 //! # Ok(()) }
 //! ```
 
@@ -29,7 +29,7 @@ use crate::scope::{Input, Output, Scope, ScopeStream};
 use crate::shape::{self, LaunchShape};
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, LadderArgs, SeedDotArgs, VECTOR_BYTES};
-pub use kernels_gpu::abi::{Rung, SeedDot};
+pub use kernels_gpu::abi::{Rung, SeedDot as DotKernel};
 
 /// A rung of the ladder at a block size it supports: a power of two from 8
 /// to 1024 threads (from 32 for [`Rung::WarpShuffle`]). Only
@@ -223,7 +223,7 @@ fn enqueue_reduce<B: Backend, T: Element>(
     Ok(())
 }
 
-/// The dot product `Σ a[i]·b[i]` with one of seed 004's kernels (`i32` or
+/// The dot product `Σ a[i]·b[i]` with one of the dot-product tutorial's kernels (`i32` or
 /// `f32`); blocks until the result is on the host. Float results depend on
 /// the order the atomics land in, so they can differ between runs by
 /// rounding.
@@ -233,18 +233,18 @@ fn enqueue_reduce<B: Backend, T: Element>(
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, ladder::{self, SeedDot}};
+/// use reduce::{emulated::Emulator, ladder::{self, DotKernel}};
 /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
 /// let (a, b) = ([1i32, 2, 3], [4i32, 5, 6]);
-/// assert_eq!(ladder::dot(&mut emulator, &a, &b, SeedDot::AtomicPerElement)?, 32);
-/// assert_eq!(ladder::dot(&mut emulator, &a, &b, SeedDot::BlockTree)?, 32);
+/// assert_eq!(ladder::dot(&mut emulator, &a, &b, DotKernel::AtomicPerElement)?, 32);
+/// assert_eq!(ladder::dot(&mut emulator, &a, &b, DotKernel::BlockTree)?, 32);
 /// # Ok(()) }
 /// ```
 pub fn dot<B: Backend, T: Element>(
     reducer: &mut Reducer<B>,
     a: &B::Slice<T>,
     b: &B::Slice<T>,
-    kernel: SeedDot,
+    kernel: DotKernel,
 ) -> Result<T> {
     reducer.blocking(|reducer, out| enqueue_dot(reducer, a, b, kernel, out, None))
 }
@@ -256,12 +256,12 @@ pub fn dot<B: Backend, T: Element>(
 /// ```no_run
 /// # fn main() -> Result<(), reduce::Error> {
 /// use cust::{memory::DeviceBox, prelude::*};
-/// use reduce::ladder::{self, SeedDot};
+/// use reduce::ladder::{self, DotKernel};
 /// let _ctx = cust::quick_init()?;
 /// let (a, b) = (DeviceBuffer::from_slice(&[2.0f32; 1000])?, DeviceBuffer::from_slice(&[0.5f32; 1000])?);
 /// let mut out = DeviceBox::new(&0.0f32)?;
 /// let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-/// reduce::Reducer::new()?.scope(|s| ladder::dot_into(s, &a, &b, SeedDot::BlockTree, &mut out, &stream))?;
+/// reduce::Reducer::new()?.scope(|s| ladder::dot_into(s, &a, &b, DotKernel::BlockTree, &mut out, &stream))?;
 /// assert_eq!(out.as_host_value()?, 1000.0); // exact here: every partial sum is an integer
 /// # Ok(()) }
 /// ```
@@ -269,7 +269,7 @@ pub fn dot_into<'b, T: Element>(
     scope: &mut Scope<'_, 'b>,
     a: impl Into<Input<'b, T>>,
     b: impl Into<Input<'b, T>>,
-    kernel: SeedDot,
+    kernel: DotKernel,
     out: impl Into<Output<'b, T>>,
     stream: impl Into<ScopeStream<'b>>,
 ) -> Result<()> {
@@ -288,7 +288,7 @@ fn enqueue_dot<B: Backend, T: Element>(
     reducer: &mut Reducer<B>,
     a: &B::Slice<T>,
     b: &B::Slice<T>,
-    kernel: SeedDot,
+    kernel: DotKernel,
     out: u64,
     stream: Option<StreamHandle>,
 ) -> Result<()> {
@@ -299,7 +299,7 @@ fn enqueue_dot<B: Backend, T: Element>(
     };
     if seed.name().is_none() {
         return Err(Error::UnsupportedStrategy {
-            kernel: format!("seed 004 dot kernel {kernel:?}"),
+            kernel: format!("ladder dot kernel {kernel:?}"),
             element: T::TYPE,
         });
     }
@@ -336,7 +336,7 @@ fn enqueue_dot<B: Backend, T: Element>(
     }
 }
 
-/// Threads per block of both seed 004 dot kernels (the seed's 256).
+/// Threads per block of both ladder dot kernels (the tutorial's 256).
 const SEED_DOT_THREADS: u32 = 256;
 
 /// Blocks for `len` pairs: one thread per pair.

@@ -1,6 +1,8 @@
-//! [`Reducer`]: every whole-input operation, written once over a
-//! [`Backend`]. The dispatch layer of the library: it checks the call, picks
-//! the kernel and its launch shape, and launches it through the backend.
+//! [`Reducer`]: the whole-input launches, written once over a [`Backend`].
+//! The dispatch layer of the library: it checks the call, picks the kernel
+//! and its launch shape, and launches it through the backend. The public
+//! calls, [`Reducer::reduce`] and [`Reducer::reduce_over`], take a
+//! [`Reduction`](crate::Reduction) and an [`Over`](crate::Over).
 
 use crate::backend::launcher::{element_address, Access, Launch, Launcher, StreamHandle};
 use crate::backend::{Backend, Cuda};
@@ -26,23 +28,38 @@ use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
 /// ([`crate::sum`], [`crate::reduce`], ...) use one `Reducer` per thread and
 /// context behind the scenes.
 ///
+/// # What × where
+/// Every reduction is *what* (a [`Reduction`](crate::Reduction): an
+/// [`Op`](crate::Op), [`Widened`](crate::Widened), [`ArgMax`](crate::ArgMax),
+/// [`Var`](crate::Var), …) *over where* (an [`Over`](crate::Over): the whole
+/// input, segments, rows or axes), one call per form:
+/// - [`Reducer::reduce`]: the whole input, its value returned to the host;
+/// - [`Reducer::reduce_over`]: one result per segment, row or position of
+///   the kept axes, in a new buffer, with the results' shape;
+/// - [`Scope::reduce_into`](crate::Scope::reduce_into): either, enqueued on
+///   your stream into your output, without waiting.
+///
 /// # Blocking calls and scopes
 /// The methods of `Reducer` block until their result is on the host (or, for
-/// the segmented calls, in the buffer they return), running on the reducer's
-/// own stream with its own workspace (one 16-byte partial per block and
-/// tickets that each launch leaves at zero). To enqueue work on your own
-/// streams without waiting, use a [`Scope`](crate::Scope)
+/// [`Reducer::reduce_over`], in the buffer it returns), running on the
+/// reducer's own stream with its own workspace (one 16-byte partial per
+/// block and tickets that each launch leaves at zero). To enqueue work on
+/// your own streams without waiting, use a [`Scope`](crate::Scope)
 /// ([`Reducer::scope`]).
 ///
 /// # Example
 /// ```no_run
 /// # fn main() -> Result<(), reduce::Error> {
 /// use cust::prelude::*;
+/// use reduce::{ArgMax, Op, Over};
 /// let _ctx = cust::quick_init()?;
 /// let buf = DeviceBuffer::from_slice(&[1.5f32, -2.0, 4.0, 8.25])?;
 /// let mut reducer = reduce::Reducer::new()?;
-/// assert_eq!(reducer.reduce(&buf, reduce::Op::Max)?, 8.25);
-/// assert_eq!(reducer.reduce(&buf.index(1..), reduce::Op::Sum)?, 10.25);
+/// assert_eq!(reducer.reduce(&buf, Op::Max)?, 8.25);
+/// assert_eq!(reducer.reduce(&buf.index(1..), Op::Sum)?, 10.25);
+/// assert_eq!(reducer.reduce(&buf, ArgMax)?, (3, 8.25));
+/// let rows = reducer.reduce_over(&buf, Op::Sum, Over::Rows { rows: 2, len: 2 })?;
+/// assert_eq!(rows.values.as_host_vec()?, [-0.5, 12.25]);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -76,6 +93,7 @@ impl Reducer<Cuda> {
         })
     }
 
+    #[doc(hidden)]
     /// A reducer that launches with `policy` instead of the tuned one.
     ///
     /// ```no_run
@@ -122,86 +140,6 @@ impl Reducer<Cuda> {
 }
 
 impl<B: Backend> Reducer<B> {
-    /// Reduces `input` with `op` and returns the result to the host.
-    ///
-    /// Blocks until the result is on the host. See [`Op`] for the rules on
-    /// empty input, NaN and overflow; the result is bitwise the same on every
-    /// run for the same input at the same address and the same device.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{emulated::Emulator, Error, Op};
-    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
-    /// assert_eq!(emulator.reduce(&[2u32, 3, 7], Op::Product)?, 42);
-    /// assert_eq!(emulator.reduce(&[i32::MAX, 1], Op::Sum)?, i32::MIN); // integers wrap
-    /// assert!(matches!(emulator.reduce::<f32>(&[], Op::Max), Err(Error::Empty { op: Op::Max })));
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce<T: Element>(&mut self, input: &B::Slice<T>, op: Op) -> Result<T> {
-        self.blocking(|reducer, out| reducer.enqueue_reduce(input, op, out, None, false))
-    }
-
-    /// Reduces `input` with `op` in the wider accumulator type `A`: each
-    /// element is converted to `A` as it is read (see [`WidensTo`] for the
-    /// pairs and ops).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// let _ctx = cust::quick_init()?;
-    /// let bytes = DeviceBuffer::from_slice(&[200u8; 1000])?;
-    /// let mut r = reduce::Reducer::new()?;
-    /// assert_eq!(r.reduce_as::<u64, _>(&bytes, reduce::Op::Sum)?, 200_000);
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// Errors: [`Error::UnsupportedWidening`] for an op the pair does not
-    /// have, [`Error::Empty`] for `Max`/`Min` of an empty input, CUDA errors.
-    pub fn reduce_as<A: Element, In: WidensTo<A>>(&mut self, input: &B::Slice<In>, op: Op) -> Result<A> {
-        self.blocking(|reducer, out| reducer.enqueue_widened::<A, In>(input, op, out, None))
-    }
-
-    /// The index and value of the largest element of `input`: the first
-    /// (lowest) index among equal largest values; the first NaN if there is
-    /// one (as NumPy and PyTorch); `-0.0` and `+0.0` compare equal (so the
-    /// first zero wins, and the value returned is that element, sign
-    /// included). [`Error::Empty`] if `input` is empty.
-    ///
-    /// One pass over the input, one launch: each thread keeps the best
-    /// (value, index) pair it has seen, and the pairs combine like any other
-    /// fold, deterministically. [`half::f16`] and [`half::bf16`] inputs are
-    /// compared as the `f32` they convert to exactly ([`ArgInput`]).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// let _ctx = cust::quick_init()?;
-    /// let buf = DeviceBuffer::from_slice(&[3.0f32, 9.5, -1.0, 9.5])?;
-    /// let mut r = reduce::Reducer::new()?;
-    /// assert_eq!(r.argmax(&buf)?, (1, 9.5));
-    /// assert_eq!(r.argmin(&buf)?, (2, -1.0));
-    /// # Ok(()) }
-    /// ```
-    pub fn argmax<T: ArgInput>(&mut self, input: &B::Slice<T>) -> Result<(u64, T)> {
-        self.arg_to_host(input, Op::Max)
-    }
-
-    /// The index and value of the smallest element of `input` (the rules of
-    /// [`Reducer::argmax`]; a NaN is still the first choice).
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::emulated::Emulator;
-    /// let mut emulator = Emulator::default();
-    /// assert_eq!(emulator.argmin(&[5i32, -2, 8, -2])?, (1, -2)); // the first of equal minima
-    /// let (index, value) = emulator.argmin(&[1.0f32, f32::NAN, -3.0])?;
-    /// assert!(index == 1 && value.is_nan()); // a NaN wins over -3.0
-    /// # Ok(()) }
-    /// ```
-    pub fn argmin<T: ArgInput>(&mut self, input: &B::Slice<T>) -> Result<(u64, T)> {
-        self.arg_to_host(input, Op::Min)
-    }
-
     /// The dot product `Σ a[i]·b[i]` (any [`Element`] type, one launch,
     /// deterministic), returned to the host. An empty pair of inputs gives 0.
     /// Integers wrap, floats follow IEEE 754 (each product is rounded, then
@@ -223,6 +161,7 @@ impl<B: Backend> Reducer<B> {
         self.blocking(|reducer, out| reducer.enqueue_dot(a, b, out, None))
     }
 
+    #[doc(hidden)]
     /// The launch shape a reduction of `len` elements of `T` with `op` uses.
     ///
     /// It depends only on `len`, the element size and the device: threads per
@@ -233,7 +172,7 @@ impl<B: Backend> Reducer<B> {
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{emulated::Emulator, LaunchShape, Op};
+    /// use reduce::{emulated::Emulator, shape::LaunchShape, Op};
     /// let mut emulator = Emulator::default(); // 64-thread blocks, at most 6
     /// // A thread's tile is four 16-byte loads: 16 f32s or 8 f64s.
     /// let f32s = emulator.launch_shape::<f32>(Op::Sum, 2000)?;

@@ -11,30 +11,40 @@
 //! # fn main() -> Result<(), reduce::Error> {
 //! use cust::memory::DeviceBox;
 //! use cust::prelude::*;
-//! use reduce::{Op, Reducer};
+//! use reduce::{Op, Over, Reducer};
 //! let _ctx = cust::quick_init()?;
 //! let (a, b) = (DeviceBuffer::from_slice(&[1.0f32; 1000])?, DeviceBuffer::from_slice(&[2i64; 10])?);
 //! let (mut sum_a, mut max_b) = (DeviceBox::new(&0.0f32)?, DeviceBox::new(&0i64)?);
 //! let (s1, s2) = (Stream::new(StreamFlags::NON_BLOCKING, None)?, Stream::new(StreamFlags::NON_BLOCKING, None)?);
 //! let mut reducer = Reducer::new()?;
 //! reducer.scope(|scope| {
-//!     scope.reduce_into(&a, Op::Sum, &mut sum_a, &s1)?; // returns at once
-//!     scope.reduce_into(&b, Op::Max, &mut max_b, &s2)?; // may overlap the first on the GPU
+//!     scope.reduce_into(&a, Op::Sum, Over::Whole, &mut sum_a, &s1)?; // returns at once
+//!     scope.reduce_into(&b, Op::Max, Over::Whole, &mut max_b, &s2)?; // may overlap the first on the GPU
 //!     Ok(())
 //! })?; // waits for s1 and s2: `a`, `b` and the outputs are free again
 //! assert_eq!((sum_a.as_host_value()?, max_b.as_host_value()?), (1000.0, 2));
 //! # Ok(()) }
 //! ```
 //!
+//! One call, [`Scope::reduce_into`], enqueues every reduction: *what* (a
+//! [`Reduction`]: [`Op`](crate::Op),
+//! [`Widened`](crate::Widened), [`ArgMax`](crate::ArgMax),
+//! [`Var`](crate::Var), …) *over where* (an [`Over`]: the whole
+//! input, segments, rows or axes), into an output of one element per
+//! result; [`Scope::dot_into`] enqueues a dot product.
+//!
 //! Everything a scope's calls borrow stays borrowed until
 //! [`Reducer::scope`] returns, after waiting for every stream the scope
 //! launched on (also when the closure returns an error or panics). Inputs
 //! are [`Input`]s: `&buffer` of a [`DeviceBuffer`], or part of one
 //! (`Input::from(&buffer).get(3..)`), borrowed shared (other calls may read
-//! them too). Outputs are [`Output`]s: `&mut` a [`DeviceBox`] or
-//! [`DeviceBuffer`], or part of one, borrowed uniquely; to enqueue several
-//! calls into one output (on one stream, where they run in order), make the
-//! `Output` once and pass it each time.
+//! them too); so are the offsets of segments
+//! (`Over::Segments(Input::from(&offsets))`). Outputs are [`Output`]s:
+//! `&mut` a [`DeviceBox`] or [`DeviceBuffer`], or part of one, borrowed
+//! uniquely (for [`MeanVar`](crate::MeanVar), a pair:
+//! `(Output::from(&mut means), Output::from(&mut variances))`); to enqueue
+//! several calls into one output (on one stream, where they run in order),
+//! make the `Output` once and pass it each time.
 //!
 //! The compiler holds those borrows. Each of these fails to build:
 //! freeing an input while the GPU may read it,
@@ -42,14 +52,14 @@
 //! # fn main() -> Result<(), reduce::Error> {
 //! # use cust::prelude::*;
 //! # use cust::memory::DeviceBox;
-//! # use reduce::{Op, Reducer};
+//! # use reduce::{Op, Over, Reducer};
 //! # let _ctx = cust::quick_init()?;
 //! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
 //! # let mut out = DeviceBox::new(&0.0f32)?;
 //! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 //! # let mut reducer = Reducer::new()?;
 //! reducer.scope(|scope| {
-//!     scope.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+//!     scope.reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream)?;
 //!     drop(input); // cannot move out of `input` because it is borrowed
 //!     Ok(())
 //! })?;
@@ -60,14 +70,14 @@
 //! # fn main() -> Result<(), reduce::Error> {
 //! # use cust::prelude::*;
 //! # use cust::memory::DeviceBox;
-//! # use reduce::{Op, Reducer};
+//! # use reduce::{Op, Over, Reducer};
 //! # let _ctx = cust::quick_init()?;
 //! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
 //! # let mut out = DeviceBox::new(&0.0f32)?;
 //! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 //! # let mut reducer = Reducer::new()?;
 //! reducer.scope(|scope| {
-//!     scope.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+//!     scope.reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream)?;
 //!     let mut early = 0.0f32;
 //!     out.copy_to(&mut early)?; // cannot borrow `out` as immutable: it is borrowed as mutable
 //!     Ok(())
@@ -79,14 +89,14 @@
 //! # fn main() -> Result<(), reduce::Error> {
 //! # use cust::prelude::*;
 //! # use cust::memory::DeviceBox;
-//! # use reduce::{Op, Reducer};
+//! # use reduce::{Op, Over, Reducer};
 //! # let _ctx = cust::quick_init()?;
 //! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
 //! # let mut out = DeviceBox::new(&0.0f32)?;
 //! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 //! # let mut reducer = Reducer::new()?;
 //! reducer.scope(|scope| {
-//!     scope.reduce_into(&input, Op::Sum, &mut out, &stream)?;
+//!     scope.reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream)?;
 //!     drop(stream); // cannot move out of `stream` because it is borrowed
 //!     Ok(())
 //! })?;
@@ -98,13 +108,13 @@
 //! # fn main() -> Result<(), reduce::Error> {
 //! # use cust::prelude::*;
 //! # use cust::memory::DeviceBox;
-//! # use reduce::{Op, Reducer};
+//! # use reduce::{Op, Over, Reducer};
 //! # let _ctx = cust::quick_init()?;
 //! # let input = DeviceBuffer::from_slice(&[1.0f32; 1000])?;
 //! # let mut out = DeviceBox::new(&0.0f32)?;
 //! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 //! # let mut reducer = Reducer::new()?;
-//! reducer.scope(|scope| scope.reduce_into(&input.index(1..), Op::Sum, &mut out, &stream))?;
+//! reducer.scope(|scope| scope.reduce_into(&input.index(1..), Op::Sum, Over::Whole, &mut out, &stream))?;
 //! # Ok(()) }
 //! ```
 //!
@@ -123,17 +133,15 @@
 //! time, so that the calls allocate nothing (before capturing a graph). When
 //! the scope ends, its workspaces go back for the next scopes.
 
-use crate::axes::Strided;
 use crate::backend::launcher::{element_address, StreamHandle};
 use crate::backend::Cuda;
-use crate::element::{ArgInput, Element, FloatElement, WidensTo};
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::reducer::{checked_parts, Reducer};
-use crate::segmented::Layout;
-use crate::statistics::{Call, Destination, LogSumExpInput, MomentsInput, Predicate};
+use crate::over::{Over, Target};
+use crate::reducer::Reducer;
+use crate::reduction::Reduction;
 use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
-use kernels_gpu::abi::{Finish, Op};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -155,16 +163,16 @@ use std::ops::{Bound, RangeBounds};
 /// # fn main() -> Result<(), reduce::Error> {
 /// use cust::memory::{DeviceBox, DeviceBuffer};
 /// use cust::prelude::*;
-/// use reduce::{Input, Op, Output, Reducer};
+/// use reduce::{Input, Op, Output, Over, Reducer};
 /// let _ctx = cust::quick_init()?;
 /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 /// let input = DeviceBuffer::from_slice(&[1u32, 2, 3, 4])?;
 /// let (empty, mut max) = (DeviceBuffer::from_slice(&[0u32; 0])?, DeviceBox::new(&0u32)?);
 /// Reducer::new()?.scope(|scope| {
 ///     let out = Output::from(&mut max); // made once, for both calls
-///     let refused = scope.reduce_into(&empty, Op::Max, out, &stream); // enqueues nothing
+///     let refused = scope.reduce_into(&empty, Op::Max, Over::Whole, out, &stream); // enqueues nothing
 ///     assert!(matches!(refused, Err(reduce::Error::Empty { .. })));
-///     scope.reduce_into(&input, Op::Max, out, &stream)
+///     scope.reduce_into(&input, Op::Max, Over::Whole, out, &stream)
 /// })?;
 /// assert_eq!(max.as_host_value()?, 4);
 /// # Ok(()) }
@@ -194,12 +202,12 @@ impl Reducer<Cuda> {
     /// # fn main() -> Result<(), reduce::Error> {
     /// use cust::memory::{DeviceBox, DeviceBuffer};
     /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
+    /// use reduce::{Input, Op, Output, Over, Reducer};
     /// let _ctx = cust::quick_init()?;
     /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     /// let (input, mut sum) = (DeviceBuffer::from_slice(&[1.5f64, 2.5])?, DeviceBox::new(&0.0f64)?);
     /// let launched = Reducer::new()?.scope(|scope| {
-    ///     scope.reduce_into(&input, Op::Sum, &mut sum, &stream)?;
+    ///     scope.reduce_into(&input, Op::Sum, Over::Whole, &mut sum, &stream)?;
     ///     Ok("enqueued") // what the closure returns, after the wait
     /// })?;
     /// assert_eq!((launched, sum.as_host_value()?), ("enqueued", 4.0));
@@ -237,7 +245,7 @@ impl Reducer<Cuda> {
     /// # fn main() -> Result<(), reduce::Error> {
     /// use cust::memory::{DeviceBox, DeviceBuffer};
     /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
+    /// use reduce::{Input, Op, Output, Over, Reducer};
     /// let _ctx = cust::quick_init()?;
     /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     /// let (input, mut sum) = (DeviceBuffer::from_slice(&[1u64, 2, 3])?, DeviceBox::new(&0u64)?);
@@ -245,7 +253,7 @@ impl Reducer<Cuda> {
     /// // SAFETY: the stream is synchronized before the scope is dropped, and
     /// // `input` and `sum` outlive it.
     /// let mut scope = unsafe { reducer.scope_unsynchronized() };
-    /// scope.reduce_into(&input, Op::Sum, &mut sum, &stream)?;
+    /// scope.reduce_into(&input, Op::Sum, Over::Whole, &mut sum, &stream)?;
     /// stream.synchronize()?; // the duty `Reducer::scope` would do
     /// drop(scope);
     /// assert_eq!(sum.as_host_value()?, 6);
@@ -283,13 +291,13 @@ impl Drop for Scope<'_, '_> {
 /// # fn main() -> Result<(), reduce::Error> {
 /// use cust::memory::{DeviceBox, DeviceBuffer};
 /// use cust::prelude::*;
-/// use reduce::{Input, Op, Output, Reducer};
+/// use reduce::{Input, Op, Output, Over, Reducer};
 /// let _ctx = cust::quick_init()?;
 /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 /// let (data, mut sum) = (DeviceBuffer::from_slice(&[1.0f32, 2.0, 4.0, 8.0])?, DeviceBox::new(&0.0f32)?);
 /// Reducer::new()?.scope(|scope| {
 ///     let tail = Input::from(&data).get(2..).expect("in bounds"); // data[2..]
-///     scope.reduce_into(tail, Op::Sum, &mut sum, &stream)
+///     scope.reduce_into(tail, Op::Sum, Over::Whole, &mut sum, &stream)
 /// })?;
 /// assert_eq!(sum.as_host_value()?, 12.0);
 /// # Ok(()) }
@@ -311,15 +319,15 @@ pub struct Input<'b, T> {
 /// # fn main() -> Result<(), reduce::Error> {
 /// use cust::memory::{DeviceBox, DeviceBuffer};
 /// use cust::prelude::*;
-/// use reduce::{Input, Op, Output, Reducer};
+/// use reduce::{Input, Op, Output, Over, Reducer};
 /// let _ctx = cust::quick_init()?;
 /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 /// let data = DeviceBuffer::from_slice(&[3i64, -1, 4])?;
 /// let mut results = DeviceBuffer::from_slice(&[0i64; 2])?;
 /// Reducer::new()?.scope(|scope| {
 ///     let out = Output::from(&mut results);
-///     scope.reduce_into(&data, Op::Min, out.get(..1).expect("in bounds"), &stream)?;
-///     scope.reduce_into(&data, Op::Max, out.get(1..).expect("in bounds"), &stream)
+///     scope.reduce_into(&data, Op::Min, Over::Whole, out.get(..1).expect("in bounds"), &stream)?;
+///     scope.reduce_into(&data, Op::Max, Over::Whole, out.get(1..).expect("in bounds"), &stream)
 /// })?;
 /// assert_eq!(results.as_host_vec()?, [-1, 4]);
 /// # Ok(()) }
@@ -339,13 +347,13 @@ pub struct Output<'b, T> {
 /// # fn main() -> Result<(), reduce::Error> {
 /// use cust::memory::{DeviceBox, DeviceBuffer};
 /// use cust::prelude::*;
-/// use reduce::{Input, Op, Output, Reducer};
+/// use reduce::{Input, Op, Output, Over, Reducer};
 /// let _ctx = cust::quick_init()?;
 /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
 /// let (data, mut max) = (DeviceBuffer::from_slice(&[2u32, 9, 4])?, DeviceBox::new(&0u32)?);
 /// Reducer::new()?.scope(|scope| {
 ///     let on = reduce::ScopeStream::from(&stream); // what `&stream` converts to
-///     scope.reduce_into(&data, Op::Max, &mut max, on)
+///     scope.reduce_into(&data, Op::Max, Over::Whole, &mut max, on)
 /// })?;
 /// assert_eq!(max.as_host_value()?, 9);
 /// # Ok(()) }
@@ -389,7 +397,7 @@ impl ScopeStream<'_> {
     ///     let (input, out, stream) = unsafe {
     ///         (Input::<f32>::from_raw(address, len), Output::<f32>::from_raw(out_address, 1), ScopeStream::from_raw(handle))
     ///     };
-    ///     scope.reduce_into(input, reduce::Op::Sum, out, stream)
+    ///     scope.reduce_into(input, reduce::Op::Sum, reduce::Over::Whole, out, stream)
     /// })?;
     /// assert_eq!(out.as_host_value()?, 6.0);
     /// # Ok(()) }
@@ -460,7 +468,7 @@ macro_rules! device_view {
             /// # fn main() -> Result<(), reduce::Error> {
             /// use cust::memory::{DeviceBox, DeviceBuffer};
             /// use cust::prelude::*;
-            /// use reduce::{Input, Op, Output, Reducer};
+            /// use reduce::{Input, Op, Output, Over, Reducer};
             /// let _ctx = cust::quick_init()?;
             /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
             /// let (data, mut results) = (DeviceBuffer::from_slice(&[1u32, 5, 2])?, DeviceBuffer::from_slice(&[0u32; 3])?);
@@ -468,7 +476,7 @@ macro_rules! device_view {
             /// Reducer::new()?.scope(|scope| {
             ///     // SAFETY: `data` and `results` outlive the scope; only its work uses them.
             ///     let (tail, last) = unsafe { (Input::from_view(&tail), Output::from_view(&mut last)) };
-            ///     scope.reduce_into(tail, Op::Max, last, &stream)
+            ///     scope.reduce_into(tail, Op::Max, Over::Whole, last, &stream)
             /// })?;
             /// assert_eq!(results.as_host_vec()?, [0, 0, 5]);
             /// # Ok(()) }
@@ -492,7 +500,7 @@ macro_rules! device_view {
             /// # fn main() -> Result<(), reduce::Error> {
             /// use cust::memory::{DeviceBox, DeviceBuffer};
             /// use cust::prelude::*;
-            /// use reduce::{Input, Op, Output, Reducer};
+            /// use reduce::{Input, Op, Output, Over, Reducer};
             /// let _ctx = cust::quick_init()?;
             /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
             /// let (data, mut min) = (DeviceBuffer::from_slice(&[7i32, -4, 2])?, DeviceBox::new(&0i32)?);
@@ -500,7 +508,7 @@ macro_rules! device_view {
             /// Reducer::new()?.scope(|scope| {
             ///     // SAFETY: both stay allocated, and only this scope's work touches them, until it returns.
             ///     let (input, out) = unsafe { (Input::<i32>::from_raw(address, 3), Output::<i32>::from_raw(out_address, 1)) };
-            ///     scope.reduce_into(input, Op::Min, out, &stream)
+            ///     scope.reduce_into(input, Op::Min, Over::Whole, out, &stream)
             /// })?;
             /// assert_eq!(min.as_host_value()?, -4);
             /// # Ok(()) }
@@ -626,6 +634,12 @@ impl<T> Output<'_, T> {
 }
 
 impl<'b> Scope<'_, 'b> {
+    /// The reducer, for the ladder's enqueueing calls.
+    #[cfg(feature = "ladder")]
+    pub(crate) fn reducer(&mut self) -> &mut Reducer<Cuda> {
+        self.reducer
+    }
+
     /// Gives `stream` its workspace in this scope now, so that the calls on
     /// it allocate nothing (for example before capturing it into a graph).
     ///
@@ -633,13 +647,13 @@ impl<'b> Scope<'_, 'b> {
     /// # fn main() -> Result<(), reduce::Error> {
     /// use cust::memory::{DeviceBox, DeviceBuffer};
     /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
+    /// use reduce::{Input, Op, Output, Over, Reducer};
     /// let _ctx = cust::quick_init()?;
     /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     /// let (data, mut sum) = (DeviceBuffer::from_slice(&[1u32; 100])?, DeviceBox::new(&0u32)?);
     /// Reducer::new()?.scope(|scope| {
     ///     scope.prepare(&stream)?; // allocates the workspace now
-    ///     scope.reduce_into(&data, Op::Sum, &mut sum, &stream) // allocates nothing
+    ///     scope.reduce_into(&data, Op::Sum, Over::Whole, &mut sum, &stream) // allocates nothing
     /// })?;
     /// assert_eq!(sum.as_host_value()?, 100);
     /// # Ok(()) }
@@ -648,103 +662,70 @@ impl<'b> Scope<'_, 'b> {
         self.reducer.backend.prepare(stream.into().handle())
     }
 
-    /// The reducer, for the crate's other enqueueing operations.
-    pub(crate) fn reducer(&mut self) -> &mut Reducer<Cuda> {
-        self.reducer
-    }
-
-    /// Enqueues the reduction of `input` with `op` on `stream`, its result
-    /// to `out` (one element). An empty `input` with `Max`/`Min` is
-    /// [`Error::Empty`], as for [`Reducer::reduce`].
+    /// Enqueues the reduction of `input` with `what` over `over` on
+    /// `stream`, its results to `out` (one element for [`Over::Whole`],
+    /// else one per segment, row or position of the kept axes; for
+    /// [`MeanVar`](crate::MeanVar) a pair of outputs, the means and the
+    /// variances), and returns without waiting. The rules of
+    /// [`Reducer::reduce_over`], but for offsets: they are not validated
+    /// (that would need the host to wait), each is clamped into the input,
+    /// so nothing outside it is read. An [`Op`](crate::Op) over the whole
+    /// input writes the value; [`ArgMax`](crate::ArgMax)/[`ArgMin`](crate::ArgMin)
+    /// write the index.
+    ///
+    /// Errors, found before anything is enqueued: [`Error::OutputLength`]
+    /// for a whole-input output that is not one element (or means and
+    /// variances of different lengths), [`Error::InvalidSegments`] /
+    /// [`Error::InvalidAxes`] for an output whose length is not the
+    /// results', those of [`Reducer::reduce_over`], [`Error::Aliasing`].
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
     /// use cust::memory::{DeviceBox, DeviceBuffer};
     /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
+    /// use reduce::{axes::Strided, Input, Op, Over, Reducer, Var};
     /// let _ctx = cust::quick_init()?;
     /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let (data, mut results) = (DeviceBuffer::from_slice(&[3.0f64, 0.5])?, DeviceBuffer::from_slice(&[0.0f64; 2])?);
+    /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0])?; // 2 × 3
+    /// let offsets = DeviceBuffer::from_slice(&[0u64, 2, 6])?;
+    /// let (mut total, mut columns, mut segments) =
+    ///     (DeviceBox::new(&0.0f32)?, DeviceBuffer::from_slice(&[0.0f32; 3])?, DeviceBuffer::from_slice(&[0.0f32; 2])?);
+    /// let layout = Strided::contiguous(&[2, 3])?;
     /// Reducer::new()?.scope(|scope| {
-    ///     let wrong = scope.reduce_into(&data, Op::Sum, &mut results, &stream); // two elements
-    ///     assert!(matches!(wrong, Err(reduce::Error::OutputLength { found: 2, .. })));
-    ///     Ok(())
+    ///     scope.reduce_into(&x, Op::Sum, Over::Whole, &mut total, &stream)?;
+    ///     scope.reduce_into(&x, Var::<f32>::new(1.0)?, Over::Axes(&layout, &[0]), &mut columns, &stream)?;
+    ///     scope.reduce_into(&x, Op::Max, Over::Segments(Input::from(&offsets)), &mut segments, &stream)
     /// })?;
-    /// let mut product = DeviceBox::new(&0.0f64)?;
-    /// Reducer::new()?.scope(|scope| scope.reduce_into(&data, Op::Product, &mut product, &stream))?;
-    /// assert_eq!(product.as_host_value()?, 1.5);
+    /// assert_eq!(total.as_host_value()?, 24.0);
+    /// assert_eq!(columns.as_host_vec()?, [4.5, 8.0, 12.5]);
+    /// assert_eq!(segments.as_host_vec()?, [2.0, 8.0]);
     /// # Ok(()) }
     /// ```
-    pub fn reduce_into<T: Element>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        op: Op,
-        out: impl Into<Output<'b, T>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let out = out.into().single("out")?;
-        self.reducer
-            .enqueue_reduce(&input.into().slice(), op, out, Some(stream.into().handle()), false)
-    }
-
-    /// [`Reducer::reduce_as`], enqueued on `stream`, its result to `out`.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::memory::{DeviceBox, DeviceBuffer};
-    /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let (bytes, mut total) = (DeviceBuffer::from_slice(&[255u8; 1000])?, DeviceBox::new(&0u64)?);
-    /// Reducer::new()?.scope(|scope| scope.reduce_as_into(&bytes, Op::Sum, &mut total, &stream))?;
-    /// assert_eq!(total.as_host_value()?, 255_000); // summed in u64, not u8
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_as_into<A: Element, In: WidensTo<A>>(
+    pub fn reduce_into<In: DeviceCopy + 'static, R: Reduction<In>>(
         &mut self,
         input: impl Into<Input<'b, In>>,
-        op: Op,
-        out: impl Into<Output<'b, A>>,
+        what: R,
+        over: Over<'_, Input<'b, u64>>,
+        out: impl Into<R::Results<Output<'b, R::Output>>>,
         stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
-        let out = out.into().single("out")?;
-        self.reducer
-            .enqueue_widened::<A, In>(&input.into().slice(), op, out, Some(stream.into().handle()))
-    }
-
-    /// [`Reducer::argmax`] (`op` = [`Op::Max`]) or [`Reducer::argmin`]
-    /// ([`Op::Min`]), enqueued on `stream`: the index to `index`, the value
-    /// (in [`ArgInput::Value`]: the element type, or `f32` for the half
-    /// types) to `value`. An empty `input` is [`Error::Empty`]; other ops are
-    /// [`Error::UnsupportedOp`].
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::memory::{DeviceBox, DeviceBuffer};
-    /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// use reduce::half::f16;
-    /// let data = DeviceBuffer::from_slice(&[f16::from_f32(1.0), f16::from_f32(-2.0), f16::from_f32(-2.0)])?;
-    /// let (mut index, mut value) = (DeviceBox::new(&0u64)?, DeviceBox::new(&0.0f32)?); // f32 for f16
-    /// Reducer::new()?.scope(|scope| scope.arg_into(&data, Op::Min, &mut index, &mut value, &stream))?;
-    /// assert_eq!((index.as_host_value()?, value.as_host_value()?), (1, -2.0));
-    /// # Ok(()) }
-    /// ```
-    pub fn arg_into<T: ArgInput>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        op: Op,
-        index: impl Into<Output<'b, u64>>,
-        value: impl Into<Output<'b, T::Value>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let index = index.into().single("index")?;
-        let value = value.into().single("value")?;
-        self.reducer
-            .enqueue_arg(&input.into().slice(), op, (value, index), Some(stream.into().handle()))
+        let (values, means) = R::outputs(out.into());
+        if let Some(means) = means.filter(|means| means.len != values.len) {
+            return Err(Error::OutputLength {
+                output: "means",
+                found: means.len,
+            });
+        }
+        let target = Target {
+            out: values.address,
+            len: values.len,
+            means: means.map(|means| means.address),
+            status: None,
+        };
+        let input = input.into().slice();
+        let offsets = over.map(Input::slice);
+        let stream = Some(stream.into().handle());
+        what.enqueue(self.reducer, &input, offsets.as_ref(), target, stream)
     }
 
     /// [`Reducer::dot`], enqueued on `stream`, its result to `out`.
@@ -773,491 +754,5 @@ impl<'b> Scope<'_, 'b> {
         let out = out.into().single("out")?;
         self.reducer
             .enqueue_dot(&a.into().slice(), &b.into().slice(), out, Some(stream.into().handle()))
-    }
-
-    /// [`Reducer::segmented_reduce`], enqueued on `stream`, one result per
-    /// segment to `out`. Offsets are not validated (that would need the host
-    /// to wait): invalid ones are clamped into `[0, values.len()]` so nothing
-    /// outside `values` is read (see the [`segmented`](crate::segmented)
-    /// module).
-    ///
-    /// Errors: [`Error::InvalidSegments`] for empty offsets or an `out` whose
-    /// length is not the number of segments, [`Error::UnsupportedOp`].
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::memory::{DeviceBox, DeviceBuffer};
-    /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let values = DeviceBuffer::from_slice(&[4u32, 1, 7, 3, 9])?;
-    /// let offsets = DeviceBuffer::from_slice(&[0u64, 3, 3, 5])?; // three segments, one empty
-    /// let mut sums = DeviceBuffer::from_slice(&[9u32; 3])?;
-    /// Reducer::new()?.scope(|scope| scope.segmented_reduce_into(&values, &offsets, Op::Sum, &mut sums, &stream))?;
-    /// assert_eq!(sums.as_host_vec()?, [12, 0, 12]);
-    /// # Ok(()) }
-    /// ```
-    pub fn segmented_reduce_into<T: Element>(
-        &mut self,
-        values: impl Into<Input<'b, T>>,
-        offsets: impl Into<Input<'b, u64>>,
-        op: Op,
-        out: impl Into<Output<'b, T>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let layout = Layout::of_offsets::<Cuda>(&offsets.into().slice())?;
-        let out = out.into();
-        let out = (out.address, out.len);
-        self.reducer.enqueue_segmented::<T>(
-            checked_parts::<Cuda, T>(&values.into().slice())?,
-            layout,
-            op,
-            out,
-            None,
-            Some(stream.into().handle()),
-        )
-    }
-
-    /// [`Reducer::reduce_rows`], enqueued on `stream`, one result per row
-    /// to `out`.
-    ///
-    /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
-    /// `matrix.len()` or `out` does not have `rows` elements,
-    /// [`Error::UnsupportedOp`].
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::memory::{DeviceBox, DeviceBuffer};
-    /// use cust::prelude::*;
-    /// use reduce::{Input, Op, Output, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let matrix = DeviceBuffer::from_slice(&[1.0f32, -5.0, 2.0, 7.0, 0.5, 3.0])?; // 2 rows of 3
-    /// let mut maxima = DeviceBuffer::from_slice(&[0.0f32; 2])?;
-    /// Reducer::new()?.scope(|scope| scope.reduce_rows_into(&matrix, 2, 3, Op::Max, &mut maxima, &stream))?;
-    /// assert_eq!(maxima.as_host_vec()?, [2.0, 7.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_rows_into<T: Element>(
-        &mut self,
-        matrix: impl Into<Input<'b, T>>,
-        rows: usize,
-        row_len: usize,
-        op: Op,
-        out: impl Into<Output<'b, T>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let matrix = matrix.into();
-        let layout = Layout::of_rows(matrix.len, rows, row_len)?;
-        let out = out.into();
-        let out = (out.address, out.len);
-        self.reducer.enqueue_segmented::<T>(
-            checked_parts::<Cuda, T>(&matrix.slice())?,
-            layout,
-            op,
-            out,
-            None,
-            Some(stream.into().handle()),
-        )
-    }
-
-    /// [`Reducer::reduce_axes`], enqueued on `stream`, its results (row-major
-    /// over the kept axes) to `out`. Between launches the results go to the
-    /// stream's scratch, allocated (or grown) on the first call that needs
-    /// more.
-    ///
-    /// Errors: those of [`Reducer::reduce_axes`], and [`Error::InvalidAxes`]
-    /// unless `out` has one element per position of the kept axes.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// use reduce::{axes::Strided, Op, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let x = DeviceBuffer::from_slice(&[1i64, 2, 3, 4, 5, 6])?; // 2 × 3
-    /// let mut sums = DeviceBuffer::from_slice(&[0i64; 3])?;
-    /// let layout = Strided::contiguous(&[2, 3])?;
-    /// Reducer::new()?.scope(|scope| scope.reduce_axes_into(&x, &layout, &[0], Op::Sum, &mut sums, &stream))?;
-    /// assert_eq!(sums.as_host_vec()?, [5, 7, 9]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_axes_into<T: Element>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        layout: &Strided,
-        axes: &[isize],
-        op: Op,
-        out: impl Into<Output<'b, T>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let out = out.into();
-        let out = (out.address, out.len);
-        let input = input.into().slice();
-        self.reducer
-            .enqueue_axes(&input, layout, axes, op, out, Some(stream.into().handle()))
-    }
-
-    /// [`Reducer::reduce_as_axes`] into `out` (one `A` per position of the
-    /// kept axes), enqueued on `stream`. Errors as
-    /// [`Scope::reduce_axes_into`], and [`Error::UnsupportedWidening`].
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// use reduce::{axes::Strided, Op, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let x = DeviceBuffer::from_slice(&[i32::MAX, 1, i32::MAX, 2])?; // 2 × 2
-    /// let mut sums = DeviceBuffer::from_slice(&[0i64; 2])?;
-    /// let layout = Strided::contiguous(&[2, 2])?;
-    /// Reducer::new()?.scope(|scope| scope.reduce_as_axes_into(&x, &layout, &[0], Op::Sum, &mut sums, &stream))?;
-    /// assert_eq!(sums.as_host_vec()?, [2 * i64::from(i32::MAX), 3]);
-    /// # Ok(()) }
-    /// ```
-    pub fn reduce_as_axes_into<A: Element, In: WidensTo<A>>(
-        &mut self,
-        input: impl Into<Input<'b, In>>,
-        layout: &Strided,
-        axes: &[isize],
-        op: Op,
-        out: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let out = out.into();
-        let input = input.into().slice();
-        self.reducer.enqueue_widened_axes::<A, In>(
-            &input,
-            layout,
-            axes,
-            op,
-            (out.address, out.len),
-            Some(stream.into().handle()),
-        )
-    }
-
-    /// [`Reducer::argmax_axis`] (`op` = `Max`) or [`Reducer::argmin_axis`]
-    /// (`Min`) into `out` (a `u64` position per position of the other axes),
-    /// enqueued on `stream`. Errors as [`Scope::reduce_axes_into`], and
-    /// [`Error::UnsupportedOp`] for another op.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// use reduce::{axes::Strided, Op, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let x = DeviceBuffer::from_slice(&[3.0f32, 9.0, 2.0, 1.0])?; // 2 × 2
-    /// let mut rows = DeviceBuffer::from_slice(&[0u64; 2])?;
-    /// let layout = Strided::contiguous(&[2, 2])?;
-    /// Reducer::new()?.scope(|scope| scope.arg_axis_into(&x, &layout, -1, Op::Max, &mut rows, &stream))?;
-    /// assert_eq!(rows.as_host_vec()?, [1, 0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn arg_axis_into<T: ArgInput>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        layout: &Strided,
-        axis: isize,
-        op: Op,
-        out: impl Into<Output<'b, u64>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::arg::<T>(op)?;
-        self.statistic_axes_into(input, layout, &[axis], call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::var_axes`] into `out` (one element per position of the
-    /// kept axes), enqueued on `stream`. Errors as [`Scope::reduce_axes_into`],
-    /// and [`Error::InvalidArgument`] for a correction that is negative or
-    /// not finite. A whole input is the one axis of `Strided::contiguous(&[len])`.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// use reduce::{axes::Strided, Reducer};
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0])?; // 2 × 3
-    /// let mut var = DeviceBuffer::from_slice(&[0.0f32; 3])?;
-    /// let layout = Strided::contiguous(&[2, 3])?;
-    /// Reducer::new()?.scope(|scope| scope.var_axes_into::<f32, _>(&x, &layout, &[0], 1.0, &mut var, &stream))?;
-    /// assert_eq!(var.as_host_vec()?, [4.5, 8.0, 12.5]);
-    /// # Ok(()) }
-    /// ```
-    #[allow(clippy::too_many_arguments)]
-    pub fn var_axes_into<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        input: impl Into<Input<'b, In>>,
-        layout: &Strided,
-        axes: &[isize],
-        correction: f64,
-        out: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
-        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::std_axes`] into `out`, as [`Scope::var_axes_into`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn std_axes_into<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        input: impl Into<Input<'b, In>>,
-        layout: &Strided,
-        axes: &[isize],
-        correction: f64,
-        out: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::moments::<A, In>(Finish::Root, correction)?;
-        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::mean_var_axes`] into `means` and `variances` (each one
-    /// element per position of the kept axes), as [`Scope::var_axes_into`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn mean_var_axes_into<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        input: impl Into<Input<'b, In>>,
-        layout: &Strided,
-        axes: &[isize],
-        correction: f64,
-        means: impl Into<Output<'b, A>>,
-        variances: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
-        let means = means.into();
-        let variances = variances.into();
-        if means.len != variances.len {
-            return Err(Error::InvalidAxes(format!(
-                "the means output has {} elements, the variances output {}",
-                means.len, variances.len
-            )));
-        }
-        self.statistic_axes_into(input, layout, axes, call, variances, Some(means.address), stream)
-    }
-
-    /// [`Reducer::logsumexp_axes`] into `out`, as [`Scope::var_axes_into`].
-    pub fn logsumexp_axes_into<F: LogSumExpInput>(
-        &mut self,
-        input: impl Into<Input<'b, F>>,
-        layout: &Strided,
-        axes: &[isize],
-        out: impl Into<Output<'b, F>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        self.statistic_axes_into(input, layout, axes, Call::logsumexp::<F>(), out.into(), None, stream)
-    }
-
-    /// [`Reducer::count_axes`] into `out`, as [`Scope::var_axes_into`].
-    pub fn count_axes_into<T: Element>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        layout: &Strided,
-        axes: &[isize],
-        predicate: Predicate,
-        out: impl Into<Output<'b, u64>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::count::<T>(predicate, Finish::Value);
-        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::any_axes`] into `out` (1 or 0 per result), as [`Scope::var_axes_into`].
-    pub fn any_axes_into<T: Element>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        layout: &Strided,
-        axes: &[isize],
-        predicate: Predicate,
-        out: impl Into<Output<'b, u8>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::count::<T>(predicate, Finish::Any);
-        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::all_axes`] into `out` (1 or 0 per result), as [`Scope::var_axes_into`].
-    pub fn all_axes_into<T: Element>(
-        &mut self,
-        input: impl Into<Input<'b, T>>,
-        layout: &Strided,
-        axes: &[isize],
-        predicate: Predicate,
-        out: impl Into<Output<'b, u8>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::count::<T>(predicate, Finish::All);
-        self.statistic_axes_into(input, layout, axes, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::var_segments`] into `out` (one element per segment),
-    /// enqueued on `stream`. As [`Scope::segmented_reduce_into`], invalid
-    /// offsets are not reported: each is clamped into `values` (a segment
-    /// whose end is before its begin is empty), so nothing outside it is read.
-    ///
-    /// Errors: [`Error::InvalidSegments`] for no offsets or an output whose
-    /// length is not the segments', [`Error::InvalidArgument`] for a bad
-    /// correction, [`Error::Aliasing`].
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// use reduce::Reducer;
-    /// let _ctx = cust::quick_init()?;
-    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-    /// let values = DeviceBuffer::from_slice(&[1.0f32, 3.0, 2.0, 4.0, 6.0])?;
-    /// let offsets = DeviceBuffer::from_slice(&[0u64, 2, 5])?;
-    /// let mut var = DeviceBuffer::from_slice(&[0.0f32; 2])?;
-    /// Reducer::new()?.scope(|scope| scope.var_segments_into::<f32, _>(&values, &offsets, 1.0, &mut var, &stream))?;
-    /// assert_eq!(var.as_host_vec()?, [2.0, 4.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn var_segments_into<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        values: impl Into<Input<'b, In>>,
-        offsets: impl Into<Input<'b, u64>>,
-        correction: f64,
-        out: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
-        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::std_segments`] into `out`, as [`Scope::var_segments_into`].
-    pub fn std_segments_into<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        values: impl Into<Input<'b, In>>,
-        offsets: impl Into<Input<'b, u64>>,
-        correction: f64,
-        out: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::moments::<A, In>(Finish::Root, correction)?;
-        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::mean_var_segments`] into `means` and `variances` (one
-    /// element per segment each), as [`Scope::var_segments_into`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn mean_var_segments_into<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        values: impl Into<Input<'b, In>>,
-        offsets: impl Into<Input<'b, u64>>,
-        correction: f64,
-        means: impl Into<Output<'b, A>>,
-        variances: impl Into<Output<'b, A>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
-        let (means, variances) = (means.into(), variances.into());
-        if means.len != variances.len {
-            return Err(Error::InvalidSegments(format!(
-                "the means output has {} elements, the variances output {}",
-                means.len, variances.len
-            )));
-        }
-        self.statistic_segments_into(values, offsets, call, variances, Some(means.address), stream)
-    }
-
-    /// [`Reducer::logsumexp_segments`] into `out`, as [`Scope::var_segments_into`].
-    pub fn logsumexp_segments_into<F: LogSumExpInput>(
-        &mut self,
-        values: impl Into<Input<'b, F>>,
-        offsets: impl Into<Input<'b, u64>>,
-        out: impl Into<Output<'b, F>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        self.statistic_segments_into(values, offsets, Call::logsumexp::<F>(), out.into(), None, stream)
-    }
-
-    /// [`Reducer::count_segments`] into `out`, as [`Scope::var_segments_into`].
-    pub fn count_segments_into<T: Element>(
-        &mut self,
-        values: impl Into<Input<'b, T>>,
-        offsets: impl Into<Input<'b, u64>>,
-        predicate: Predicate,
-        out: impl Into<Output<'b, u64>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::count::<T>(predicate, Finish::Value);
-        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::any_segments`] into `out` (1 or 0 per segment), as [`Scope::var_segments_into`].
-    pub fn any_segments_into<T: Element>(
-        &mut self,
-        values: impl Into<Input<'b, T>>,
-        offsets: impl Into<Input<'b, u64>>,
-        predicate: Predicate,
-        out: impl Into<Output<'b, u8>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::count::<T>(predicate, Finish::Any);
-        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
-    }
-
-    /// [`Reducer::all_segments`] into `out` (1 or 0 per segment), as [`Scope::var_segments_into`].
-    pub fn all_segments_into<T: Element>(
-        &mut self,
-        values: impl Into<Input<'b, T>>,
-        offsets: impl Into<Input<'b, u64>>,
-        predicate: Predicate,
-        out: impl Into<Output<'b, u8>>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        let call = Call::count::<T>(predicate, Finish::All);
-        self.statistic_segments_into(values, offsets, call, out.into(), None, stream)
-    }
-
-    /// `call` over each segment into `out` (and the means into `means`, which
-    /// has `out`'s length, where given), on `stream`, the offsets clamped.
-    fn statistic_segments_into<In: DeviceCopy + 'static, R>(
-        &mut self,
-        values: impl Into<Input<'b, In>>,
-        offsets: impl Into<Input<'b, u64>>,
-        call: Call,
-        out: Output<'b, R>,
-        means: Option<u64>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
-        let destination = Destination {
-            out: out.address,
-            len: out.len,
-            means,
-        };
-        let (values, offsets) = (values.into().slice(), offsets.into().slice());
-        let stream = Some(stream.into().handle());
-        self.reducer
-            .enqueue_statistic_segments(&values, &offsets, call, destination, None, stream)
-    }
-
-    /// `call` along `axes` into `out` (and the means into `means`, which has
-    /// `out`'s length, where given), on `stream`.
-    #[allow(clippy::too_many_arguments)]
-    fn statistic_axes_into<In: DeviceCopy + 'static, R>(
-        &mut self,
-        input: impl Into<Input<'b, In>>,
-        layout: &Strided,
-        axes: &[isize],
-        call: Call,
-        out: Output<'b, R>,
-        means: Option<u64>,
-        stream: impl Into<ScopeStream<'b>>,
-    ) -> Result<()> {
-        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
-        let destination = Destination {
-            out: out.address,
-            len: out.len,
-            means,
-        };
-        let input = input.into().slice();
-        self.reducer
-            .enqueue_statistic(&input, layout, axes, call, destination, Some(stream.into().handle()))
     }
 }

@@ -1,22 +1,27 @@
-//! Segmented and row-wise reductions: one result per segment of an input, or
-//! per row of a row-major matrix, in one kernel launch.
+//! Segmented and row-wise reductions of an [`Op`]: one result per segment of
+//! an input ([`Over::Segments`](crate::Over::Segments)), or per row of a
+//! row-major matrix ([`Over::Rows`](crate::Over::Rows)), in one kernel
+//! launch. A private module: the public rules are on [`Over`](crate::Over)
+//! and in the crate docs (*Segments, rows and axes*); this is how the
+//! kernels meet them.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), reduce::Error> {
 //! use cust::prelude::*;
-//! use reduce::Op;
+//! use reduce::{Op, Over};
 //! let _ctx = cust::quick_init()?;
 //! // Segments [0, 2), [2, 2) (empty) and [2, 5) of five values.
 //! let values = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
 //! let offsets = DeviceBuffer::from_slice(&[0u64, 2, 2, 5])?;
-//! let sums = reduce::segmented_reduce(&values, &offsets, Op::Sum)?;
+//! let sums = reduce::reduce_over(&values, Op::Sum, Over::Segments(&offsets))?.values;
 //! assert_eq!(sums.as_host_vec()?, [3.0, 0.0, 12.0]);
-//! let maxima = reduce::segmented_reduce(&values, &offsets, Op::Max)?;
+//! let maxima = reduce::reduce_over(&values, Op::Max, Over::Segments(&offsets))?.values;
 //! assert_eq!(maxima.as_host_vec()?, [2.0, f32::NEG_INFINITY, 5.0]); // empty: max's identity
 //!
 //! // The rows of a 2 × 3 row-major matrix.
 //! let matrix = DeviceBuffer::from_slice(&[1i64, 2, 3, 10, 20, 30])?;
-//! assert_eq!(reduce::reduce_rows(&matrix, 2, 3, Op::Sum)?.as_host_vec()?, [6, 60]);
+//! let rows = reduce::reduce_over(&matrix, Op::Sum, Over::Rows { rows: 2, len: 3 })?.values;
+//! assert_eq!(rows.as_host_vec()?, [6, 60]);
 //! # Ok(()) }
 //! ```
 //!
@@ -27,9 +32,9 @@
 //!   may be empty, and need not cover `values` (elements before the first
 //!   offset and after the last are not read). For `i64` offsets, the bits of
 //!   non-negative `i64`s are those of the same `u64`s.
-//! - **Invalid offsets**: the blocking calls ([`crate::segmented_reduce`],
-//!   [`Reducer::segmented_reduce`]) return [`Error::InvalidSegments`] naming
-//!   the first bad segment. [`Scope::segmented_reduce_into`](crate::Scope::segmented_reduce_into),
+//! - **Invalid offsets**: the blocking calls ([`crate::reduce_over`],
+//!   [`Reducer::reduce_over`]) return [`Error::InvalidSegments`] naming
+//!   the first bad segment. [`Scope::reduce_into`](crate::Scope::reduce_into),
 //!   which does not wait for the GPU, cannot report them: it clamps every offset into
 //!   `[0, values.len()]` (a segment whose end is before its begin is empty),
 //!   so nothing outside `values` is read, and leaves the clamped results.
@@ -76,7 +81,7 @@ use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::shape::{self, SegmentedShape};
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs, SEGMENTS_INVALID};
+use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
 
 /// Where the segments of a call are.
 #[derive(Clone, Copy)]
@@ -140,104 +145,11 @@ pub(crate) fn check_output(out_len: usize, segments: usize) -> Result<()> {
 }
 
 impl<B: Backend> Reducer<B> {
-    /// Reduces each segment of `values` with `op` and returns the results
-    /// in a new buffer, one per segment: segment `s` is
-    /// `values[offsets[s]..offsets[s + 1]]` (see the [`segmented`](crate::segmented)
-    /// module for the rules: empty segments give the identity, invalid
-    /// offsets are an error). Blocks until the results are ready.
-    ///
-    /// Errors: [`Error::InvalidSegments`] for empty offsets or offsets that
-    /// decrease or pass the end of `values`, [`Error::UnsupportedOp`], CUDA
-    /// errors.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{emulated::Emulator, Error, Op};
-    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
-    /// let values = [4u32, 1, 7, 3, 9];
-    /// assert_eq!(emulator.segmented_reduce(&values, &[0, 3, 3, 5], Op::Min)?.to_vec(), [1, u32::MAX, 3]);
-    /// let past_the_end = emulator.segmented_reduce(&values, &[0, 3, 6], Op::Min);
-    /// assert!(matches!(past_the_end, Err(Error::InvalidSegments(_))));
-    /// # Ok(()) }
-    /// ```
-    pub fn segmented_reduce<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        offsets: &B::Slice<u64>,
-        op: Op,
-    ) -> Result<B::Buffer<T>> {
-        let segments = Layout::of_offsets::<B>(offsets)?.segments();
-        let mut out = self.backend.alloc::<T>(segments)?;
-        self.segmented_reduce_to(values, offsets, op, B::parts(B::as_slice_mut(&mut out)))?;
-        Ok(out)
-    }
-
-    /// [`Reducer::segmented_reduce`] into the `out_len` `T`s at `out`.
-    pub(crate) fn segmented_reduce_to<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        offsets: &B::Slice<u64>,
-        op: Op,
-        out: (u64, usize),
-    ) -> Result<()> {
-        let layout = Layout::of_offsets::<B>(offsets)?;
-        match self.blocking_segmented(values, layout, op, out)? {
-            Ok(()) => Ok(()),
-            Err(()) => {
-                let offsets = self.backend.to_host(offsets)?;
-                Err(invalid_offsets(&offsets, B::parts(values).1))
-            }
-        }
-    }
-
-    /// Reduces each row of the row-major `rows × row_len` matrix `matrix`
-    /// with `op` and returns the `rows` results in a new buffer (rows of no
-    /// elements give the identity). Blocks until the results are ready.
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use cust::prelude::*;
-    /// let _ctx = cust::quick_init()?;
-    /// let matrix = DeviceBuffer::from_slice(&[1.0f64, -5.0, 2.0, 7.0])?;
-    /// let mut r = reduce::Reducer::new()?;
-    /// assert_eq!(r.reduce_rows(&matrix, 2, 2, reduce::Op::Max)?.as_host_vec()?, [1.0, 7.0]);
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// Errors: [`Error::InvalidSegments`] if `rows × row_len` is not
-    /// `matrix.len()`, [`Error::UnsupportedOp`], CUDA errors.
-    pub fn reduce_rows<T: Element>(
-        &mut self,
-        matrix: &B::Slice<T>,
-        rows: usize,
-        row_len: usize,
-        op: Op,
-    ) -> Result<B::Buffer<T>> {
-        Layout::of_rows(B::parts(matrix).1, rows, row_len)?;
-        let mut out = self.backend.alloc::<T>(rows)?;
-        self.reduce_rows_to(matrix, rows, row_len, op, B::parts(B::as_slice_mut(&mut out)))?;
-        Ok(out)
-    }
-
-    /// [`Reducer::reduce_rows`] into the `out_len` `T`s at `out`.
-    pub(crate) fn reduce_rows_to<T: Element>(
-        &mut self,
-        matrix: &B::Slice<T>,
-        rows: usize,
-        row_len: usize,
-        op: Op,
-        out: (u64, usize),
-    ) -> Result<()> {
-        let layout = Layout::of_rows(B::parts(matrix).1, rows, row_len)?;
-        // Rows have no offsets to check (their shape was checked above).
-        let checked = self.blocking_segmented(matrix, layout, op, out)?;
-        checked.map_err(|()| Error::InvalidSegments("the kernel reported invalid rows".to_string()))
-    }
-
+    #[doc(hidden)]
     /// The launch a segmented reduction of `len` elements of `T` in
     /// `segments` segments (or rows) with `op` uses: threads per segment,
-    /// blocks per segment and the grid (see the [`segmented`](crate::segmented)
-    /// module). Like [`Reducer::launch_shape`], it depends only on its
+    /// blocks per segment and the grid (see [`Over::Segments`](crate::Over::Segments)
+    /// and the crate docs). Like [`Reducer::launch_shape`], it depends only on its
     /// arguments and the device.
     ///
     /// Errors: [`Error::InvalidPolicy`] if an average segment of `len`
@@ -294,29 +206,6 @@ impl<B: Backend> Reducer<B> {
                 "no launch shape for {len} elements of {element_bytes} bytes in {segments} segments \
                  with a grid of at most {grid_cap} blocks: the sizes overflow 64 bits"
             ))
-        })
-    }
-
-    /// Runs a segmented reduction on the backend's own stream into the
-    /// `out_len` `T`s at `out` and waits for it, with the offsets checked by
-    /// the kernel (`Err(())` if it found them invalid).
-    fn blocking_segmented<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        layout: Layout,
-        op: Op,
-        out: (u64, usize),
-    ) -> Result<std::result::Result<(), ()>> {
-        // The status word is the first word of the result slot, zeroed first.
-        let status = self.backend.result_slot();
-        // SAFETY: the result slot is 16 writable, aligned bytes.
-        unsafe { self.backend.zero_words(status, 1, None)? };
-        self.enqueue_segmented::<T>(checked_parts::<B, T>(values)?, layout, op, out, Some(status), None)?;
-        let [status_word, _] = self.backend.read_result_slot()?;
-        Ok(if status_word as u32 == SEGMENTS_INVALID {
-            Err(())
-        } else {
-            Ok(())
         })
     }
 

@@ -1,6 +1,6 @@
 //! Launch shapes: the grid and block of every production launch, computed
-//! from the tuning data ([`crate::tuning`]), the kernels' tiling constants
-//! ([`crate::abi`]) and the grid cap of the kernel on the device. A shape
+//! from the tuning data (`tuning.rs`), the kernels' tiling constants
+//! (`kernels_gpu::abi`) and the grid cap of the kernel on the device. A shape
 //! depends only on its arguments, so the combine order of every result, and
 //! with it every float result, is the same on every run.
 
@@ -205,7 +205,7 @@ pub struct SegmentedShape {
     pub blocks_per_segment: u32,
     /// Segments a warp (or, for teams of several warps, a block) takes at a
     /// time where segments given by offsets are handed out as they finish
-    /// (teams of at least 16 lanes; see the [`segmented`](crate::segmented)
+    /// (teams of at least 16 lanes; see [`Over::Segments`](crate::Over::Segments)
     /// module): about 32 KiB of an average segment's elements, at least the
     /// taker's teams.
     ///

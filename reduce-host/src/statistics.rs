@@ -1,76 +1,98 @@
-//! Statistics along any axes of a strided tensor, over the segments of an
-//! input (`_segments`: offsets as [`crate::segmented`]'s), or over a whole input:
-//! variance and standard deviation (with a correction), mean and variance
-//! together, logsumexp, and counts of the elements that are nonzero, NaN or
-//! infinite, with `any` and `all` of them. Each reads every element once,
-//! in one launch per reduced axis (one for a whole input).
+//! The statistics: variance and standard deviation (with a correction),
+//! mean and variance together, logsumexp, and counts of the elements that
+//! are nonzero, NaN or infinite, with `any` and `all` of them — the
+//! reductions [`Var`], [`Std`], [`MeanVar`], [`LogSumExp`], [`Count`],
+//! [`Any`] and [`All`] (see [`crate::reduction`]), over a whole input
+//! ([`Reducer::reduce`]) or over segments, rows or axes of a strided tensor
+//! ([`Reducer::reduce_over`] with an [`Over`](crate::Over)). Each reads
+//! every element once, in one launch per reduced axis (one for a whole
+//! input, rows or segments).
 //!
 //! ```
 //! # fn main() -> Result<(), reduce::Error> {
-//! use reduce::{axes::Strided, emulated::Emulator, statistics::Predicate};
+//! use reduce::{axes::Strided, emulated::Emulator, Any, Count, LogSumExp, MeanVar, Over, Predicate, Var};
 //! let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
 //! let x = [1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0]; // 2 × 3, row-major
 //! let layout = Strided::contiguous(&[2, 3])?;
 //! // PyTorch's x.var(dim=0) (correction 1): columns of (1, 4), (2, 6), (3, 8).
-//! let var = emulator.var_axes::<f32, _>(&x, &layout, &[0], 1.0)?;
+//! let var = emulator.reduce_over(&x, Var::<f32>::new(1.0)?, Over::Axes(&layout, &[0]))?;
 //! assert_eq!(var.values.to_vec(), [4.5, 8.0, 12.5]);
-//! assert_eq!(emulator.mean_var::<f64, _>(&x, 0.0)?, (4.0, 34.0 / 6.0));
-//! let lse = emulator.logsumexp(&[0.0f64, 0.0])?;
+//! assert_eq!(emulator.reduce(&x, MeanVar::<f64>::new(0.0)?)?, (4.0, 34.0 / 6.0));
+//! let lse = emulator.reduce(&[0.0f64, 0.0], LogSumExp)?;
 //! assert!((lse - 2f64.ln()).abs() < 1e-15);
-//! assert_eq!(emulator.count(&[0i32, 5, 0, 7], Predicate::Nonzero)?, 2);
-//! assert!(!emulator.any(&x, Predicate::Nan)?);
+//! assert_eq!(emulator.reduce(&[0i32, 5, 0, 7], Count(Predicate::Nonzero))?, 2);
+//! assert!(!emulator.reduce(&x, Any(Predicate::Nan))?);
+//! // Per segment: the elements 0..3 and 3..6 (offsets: a device slice; on the emulator, `&[u64]`).
+//! let per_segment = emulator.reduce_over(&x, Var::<f32>::new(1.0)?, Over::Segments(&[0u64, 3, 6][..]))?;
+//! assert_eq!(per_segment.values.to_vec(), [1.0, 4.0]);
 //! # Ok(()) }
 //! ```
 //!
 //! # Semantics
 //! | statistic | value | no elements | NaN, ±inf |
 //! |---|---|---|---|
-//! | `var` | `M2 / max(0, n − correction)`, `M2 = Σ (x − mean)²` | NaN | NaN if any element is NaN or infinite |
-//! | `std` | the square root of `var` | NaN | as `var` |
-//! | `mean_var` | the mean `Σ x / n`, and `var` | NaN, NaN | the mean follows IEEE 754 (`inf`, or NaN) |
-//! | `logsumexp` | `ln Σ exp(x)`, without overflow (`max + ln Σ exp(x − max)`) | `-inf` | NaN if any is NaN; else `+inf` if any is `+inf`; `-inf` elements add nothing |
-//! | `count` | elements the [`Predicate`] holds for, a `u64` | 0 | `Nonzero`: NaN is nonzero, `-0.0` is zero |
-//! | `any` | whether the count is above 0 | false | |
-//! | `all` | whether the count is every element | true | |
+//! | [`Var`] | `M2 / max(0, n − correction)`, `M2 = Σ (x − mean)²` | NaN | NaN if any element is NaN or infinite |
+//! | [`Std`] | the square root of `Var` | NaN | as `Var` |
+//! | [`MeanVar`] | the mean `Σ x / n`, and `Var` | NaN, NaN | the mean follows IEEE 754 (`inf`, or NaN) |
+//! | [`LogSumExp`] | `ln Σ exp(x)`, without overflow (`max + ln Σ exp(x − max)`) | `-inf` | NaN if any is NaN; else `+inf` if any is `+inf`; `-inf` elements add nothing |
+//! | [`Count`] | elements the [`Predicate`] holds for, a `u64` | 0 | `Nonzero`: NaN is nonzero, `-0.0` is zero |
+//! | [`Any`] | whether the count is above 0 | false | |
+//! | [`All`] | whether the count is every element | true | |
 //!
 //! - **Correction**: PyTorch's `correction` (NumPy's `ddof`): 1 for the
 //!   sample variance, 0 for the population's. Any finite value ≥ 0;
 //!   `n − correction ≤ 0` divides by 0 (NaN, or `+inf` if the elements
-//!   differ), as PyTorch does. [`Error::InvalidArgument`] otherwise.
+//!   differ), as PyTorch does. [`Error::InvalidArgument`] otherwise, from
+//!   [`Var::new`] (and [`Std::new`], [`MeanVar::new`]).
 //! - **Precision**: the variance is merged from (count, mean, `M2`)
 //!   summaries as Chan, Golub and LeVeque do: no difference of large sums,
 //!   so a large mean does not cost the spread its digits. `f32` inputs
-//!   accumulate in `f32` or, asked for, in `f64` ([`MomentsInput`]);
-//!   logsumexp accumulates in its input type. Its `exp` and `ln` are
-//!   within a few ulps (`kernels-gpu/src/math.rs`).
-//! - **Results** of the `_axes` forms follow [`crate::axes`]: row-major
-//!   over the kept axes, [`Reduced::shape`] with or without `keepdim`; the
-//!   same rules for axes, strides and errors. `any`/`all` along axes give
-//!   one byte per result, 0 or 1 (a `u8`, so that no byte a kernel did not
-//!   write can be read as a `bool`).
-//! - **Segments** (`var_segments`, …): one result per segment, each by
-//!   the rules above (an empty segment: no elements); invalid offsets are
-//!   [`Error::InvalidSegments`] from the blocking calls, clamped by the
-//!   `_into` forms, as for [`Reducer::segmented_reduce`]. A segment's
-//!   elements are read by a team of lanes sized for the average segment,
-//!   one launch; unlike `segmented_reduce`, segments are not handed out as
-//!   teams finish.
+//!   accumulate in `f32` or, asked for (`Var::<f64>`), in `f64`
+//!   ([`MomentsInput`]); logsumexp accumulates in its input type. Its `exp`
+//!   and `ln` are within a few ulps (`kernels-gpu/src/math.rs`).
+//! - **Results** over rows or axes follow [`crate::axes`]: row-major over
+//!   the kept axes, [`Reduced::shape`] with or without `keepdim`; the same
+//!   rules for axes, strides and errors. `Any`/`All` over anything but the
+//!   whole input give one byte per result, 0 or 1 (a `u8`, so that no byte
+//!   a kernel did not write can be read as a `bool`). [`MeanVar`] gives a
+//!   pair of buffers, `(means, variances)`.
+//! - **Segments** ([`Over::Segments`](crate::Over::Segments)): one result
+//!   per segment, each by the rules above (an empty segment: no elements);
+//!   invalid offsets are [`Error::InvalidSegments`] from the blocking
+//!   calls, clamped by [`Scope::reduce_into`](crate::Scope::reduce_into),
+//!   as for every reduction over segments (see [`Over`](crate::Over)). A
+//!   segment's elements are read by a team of lanes sized for the average
+//!   segment, one launch; unlike an [`Op`] over segments, segments are not
+//!   handed out as teams finish.
 //! - **Determinism**: as every reduction of the library, bit for bit the
 //!   same on every run for a given shape, device and input.
+//!
+//! [`Var`]: crate::Var
+//! [`Var::new`]: crate::Var::new
+//! [`Std`]: crate::Std
+//! [`Std::new`]: crate::Std::new
+//! [`MeanVar`]: crate::MeanVar
+//! [`MeanVar::new`]: crate::MeanVar::new
+//! [`LogSumExp`]: crate::LogSumExp
+//! [`Count`]: crate::Count
+//! [`Any`]: crate::Any
+//! [`All`]: crate::All
+//! [`Op`]: crate::Op
+//! [`Reduced::shape`]: crate::axes::Reduced::shape
 
-use crate::axes::{plan_passes, AxisLaunch, Pass, Reduced, SegmentsLaunch, Strided};
+use crate::axes::{plan_passes, AxisLaunch, Pass, SegmentsLaunch, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, from_word, Reducer};
-use crate::segmented::{invalid_offsets, Layout};
+use crate::segmented::Layout;
 use cust::error::CudaError;
 use cust::memory::DeviceCopy;
-use kernels_gpu::abi::{Finish, Kernel, Op, Statistic, SEGMENTS_INVALID};
+use kernels_gpu::abi::{Finish, Kernel, Op, Statistic};
 
-/// What [`Reducer::count`], [`Reducer::any`] and [`Reducer::all`] test
-/// each element for.
+/// What [`Count`](crate::Count), [`Any`](crate::Any) and [`All`](crate::All)
+/// test each element for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Predicate {
     /// The element is not zero (`-0.0` is zero; NaN is not): NumPy's
@@ -97,12 +119,12 @@ impl Predicate {
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::emulated::Emulator;
+/// use reduce::{emulated::Emulator, Var};
 /// // 1e6 + {0, 1, 2}: the spread survives the large mean (where Σx² − n·mean²
 /// // in f32 would have lost it), in f32 and in f64.
 /// let x = [1.0e6f32, 1.0e6 + 1.0, 1.0e6 + 2.0];
-/// assert_eq!(Emulator::default().var::<f32, _>(&x, 1.0)?, 1.0);
-/// assert_eq!(Emulator::default().var::<f64, _>(&x, 1.0)?, 1.0);
+/// assert_eq!(Emulator::default().reduce(&x, Var::<f32>::new(1.0)?)?, 1.0);
+/// assert_eq!(Emulator::default().reduce(&x, Var::<f64>::new(1.0)?)?, 1.0);
 /// # Ok(()) }
 /// ```
 pub trait MomentsInput<A: FloatElement>: Element + Sealed {}
@@ -220,212 +242,13 @@ pub(crate) struct Destination {
 }
 
 impl<B: Backend> Reducer<B> {
-    /// The variance of `input` along `axes` of the view `layout`, with
-    /// `correction` (1: the sample variance, PyTorch's default), accumulated
-    /// in `A`: one result per position of the other axes. See the
-    /// [module docs](crate::statistics) for the rules, [`crate::axes`] for
-    /// axes and views.
-    ///
-    /// Errors: as [`Reducer::reduce_axes`], and [`Error::InvalidArgument`]
-    /// for a correction that is negative or not finite.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator};
-    /// let x = [1.0f64, 3.0, 2.0, 6.0]; // 2 × 2
-    /// let rows = Emulator::default().var_axes::<f64, _>(&x, &Strided::contiguous(&[2, 2])?, &[-1], 0.0)?;
-    /// assert_eq!((rows.values.to_vec(), rows.shape(true)), (vec![1.0, 4.0], vec![2, 1]));
-    /// # Ok(()) }
-    /// ```
-    pub fn var_axes<A: FloatElement, In: MomentsInput<A>>(
+    /// The mean and the variance of the whole of `input`, in one pass
+    /// (`call`: the variance family's, `Finish::Value`).
+    pub(crate) fn mean_var_to_host<A: FloatElement, In: MomentsInput<A>>(
         &mut self,
         input: &B::Slice<In>,
-        layout: &Strided,
-        axes: &[isize],
-        correction: f64,
-    ) -> Result<Reduced<B::Buffer<A>>> {
-        self.statistic_axes(input, layout, axes, Call::moments::<A, In>(Finish::Value, correction)?)
-    }
-
-    /// The standard deviation: the square root of [`Reducer::var_axes`].
-    pub fn std_axes<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        input: &B::Slice<In>,
-        layout: &Strided,
-        axes: &[isize],
-        correction: f64,
-    ) -> Result<Reduced<B::Buffer<A>>> {
-        self.statistic_axes(input, layout, axes, Call::moments::<A, In>(Finish::Root, correction)?)
-    }
-
-    /// The means and variances along `axes`, from one pass over the
-    /// elements (PyTorch's `var_mean`, in the other order): `values.0` the
-    /// means, `values.1` the variances, as [`Reducer::var_axes`].
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator};
-    /// let x = [1.0f32, 3.0, 2.0, 6.0]; // 2 × 2
-    /// let both = Emulator::default().mean_var_axes::<f32, _>(&x, &Strided::contiguous(&[2, 2])?, &[0], 1.0)?;
-    /// assert_eq!((both.values.0.to_vec(), both.values.1.to_vec()), (vec![1.5, 4.5], vec![0.5, 4.5]));
-    /// # Ok(()) }
-    /// ```
-    #[allow(clippy::type_complexity)]
-    pub fn mean_var_axes<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        input: &B::Slice<In>,
-        layout: &Strided,
-        axes: &[isize],
-        correction: f64,
-    ) -> Result<Reduced<(B::Buffer<A>, B::Buffer<A>)>> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
-        let outputs = layout.kept_outputs(axes)?;
-        let mut means = self.backend.alloc::<A>(outputs)?;
-        let mut variances = self.backend.alloc::<A>(outputs)?;
-        let (out, len) = B::parts(B::as_slice_mut(&mut variances));
-        let (means_address, _) = B::parts(B::as_slice_mut(&mut means));
-        let destination = Destination {
-            out,
-            len,
-            means: Some(means_address),
-        };
-        self.enqueue_statistic(input, layout, axes, call, destination, None)?;
-        // Waits for the own stream: the buffers are read on others.
-        self.backend.read_result_slot()?;
-        Reduced::new((means, variances), layout, axes)
-    }
-
-    /// logsumexp along `axes`: `ln Σ exp(x)` of each result's elements,
-    /// without overflow (the softmax's normaliser: `softmax(x) = exp(x −
-    /// logsumexp(x))`). See the [module docs](crate::statistics).
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator};
-    /// let x = [1000.0f32, 1000.0, f32::NEG_INFINITY, 0.0]; // 2 × 2: no overflow
-    /// let rows = Emulator::default().logsumexp_axes(&x, &Strided::contiguous(&[2, 2])?, &[1])?;
-    /// assert_eq!(rows.values.to_vec(), [1000.0 + 2f32.ln(), 0.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn logsumexp_axes<F: LogSumExpInput>(
-        &mut self,
-        input: &B::Slice<F>,
-        layout: &Strided,
-        axes: &[isize],
-    ) -> Result<Reduced<B::Buffer<F>>> {
-        self.statistic_axes(input, layout, axes, Call::logsumexp::<F>())
-    }
-
-    /// The number of elements along `axes` that `predicate` holds for.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator, statistics::Predicate};
-    /// let x = [0i64, 1, 2, 0, 0, 3]; // 2 × 3
-    /// let per_column = Emulator::default().count_axes(&x, &Strided::contiguous(&[2, 3])?, &[0], Predicate::Nonzero)?;
-    /// assert_eq!(per_column.values.to_vec(), [0, 1, 2]);
-    /// # Ok(()) }
-    /// ```
-    pub fn count_axes<T: Element>(
-        &mut self,
-        input: &B::Slice<T>,
-        layout: &Strided,
-        axes: &[isize],
-        predicate: Predicate,
-    ) -> Result<Reduced<B::Buffer<u64>>> {
-        self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::Value))
-    }
-
-    /// Whether `predicate` holds for any element along `axes`: 1 or 0 per
-    /// result (a byte; see the [module docs](crate::statistics)).
-    pub fn any_axes<T: Element>(
-        &mut self,
-        input: &B::Slice<T>,
-        layout: &Strided,
-        axes: &[isize],
-        predicate: Predicate,
-    ) -> Result<Reduced<B::Buffer<u8>>> {
-        self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::Any))
-    }
-
-    /// Whether `predicate` holds for every element along `axes` (1 where
-    /// the reduced axes are empty): 1 or 0 per result.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator, statistics::Predicate};
-    /// let x = [1u32, 2, 0, 4]; // 2 × 2
-    /// let rows = Emulator::default().all_axes(&x, &Strided::contiguous(&[2, 2])?, &[1], Predicate::Nonzero)?;
-    /// assert_eq!(rows.values.to_vec(), [1, 0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn all_axes<T: Element>(
-        &mut self,
-        input: &B::Slice<T>,
-        layout: &Strided,
-        axes: &[isize],
-        predicate: Predicate,
-    ) -> Result<Reduced<B::Buffer<u8>>> {
-        self.statistic_axes(input, layout, axes, Call::count::<T>(predicate, Finish::All))
-    }
-
-    /// The position along `axis` of the largest element, per position of
-    /// the other axes (PyTorch's `x.argmax(dim=axis)`): the first among
-    /// equal ones, a NaN before any number, by the rules of
-    /// [`Reducer::argmax`]; [`half::f16`] and [`half::bf16`] compared as
-    /// `f32`. One launch. [`Error::Empty`] if the axis has length 0 (and
-    /// the other axes have positions).
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{axes::Strided, emulated::Emulator};
-    /// let x = [3i32, 9, 9, 7, 1, 8]; // 2 × 3
-    /// let layout = Strided::contiguous(&[2, 3])?;
-    /// let per_row = Emulator::default().argmax_axis(&x, &layout, -1)?;
-    /// assert_eq!((per_row.values.to_vec(), per_row.shape(true)), (vec![1, 2], vec![2, 1]));
-    /// let per_column = Emulator::default().argmin_axis(&x, &layout, 0)?;
-    /// assert_eq!(per_column.values.to_vec(), [0, 1, 1]);
-    /// # Ok(()) }
-    /// ```
-    pub fn argmax_axis<T: ArgInput>(
-        &mut self,
-        input: &B::Slice<T>,
-        layout: &Strided,
-        axis: isize,
-    ) -> Result<Reduced<B::Buffer<u64>>> {
-        self.statistic_axes(input, layout, &[axis], Call::arg::<T>(Op::Max)?)
-    }
-
-    /// The position along `axis` of the smallest element, per position of
-    /// the other axes: [`Reducer::argmax_axis`]'s rules (a NaN is still the
-    /// first choice).
-    pub fn argmin_axis<T: ArgInput>(
-        &mut self,
-        input: &B::Slice<T>,
-        layout: &Strided,
-        axis: isize,
-    ) -> Result<Reduced<B::Buffer<u64>>> {
-        self.statistic_axes(input, layout, &[axis], Call::arg::<T>(Op::Min)?)
-    }
-
-    /// The variance of the whole of `input`, with `correction`, accumulated
-    /// in `A` ([`Reducer::var_axes`] over its one axis).
-    pub fn var<A: FloatElement, In: MomentsInput<A>>(&mut self, input: &B::Slice<In>, correction: f64) -> Result<A> {
-        self.statistic_to_host::<_, _>(input, Call::moments::<A, In>(Finish::Value, correction)?)
-    }
-
-    /// The standard deviation of the whole of `input`.
-    pub fn std<A: FloatElement, In: MomentsInput<A>>(&mut self, input: &B::Slice<In>, correction: f64) -> Result<A> {
-        self.statistic_to_host::<_, _>(input, Call::moments::<A, In>(Finish::Root, correction)?)
-    }
-
-    /// The mean and the variance of the whole of `input`, in one pass.
-    pub fn mean_var<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        input: &B::Slice<In>,
-        correction: f64,
+        call: Call,
     ) -> Result<(A, A)> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
         let slot = self.backend.result_slot();
         // The slot's second word: inside the backend's 16-byte slot.
         let means = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
@@ -439,49 +262,12 @@ impl<B: Backend> Reducer<B> {
         Ok((from_word(mean), from_word(variance)))
     }
 
-    /// logsumexp of the whole of `input`.
-    pub fn logsumexp<F: LogSumExpInput>(&mut self, input: &B::Slice<F>) -> Result<F> {
-        self.statistic_to_host::<_, _>(input, Call::logsumexp::<F>())
-    }
-
-    /// The number of elements of `input` that `predicate` holds for.
-    pub fn count<T: Element>(&mut self, input: &B::Slice<T>, predicate: Predicate) -> Result<u64> {
-        self.statistic_to_host::<_, _>(input, Call::count::<T>(predicate, Finish::Value))
-    }
-
-    /// Whether `predicate` holds for any element of `input` (false if empty).
-    pub fn any<T: Element>(&mut self, input: &B::Slice<T>, predicate: Predicate) -> Result<bool> {
-        let byte: u8 = self.statistic_to_host::<_, _>(input, Call::count::<T>(predicate, Finish::Any))?;
-        Ok(byte != 0)
-    }
-
-    /// Whether `predicate` holds for every element of `input` (true if empty).
-    pub fn all<T: Element>(&mut self, input: &B::Slice<T>, predicate: Predicate) -> Result<bool> {
-        let byte: u8 = self.statistic_to_host::<_, _>(input, Call::count::<T>(predicate, Finish::All))?;
-        Ok(byte != 0)
-    }
-
-    /// `call` along `axes`, into a new buffer of `R`s (the type `call`'s
-    /// results have), after the own stream's work.
-    fn statistic_axes<In: DeviceCopy, R: DeviceCopy>(
+    /// `call` over the whole of `input`, its one result (of `R`) read back.
+    pub(crate) fn statistic_to_host<In: DeviceCopy, R: DeviceCopy>(
         &mut self,
         input: &B::Slice<In>,
-        layout: &Strided,
-        axes: &[isize],
         call: Call,
-    ) -> Result<Reduced<B::Buffer<R>>> {
-        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
-        let outputs = layout.kept_outputs(axes)?;
-        let mut values = self.backend.alloc::<R>(outputs)?;
-        let (out, len) = B::parts(B::as_slice_mut(&mut values));
-        self.enqueue_statistic(input, layout, axes, call, Destination { out, len, means: None }, None)?;
-        // Waits for the own stream: the buffer is read on others.
-        self.backend.read_result_slot()?;
-        Reduced::new(values, layout, axes)
-    }
-
-    /// `call` over the whole of `input`, its one result (of `R`) read back.
-    fn statistic_to_host<In: Element, R: DeviceCopy>(&mut self, input: &B::Slice<In>, call: Call) -> Result<R> {
+    ) -> Result<R> {
         debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
         let out = self.backend.result_slot();
         let destination = Destination {
@@ -510,11 +296,13 @@ impl<B: Backend> Reducer<B> {
         let outputs = layout.checked_outputs(axes, destination.len)?;
         let (address, len) = checked_parts::<B, In>(input)?;
         let checked = layout.checked_dims(axes, len)?;
-        if outputs == 0 {
-            return Ok(());
-        }
+        // Before the no-results return: an axis of length 0 has no argmax
+        // even where no kept position asks for one.
         if let (0, Some(op)) = (checked.reduced_elements, call.empty) {
             return Err(Error::Empty { op });
+        }
+        if outputs == 0 {
+            return Ok(());
         }
         // Before the first pass: only the last launch sees the outputs.
         let result_bytes = outputs.saturating_mul(call.result_bytes);
@@ -572,152 +360,6 @@ impl<B: Backend> Reducer<B> {
 }
 
 impl<B: Backend> Reducer<B> {
-    /// The variance of each segment of `values` given by `offsets` (as
-    /// [`crate::segmented`]'s: `segments + 1` `u64`s, segment `s` being
-    /// `values[offsets[s]..offsets[s + 1]]`), with `correction`,
-    /// accumulated in `A`: one result per segment, in a new buffer. Empty
-    /// segments give NaN. One launch, reading each element once.
-    ///
-    /// Errors: [`Error::InvalidSegments`] naming the first segment whose
-    /// offsets decrease or pass the end of `values` (or for no offsets),
-    /// [`Error::InvalidArgument`] for a bad correction, CUDA errors.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), reduce::Error> {
-    /// use reduce::{emulated::Emulator, statistics::Predicate, Error};
-    /// let mut emulator = Emulator::default(); // on a GPU: a `Reducer` and device buffers
-    /// let values = [1.0f64, 3.0, 2.0, 4.0, 6.0, f64::NAN];
-    /// let offsets = [0u64, 2, 2, 5, 6]; // [1, 3], [], [2, 4, 6], [NaN]
-    /// let var = emulator.var_segments::<f64, _>(&values, &offsets, 1.0)?.to_vec();
-    /// assert!(var[0] == 2.0 && var[1].is_nan() && var[2] == 4.0 && var[3].is_nan());
-    /// assert_eq!(emulator.count_segments(&values, &offsets, Predicate::Nan)?.to_vec(), [0, 0, 0, 1]);
-    /// assert_eq!(emulator.all_segments(&values, &offsets, Predicate::Nonzero)?.to_vec(), [1, 1, 1, 1]);
-    /// let past_the_end = emulator.logsumexp_segments(&values, &[0, 7]);
-    /// assert!(matches!(past_the_end, Err(Error::InvalidSegments(_))));
-    /// # Ok(()) }
-    /// ```
-    pub fn var_segments<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        values: &B::Slice<In>,
-        offsets: &B::Slice<u64>,
-        correction: f64,
-    ) -> Result<B::Buffer<A>> {
-        self.statistic_segments(values, offsets, Call::moments::<A, In>(Finish::Value, correction)?)
-    }
-
-    /// The standard deviation of each segment: the square root of [`Reducer::var_segments`].
-    pub fn std_segments<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        values: &B::Slice<In>,
-        offsets: &B::Slice<u64>,
-        correction: f64,
-    ) -> Result<B::Buffer<A>> {
-        self.statistic_segments(values, offsets, Call::moments::<A, In>(Finish::Root, correction)?)
-    }
-
-    /// The mean and the variance of each segment, from one pass: `(means,
-    /// variances)`, as [`Reducer::var_segments`].
-    pub fn mean_var_segments<A: FloatElement, In: MomentsInput<A>>(
-        &mut self,
-        values: &B::Slice<In>,
-        offsets: &B::Slice<u64>,
-        correction: f64,
-    ) -> Result<(B::Buffer<A>, B::Buffer<A>)> {
-        let call = Call::moments::<A, In>(Finish::Value, correction)?;
-        let segments = Layout::of_offsets::<B>(offsets)?.segments();
-        let mut means = self.backend.alloc::<A>(segments)?;
-        let mut variances = self.backend.alloc::<A>(segments)?;
-        let (out, len) = B::parts(B::as_slice_mut(&mut variances));
-        let (means_address, _) = B::parts(B::as_slice_mut(&mut means));
-        let destination = Destination {
-            out,
-            len,
-            means: Some(means_address),
-        };
-        self.blocking_statistic_segments(values, offsets, call, destination)?;
-        Ok((means, variances))
-    }
-
-    /// logsumexp of each segment (`-inf` for an empty one), as [`Reducer::var_segments`].
-    pub fn logsumexp_segments<F: LogSumExpInput>(
-        &mut self,
-        values: &B::Slice<F>,
-        offsets: &B::Slice<u64>,
-    ) -> Result<B::Buffer<F>> {
-        self.statistic_segments(values, offsets, Call::logsumexp::<F>())
-    }
-
-    /// The number of elements of each segment that `predicate` holds for.
-    pub fn count_segments<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        offsets: &B::Slice<u64>,
-        predicate: Predicate,
-    ) -> Result<B::Buffer<u64>> {
-        self.statistic_segments(values, offsets, Call::count::<T>(predicate, Finish::Value))
-    }
-
-    /// Whether `predicate` holds for any element of each segment: 1 or 0 per
-    /// segment (0 for an empty one).
-    pub fn any_segments<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        offsets: &B::Slice<u64>,
-        predicate: Predicate,
-    ) -> Result<B::Buffer<u8>> {
-        self.statistic_segments(values, offsets, Call::count::<T>(predicate, Finish::Any))
-    }
-
-    /// Whether `predicate` holds for every element of each segment: 1 or 0
-    /// per segment (1 for an empty one).
-    pub fn all_segments<T: Element>(
-        &mut self,
-        values: &B::Slice<T>,
-        offsets: &B::Slice<u64>,
-        predicate: Predicate,
-    ) -> Result<B::Buffer<u8>> {
-        self.statistic_segments(values, offsets, Call::count::<T>(predicate, Finish::All))
-    }
-
-    /// `call` over each segment, into a new buffer of `R`s (the type
-    /// `call`'s results have).
-    fn statistic_segments<In: DeviceCopy, R: DeviceCopy>(
-        &mut self,
-        values: &B::Slice<In>,
-        offsets: &B::Slice<u64>,
-        call: Call,
-    ) -> Result<B::Buffer<R>> {
-        debug_assert_eq!(call.result_bytes, std::mem::size_of::<R>());
-        let segments = Layout::of_offsets::<B>(offsets)?.segments();
-        let mut results = self.backend.alloc::<R>(segments)?;
-        let (out, len) = B::parts(B::as_slice_mut(&mut results));
-        self.blocking_statistic_segments(values, offsets, call, Destination { out, len, means: None })?;
-        Ok(results)
-    }
-
-    /// `call` over each segment on the own stream, waited for, the offsets
-    /// checked by the kernel: [`Error::InvalidSegments`] naming the first
-    /// bad segment.
-    fn blocking_statistic_segments<In: DeviceCopy>(
-        &mut self,
-        values: &B::Slice<In>,
-        offsets: &B::Slice<u64>,
-        call: Call,
-        destination: Destination,
-    ) -> Result<()> {
-        // The status word is the first word of the result slot, zeroed first.
-        let status = self.backend.result_slot();
-        // SAFETY: the result slot is 16 writable, aligned bytes.
-        unsafe { self.backend.zero_words(status, 1, None)? };
-        self.enqueue_statistic_segments(values, offsets, call, destination, Some(status), None)?;
-        let [status_word, _] = self.backend.read_result_slot()?;
-        if status_word as u32 == SEGMENTS_INVALID {
-            let offsets = self.backend.to_host(offsets)?;
-            return Err(invalid_offsets(&offsets, B::parts(values).1));
-        }
-        Ok(())
-    }
-
     /// Enqueues `call` over each segment of `values` on `stream`: one axis
     /// launch whose results are the segments, their offsets clamped into
     /// `values` and, where `status` is given, flagged there if invalid.

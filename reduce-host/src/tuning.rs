@@ -14,96 +14,43 @@
 //! it writes into the PTX of the same architecture.
 
 /// The launch policy of one range of compute capabilities.
-///
-/// ```
-/// use reduce::tuning;
-/// let ada = tuning::for_compute_capability(89); // an RTX 4090 or L40S: the Volta row
-/// assert_eq!(ada.map(|row| (row.min_cc, row.block_threads)), Some((70, 256)));
-/// let blackwell = tuning::for_compute_capability(100); // the Hopper row
-/// assert_eq!(blackwell.map(|row| (row.min_cc, row.block_threads)), Some((90, 512)));
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tuning {
     /// The lowest compute capability (major × 10 + minor) this row is for;
     /// also the PTX architecture (`sm_<min_cc>`) built with this row's
     /// register cap.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.min_cc), Some(90));
-    /// ```
     pub min_cc: u32,
     /// Threads per block of the production (whole-input) and segmented
     /// kernels.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.block_threads), Some(512));
-    /// ```
     pub block_threads: u32,
     /// Registers per thread the segmented kernels may use (`.maxnreg`, as
     /// CUDA C's `__launch_bounds__` would set; rustc has no attribute for it).
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.segmented_max_registers), Some(64)); // two 512-thread blocks per SM
-    /// ```
     pub segmented_max_registers: u32,
     /// Registers per thread logsumexp of `f64` may use (`.maxnreg` on its
     /// kernels over elements, along an axis or segments), or `None` for no cap: its
     /// 8 `exp` series per batch are independent, and ptxas interleaves them
     /// up to more registers than the row's block may have.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.and_then(|row| row.series_max_registers), Some(128)); // a 512-thread block
-    /// ```
     pub series_max_registers: Option<u32>,
     /// Full tiles each thread of a segment's team should get: each tile is one
     /// batch of loads in flight, and each segment costs its team a fixed
     /// overhead (its bounds, head and tail, the team's reduction), which more
     /// tiles per thread spread over more bytes.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.segment_tiles_per_thread), Some(2));
-    /// ```
     pub segment_tiles_per_thread: u64,
     /// The fewest lanes a team has when its segment holds a full tile for
     /// each: the lanes of narrower teams read rows that lie further apart.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.min_segment_lanes), Some(4));
-    /// ```
     pub min_segment_lanes: u64,
     /// Bytes of an average segment's elements a warp (or block) takes at a
     /// time from the balanced kernels' counter; where a segment is longer, a
     /// take is the taker's teams, one segment each.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.take_bytes), Some(32 << 10)); // 32 KiB
-    /// ```
     pub take_bytes: u64,
     /// The fewest takes each taker (warp, or block) should get from the
     /// balanced kernels: fewer segments per take where there are not that
     /// many, and the fixed-order kernel where even takes of one round would
     /// leave fewer.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.min_takes_per_taker), Some(4));
-    /// ```
     pub min_takes_per_taker: u64,
     /// The fewest lanes per team for which segments given by offsets are
     /// handed out to warps (or blocks) as they finish rather than in a fixed
     /// order.
-    ///
-    /// ```
-    /// let hopper = reduce::tuning::for_compute_capability(90);
-    /// assert_eq!(hopper.map(|row| row.balanced_min_lanes), Some(16));
-    /// ```
     pub balanced_min_lanes: u32,
 }
 
@@ -168,38 +115,109 @@ const VOLTA: Tuning = Tuning {
 
 /// Every row, newest first: a device takes the first row whose `min_cc` it
 /// reaches. The PTX is built for each row's architecture.
-///
-/// ```
-/// use reduce::tuning::BY_ARCHITECTURE;
-/// assert!(BY_ARCHITECTURE.windows(2).all(|pair| pair[0].min_cc > pair[1].min_cc)); // newest first
-/// assert_eq!(BY_ARCHITECTURE.last().map(|oldest| oldest.min_cc), Some(70)); // Volta
-/// ```
 pub const BY_ARCHITECTURE: &[Tuning] = &[HOPPER, VOLTA];
 
 /// The row for compute capability `cc` (major × 10 + minor); `None` before
 /// the oldest row (sm_70).
-///
-/// ```
-/// use reduce::tuning::for_compute_capability;
-/// assert_eq!(for_compute_capability(90).map(|row| row.block_threads), Some(512));
-/// assert_eq!(for_compute_capability(120).map(|row| row.min_cc), Some(90));
-/// assert_eq!(for_compute_capability(75).map(|row| row.min_cc), Some(70));
-/// assert_eq!(for_compute_capability(61), None); // Pascal
-/// ```
 pub fn for_compute_capability(cc: u32) -> Option<Tuning> {
     BY_ARCHITECTURE.iter().find(|row| cc >= row.min_cc).copied()
 }
 
 /// The most segments a warp or block takes at a time: they must fit the
 /// plan's 16 bits (`abi::SegmentPlan`). A limit of the format, not tuned.
-///
-/// ```
-/// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, tuning::MAX_SEGMENTS_PER_TAKE, Op};
-/// // A million one-element segments: as many per take as 32 KiB holds, within the cap.
-/// let shape = Emulator::default().segmented_launch_shape::<f32>(Op::Sum, 1 << 20, 1 << 20)?;
-/// assert_eq!(shape.segments_per_take, 8192);
-/// assert!(u64::from(shape.segments_per_take) <= MAX_SEGMENTS_PER_TAKE);
-/// # Ok(()) }
-/// ```
 pub const MAX_SEGMENTS_PER_TAKE: u64 = 1 << 15;
+
+#[cfg(test)]
+mod tests {
+    //! The tuning table's rows, as its users read them.
+
+    #[test]
+    fn row_0() {
+        use crate::tuning;
+        let ada = tuning::for_compute_capability(89); // an RTX 4090 or L40S: the Volta row
+        assert_eq!(ada.map(|row| (row.min_cc, row.block_threads)), Some((70, 256)));
+        let blackwell = tuning::for_compute_capability(100); // the Hopper row
+        assert_eq!(blackwell.map(|row| (row.min_cc, row.block_threads)), Some((90, 512)));
+    }
+
+    #[test]
+    fn row_1() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.min_cc), Some(90));
+    }
+
+    #[test]
+    fn row_2() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.block_threads), Some(512));
+    }
+
+    #[test]
+    fn row_3() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.segmented_max_registers), Some(64)); // two 512-thread blocks per SM
+    }
+
+    #[test]
+    fn row_4() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.and_then(|row| row.series_max_registers), Some(128)); // a 512-thread block
+    }
+
+    #[test]
+    fn row_5() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.segment_tiles_per_thread), Some(2));
+    }
+
+    #[test]
+    fn row_6() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.min_segment_lanes), Some(4));
+    }
+
+    #[test]
+    fn row_7() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.take_bytes), Some(32 << 10)); // 32 KiB
+    }
+
+    #[test]
+    fn row_8() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.min_takes_per_taker), Some(4));
+    }
+
+    #[test]
+    fn row_9() {
+        let hopper = crate::tuning::for_compute_capability(90);
+        assert_eq!(hopper.map(|row| row.balanced_min_lanes), Some(16));
+    }
+
+    #[test]
+    fn row_10() {
+        use crate::tuning::BY_ARCHITECTURE;
+        assert!(BY_ARCHITECTURE.windows(2).all(|pair| pair[0].min_cc > pair[1].min_cc)); // newest first
+        assert_eq!(BY_ARCHITECTURE.last().map(|oldest| oldest.min_cc), Some(70));
+        // Volta
+    }
+
+    #[test]
+    fn row_11() {
+        use crate::tuning::for_compute_capability;
+        assert_eq!(for_compute_capability(90).map(|row| row.block_threads), Some(512));
+        assert_eq!(for_compute_capability(120).map(|row| row.min_cc), Some(90));
+        assert_eq!(for_compute_capability(75).map(|row| row.min_cc), Some(70));
+        assert_eq!(for_compute_capability(61), None); // Pascal
+    }
+
+    #[test]
+    fn row_12() -> crate::Result<()> {
+        use crate::{emulated::Emulator, tuning::MAX_SEGMENTS_PER_TAKE, Op};
+        // A million one-element segments: as many per take as 32 KiB holds, within the cap.
+        let shape = Emulator::default().segmented_launch_shape::<f32>(Op::Sum, 1 << 20, 1 << 20)?;
+        assert_eq!(shape.segments_per_take, 8192);
+        assert!(u64::from(shape.segments_per_take) <= MAX_SEGMENTS_PER_TAKE);
+        Ok(())
+    }
+}

@@ -9,7 +9,7 @@ use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::half::{bf16, f16};
-use reduce::{ArgInput, Error, Op};
+use reduce::{ArgInput, ArgMin, Error, Op};
 
 /// The CPU reference: the first index holding the largest (`Op::Max`) or
 /// smallest element, or the first NaN.
@@ -148,7 +148,7 @@ fn argmax_f32_known_answers() {
         assert!(error.contains("empty"), "{name}: {error}");
     });
     assert!(matches!(
-        reduce::emulated::Emulator::default().argmin::<i64>(&[]),
+        reduce::emulated::Emulator::default().reduce::<i64, _>(&[], ArgMin),
         Err(Error::Empty { op: Op::Min })
     ));
 }

@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::emulated::Emulator;
 use reduce::ladder::{self, Ladder, Rung};
-use reduce::{Error, Op};
+use reduce::{ArgMax, Error, Op, Over};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const CASES: usize = 6_000;
@@ -64,12 +64,12 @@ fn one_call<T: TestElement + reduce::ArgInput>(rng: &mut StdRng, emulator: &mut 
                 if rng.gen_range(0..2) == 0 {
                     offsets.sort_unstable();
                 }
-                // With no segment, the one offset bounds nothing and is not checked.
-                let valid =
-                    segments == 0 || offsets.windows(2).all(|w| w[0] <= w[1]) && offsets.iter().all(|&o| o <= n as u64);
-                match emulator.segmented_reduce(input, &offsets, op) {
+                // With no segment, the one offset is still checked: past the
+                // end it is refused, as any offset past the end is.
+                let valid = offsets.windows(2).all(|w| w[0] <= w[1]) && offsets.iter().all(|&o| o <= n as u64);
+                match emulator.reduce_over(input, op, Over::Segments(&offsets[..])) {
                     Ok(out) if valid && defined => {
-                        let got = out.to_vec();
+                        let got = out.values.to_vec();
                         for (s, w) in offsets.windows(2).enumerate() {
                             let segment = &input[w[0] as usize..w[1] as usize];
                             let expected_empty = segment.is_empty();
@@ -99,9 +99,9 @@ fn one_call<T: TestElement + reduce::ArgInput>(rng: &mut StdRng, emulator: &mut 
                     }
                 };
                 let fits = rows.checked_mul(row_len) == Some(n);
-                match emulator.reduce_rows(input, rows, row_len, op) {
+                match emulator.reduce_over(input, op, Over::Rows { rows, len: row_len }) {
                     Ok(out) if fits && defined => {
-                        let got = out.to_vec();
+                        let got = out.values.to_vec();
                         for (r, result) in got.iter().enumerate() {
                             let row = &input[r * row_len..(r + 1) * row_len];
                             if row.is_empty() {
@@ -135,7 +135,7 @@ fn one_call<T: TestElement + reduce::ArgInput>(rng: &mut StdRng, emulator: &mut 
                     other => Err(format!("Ladder::new({rung}, {threads}) gave {other:?}")),
                 }
             }
-            _ => match emulator.argmax(input) {
+            _ => match emulator.reduce(input, ArgMax) {
                 Ok((index, value)) => {
                     let expected = input.get(index as usize).ok_or("index out of range")?;
                     if value.to_bits() == expected.to_bits() {

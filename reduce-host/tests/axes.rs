@@ -11,7 +11,8 @@ use common::{ops_for, random_axes, random_layout, reduced_axes, rng, span, TestB
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::axes::Strided;
-use reduce::{Error, Op};
+use reduce::half::f16;
+use reduce::{ArgMax, ArgMin, Error, Op, Over, Widened};
 
 /// Checks one call against the reference: each result, the shape, and the
 /// error for a reduced axis of length 0 and an op without identity.
@@ -28,7 +29,9 @@ fn check_case<B: TestBackend, T: TestElement>(
     let summed: Vec<usize> = (0..reduced.len()).filter(|&a| reduced[a]).collect();
     let expected = common::gathered(data, layout, &summed);
     let got = tester.axes(data, offset, layout, axes, op)?;
-    let empty_fold = expected.iter().any(|r| r.is_empty());
+    // A reduced axis of length 0 folds nothing, even where no kept
+    // position asks for a result (then `expected` has no results at all).
+    let empty_fold = summed.iter().any(|&a| layout.shape()[a] == 0);
     match got {
         Err(Error::Empty { .. }) if empty_fold && !op.defined_on_empty() => Ok(()),
         Err(e) => Err(format!("{case}: {e}")),
@@ -239,4 +242,89 @@ fn errors_and_edge_cases() {
         let one = backend.axes(&data, 0, &scalar, &[], Op::Sum).unwrap().unwrap();
         assert_eq!(one, (vec![1.0], vec![]));
     });
+}
+
+/// Regression: an axis of length 0 reduced where the kept axes have no
+/// positions either (`[0, 5, 0]`, the last axis): no result is asked for,
+/// but `Max` and the others without an identity are still
+/// [`Error::Empty`], as `torch.amax` is (they once returned `Ok` with no
+/// values); ops with an identity return no results. The same for a widened
+/// `Max` and for argmax/argmin.
+#[test]
+fn empty_axis_without_kept_positions_is_empty() {
+    let test = "empty_axis_without_kept_positions_is_empty";
+    for_each_backend!(test, |backend| { empty_axis_without_kept_positions(&mut backend) });
+}
+
+fn empty_axis_without_kept_positions<B: TestBackend>(backend: &mut Tester<B>) {
+    let name = backend.name();
+    let layout = Strided::contiguous(&[0, 5, 0]).unwrap();
+    let r = &mut backend.reducer;
+    let floats = B::stage(&[0.0f32; 0], 0, f32::NAN);
+    for op in [Op::Max, Op::Min, Op::NanMax, Op::NanMin, Op::MaxAbs] {
+        let got = r
+            .reduce_over(B::slice(&floats), op, Over::Axes(&layout, &[-1]))
+            .map(|reduced| B::to_vec(&reduced.values));
+        assert!(
+            matches!(got, Err(Error::Empty { op: empty }) if empty == op),
+            "{name}: f32 {op}: {got:?}"
+        );
+    }
+    let ints = B::stage(&[0i32; 0], 0, 0);
+    for op in [Op::Max, Op::Min] {
+        let got = r
+            .reduce_over(B::slice(&ints), op, Over::Axes(&layout, &[-1]))
+            .map(|reduced| B::to_vec(&reduced.values));
+        assert!(
+            matches!(got, Err(Error::Empty { op: empty }) if empty == op),
+            "{name}: i32 {op}: {got:?}"
+        );
+    }
+    let halves = B::stage(&[f16::ZERO; 0], 0, f16::NAN);
+    let widened = r
+        .reduce_over(
+            B::slice(&halves),
+            Widened::<f32>::new(Op::Max),
+            Over::Axes(&layout, &[-1]),
+        )
+        .map(|reduced| B::to_vec(&reduced.values));
+    assert!(
+        matches!(widened, Err(Error::Empty { op: Op::Max })),
+        "{name}: widened max of f16: {widened:?}"
+    );
+    let argmax = r
+        .reduce_over(B::slice(&floats), ArgMax, Over::Axes(&layout, &[-1]))
+        .map(|reduced| B::to_vec(&reduced.values));
+    assert!(
+        matches!(argmax, Err(Error::Empty { op: Op::Max })),
+        "{name}: argmax: {argmax:?}"
+    );
+    let argmin = r
+        .reduce_over(B::slice(&ints), ArgMin, Over::Axes(&layout, &[-1]))
+        .map(|reduced| B::to_vec(&reduced.values));
+    assert!(
+        matches!(argmin, Err(Error::Empty { op: Op::Min })),
+        "{name}: argmin: {argmin:?}"
+    );
+    // With an identity: no results, of the kept shape.
+    let sums = r
+        .reduce_over(B::slice(&floats), Op::Sum, Over::Axes(&layout, &[-1]))
+        .unwrap();
+    assert_eq!(
+        (B::to_vec(&sums.values).unwrap(), sums.shape(false)),
+        (vec![], vec![0, 5]),
+        "{name}: sum"
+    );
+    let widened_sums = r
+        .reduce_over(
+            B::slice(&halves),
+            Widened::<f32>::new(Op::Sum),
+            Over::Axes(&layout, &[-1]),
+        )
+        .unwrap();
+    assert_eq!(
+        B::to_vec(&widened_sums.values).unwrap(),
+        [0.0f32; 0],
+        "{name}: widened sum"
+    );
 }

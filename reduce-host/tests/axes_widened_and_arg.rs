@@ -1,9 +1,10 @@
-//! Widened reductions along axes (`reduce_as_axes`) and argmax/argmin along
-//! one axis, on the emulator and the GPU, against a CPU reference: random
-//! views and axes with integer-valued data (every answer exact), ties and
-//! NaNs for the arg reductions, axes long enough to be split over blocks
-//! with the preferred element in every part, the other forms (free
-//! functions, `_into` into a poisoned output) on the GPU, and the errors.
+//! Widened reductions along axes (`Widened` over `Over::Axes`) and
+//! argmax/argmin along one axis, on the emulator and the GPU, against a
+//! CPU reference: random views and axes with integer-valued data (every
+//! answer exact), ties and NaNs for the arg reductions, axes long enough to
+//! be split over blocks with the preferred element in every part, the other
+//! forms (the free function, `reduce_into` into a poisoned output) on the
+//! GPU, and the errors.
 
 #[macro_use]
 mod common;
@@ -13,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::half::{bf16, f16};
-use reduce::{ArgInput, Element, Error, Op, WidensTo};
+use reduce::{ArgInput, ArgMax, ArgMin, Element, Error, Op, Over, Widened, WidensTo};
 use std::fmt::Debug;
 
 /// The axes `axes` of a rank-`rank` view as non-negative indices.
@@ -33,6 +34,15 @@ fn kept_shape(layout: &Strided, axes: &[isize]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether a reduced axis has length 0: then the reductions without an
+/// identity are `Error::Empty`, even where the kept axes have no positions
+/// (no result is asked for), as `torch.amax` is.
+fn folds_nothing(layout: &Strided, axes: &[isize]) -> bool {
+    summed_axes(layout.shape().len(), axes)
+        .iter()
+        .any(|&a| layout.shape()[a] == 0)
+}
+
 /// One widening pair as the test drives it: the input made from a small
 /// integer, the accumulator the exact answer converts to.
 struct Pair<In, A> {
@@ -43,7 +53,7 @@ struct Pair<In, A> {
     ops: &'static [Op],
 }
 
-/// `reduce_as_axes` of random views against the exact integer reference,
+/// `Widened` over the axes of random views against the exact integer reference,
 /// run twice on each backend (the two must agree bit for bit).
 fn random_widened_views<In, A>(test: &str, pair: Pair<In, A>, cases: usize)
 where
@@ -77,11 +87,11 @@ fn widened_cases<B: TestBackend, In, A>(
                 let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
                 let got = backend.staged_twice(&data, rng.gen_range(0..4), In::default(), |reducer, input| {
                     reducer
-                        .reduce_as_axes::<A, In>(input, &layout, &axes, op)
+                        .reduce_over(input, Widened::<A>::new(op), Over::Axes(&layout, &axes))
                         .map(|r| (B::to_vec(&r.values), r.shape(false)))
                 });
                 let expected = common::gathered(&ints, &layout, &summed_axes(layout.shape().len(), &axes));
-                let empty = expected.iter().any(|r| r.is_empty());
+                let empty = folds_nothing(&layout, &axes);
                 let (values, shape) = match got {
                     Err(Error::Empty { .. }) if empty && op != Op::Sum => continue,
                     Err(e) => panic!("{}: {test}: {case}: {e}", backend.name()),
@@ -256,14 +266,14 @@ fn check_arg<B: TestBackend, T: ArgValue>(
     let case = format!("{:?} strides {:?} axis {axis} {op}", layout.shape(), layout.strides());
     let got = backend.staged_twice(data, 1, T::default(), |reducer, input| {
         match op {
-            Op::Max => reducer.argmax_axis(input, layout, axis),
-            _ => reducer.argmin_axis(input, layout, axis),
+            Op::Max => reducer.reduce_over(input, ArgMax, Over::Axes(layout, &[axis])),
+            _ => reducer.reduce_over(input, ArgMin, Over::Axes(layout, &[axis])),
         }
         .map(|r| (B::to_vec(&r.values), r.shape(false)))
     });
     let rank = layout.shape().len();
     let expected = common::gathered(data, layout, &summed_axes(rank, &[axis]));
-    let empty = expected.iter().any(|r| r.is_empty());
+    let empty = folds_nothing(layout, &[axis]);
     match got {
         Err(Error::Empty { .. }) if empty => Ok(()),
         Err(e) => Err(format!("{case}: {e}")),
@@ -357,59 +367,98 @@ fn errors_on<B: TestBackend>(backend: &mut Tester<B>) {
     let (bytes, ints) = (B::slice(&bytes), B::slice(&ints));
     let r = &mut backend.reducer;
     // The integer pairs only sum.
-    let max = r.reduce_as_axes::<u64, u8>(bytes, &matrix, &[0], Op::Max).map(|_| ());
+    let max = r
+        .reduce_over(bytes, Widened::<u64>::new(Op::Max), Over::Axes(&matrix, &[0]))
+        .map(|_| ());
     assert!(matches!(max, Err(Error::UnsupportedWidening { .. })), "{max:?}");
-    let bad_axis = r.reduce_as_axes::<u64, u8>(bytes, &matrix, &[2], Op::Sum).map(|_| ());
+    let bad_axis = r
+        .reduce_over(bytes, Widened::<u64>::new(Op::Sum), Over::Axes(&matrix, &[2]))
+        .map(|_| ());
     assert!(matches!(bad_axis, Err(Error::InvalidAxes(_))), "{bad_axis:?}");
     assert!(matches!(
-        r.argmax_axis(ints, &matrix, -3).map(|_| ()),
+        r.reduce_over(ints, ArgMax, Over::Axes(&matrix, &[-3])).map(|_| ()),
         Err(Error::InvalidAxes(_))
     ));
     let past_the_end = Strided::new(&[2, 3], &[4, 1]).unwrap();
     assert!(matches!(
-        r.argmin_axis(ints, &past_the_end, 0).map(|_| ()),
+        r.reduce_over(ints, ArgMin, Over::Axes(&past_the_end, &[0])).map(|_| ()),
         Err(Error::InvalidLayout(_))
     ));
+    // One axis only (the old `argmax_axis` took one by its type), and no
+    // kernel takes the arg reductions or a widened one over segments.
+    let two_axes = r.reduce_over(ints, ArgMax, Over::Axes(&matrix, &[0, 1])).map(|_| ());
+    assert!(matches!(two_axes, Err(Error::InvalidAxes(_))), "{two_axes:?}");
+    let no_axis = r.reduce_over(ints, ArgMin, Over::Axes(&matrix, &[])).map(|_| ());
+    assert!(matches!(no_axis, Err(Error::InvalidAxes(_))), "{no_axis:?}");
+    let offsets = B::stage(&[0u64, 2, 6], 0, u64::MAX);
+    let arg_segments = r
+        .reduce_over(ints, ArgMax, Over::Segments(B::slice(&offsets)))
+        .map(|_| ());
+    assert!(
+        matches!(arg_segments, Err(Error::UnsupportedOver { .. })),
+        "{arg_segments:?}"
+    );
+    let widened_segments = r
+        .reduce_over(bytes, Widened::<u64>::new(Op::Sum), Over::Segments(B::slice(&offsets)))
+        .map(|_| ());
+    assert!(
+        matches!(widened_segments, Err(Error::UnsupportedOver { .. })),
+        "{widened_segments:?}"
+    );
     // An empty axis has no position; an empty kept axis, no results.
     let empty_rows = Strided::contiguous(&[0, 3]).unwrap();
-    let empty = r.argmax_axis(ints, &empty_rows, 0).map(|_| ());
+    let empty = r.reduce_over(ints, ArgMax, Over::Axes(&empty_rows, &[0])).map(|_| ());
     assert!(matches!(empty, Err(Error::Empty { op: Op::Max })), "{empty:?}");
-    let none = r.argmax_axis(ints, &empty_rows, 1).unwrap();
+    let none = r.reduce_over(ints, ArgMax, Over::Axes(&empty_rows, &[1])).unwrap();
     assert_eq!((B::to_vec(&none.values).unwrap(), none.shape(false)), (vec![], vec![0]));
     let halves = B::stage(&[f16::ONE; 3], 0, f16::ZERO);
     let empty_max = r
-        .reduce_as_axes::<f32, f16>(B::slice(&halves), &empty_rows, &[0], Op::Max)
+        .reduce_over(
+            B::slice(&halves),
+            Widened::<f32>::new(Op::Max),
+            Over::Axes(&empty_rows, &[0]),
+        )
         .map(|_| ());
     assert!(matches!(empty_max, Err(Error::Empty { op: Op::Max })), "{empty_max:?}");
     let shorts = B::stage(&[1i16; 3], 0, 0);
     let empty_sum = r
-        .reduce_as_axes::<i64, i16>(B::slice(&shorts), &empty_rows, &[0], Op::Sum)
+        .reduce_over(
+            B::slice(&shorts),
+            Widened::<i64>::new(Op::Sum),
+            Over::Axes(&empty_rows, &[0]),
+        )
         .unwrap();
     assert_eq!(B::to_vec(&empty_sum.values).unwrap(), [0i64; 3]);
     // A length-1 axis: position 0; a broadcast axis: every element ties, position 0.
     let column = Strided::contiguous(&[6, 1]).unwrap();
-    let ones = r.argmax_axis(ints, &column, 1).unwrap();
+    let ones = r.reduce_over(ints, ArgMax, Over::Axes(&column, &[1])).unwrap();
     assert_eq!(B::to_vec(&ones.values).unwrap(), [0u64; 6]);
     let broadcast = Strided::new(&[4, 3], &[0, 1]).unwrap();
-    let tied = r.argmin_axis(ints, &broadcast, 0).unwrap();
+    let tied = r.reduce_over(ints, ArgMin, Over::Axes(&broadcast, &[0])).unwrap();
     assert_eq!(B::to_vec(&tied.values).unwrap(), [0u64; 3]);
     // Rows and columns of a small matrix, a NaN winning both ways.
     let floats = B::stage(&[1.0f32, f32::NAN, 3.0, -2.0, 5.0, -2.0], 0, 0.0);
-    let rows_max = r.argmax_axis(B::slice(&floats), &matrix, 1).unwrap();
+    let rows_max = r
+        .reduce_over(B::slice(&floats), ArgMax, Over::Axes(&matrix, &[1]))
+        .unwrap();
     assert_eq!(B::to_vec(&rows_max.values).unwrap(), [1u64, 1]);
-    let columns_min = r.argmin_axis(B::slice(&floats), &matrix, 0).unwrap();
+    let columns_min = r
+        .reduce_over(B::slice(&floats), ArgMin, Over::Axes(&matrix, &[0]))
+        .unwrap();
     assert_eq!(B::to_vec(&columns_min.values).unwrap(), [1u64, 0, 1]);
 }
 
-/// On the GPU: the free functions and the `_into` forms (on another stream,
-/// into an output one element past a poisoned one that must stay as it is)
-/// agree bit for bit with the blocking calls; `arg_axis_into` refuses an op
-/// other than `Max` and `Min`.
+/// On the GPU: the free function `reduce::reduce_over` and `reduce_into`
+/// (on another stream, into an output one element past a poisoned one that
+/// must stay as it is) agree bit for bit with the blocking calls;
+/// `reduce_into` refuses argmax over two axes or over segments (the old
+/// `arg_axis_into` refused an op other than `Max` and `Min`, which the
+/// types `ArgMax`/`ArgMin` now rule out).
 #[test]
 fn other_forms_agree_on_the_gpu() {
     use cust::memory::DeviceBuffer;
     use cust::stream::{Stream, StreamFlags};
-    use reduce::{Output, Reducer};
+    use reduce::{Input, Output, Reducer};
     let test = "other_forms_agree_on_the_gpu";
     if common::gpu(test).is_none() {
         return;
@@ -428,14 +477,14 @@ fn other_forms_agree_on_the_gpu() {
         let x = DeviceBuffer::from_slice(&halves).expect("the input");
         for op in [Op::Max, Op::Min] {
             let blocking = match op {
-                Op::Max => reducer.argmax_axis(&x, &layout, axis),
-                _ => reducer.argmin_axis(&x, &layout, axis),
+                Op::Max => reducer.reduce_over(&x, ArgMax, Over::Axes(&layout, &[axis])),
+                _ => reducer.reduce_over(&x, ArgMin, Over::Axes(&layout, &[axis])),
             };
             let Ok(blocking) = blocking else { continue };
             let want = blocking.values.as_host_vec().expect("copy back");
             let free = match op {
-                Op::Max => reduce::argmax_axis(&x, &layout, axis),
-                _ => reduce::argmin_axis(&x, &layout, axis),
+                Op::Max => reduce::reduce_over(&x, ArgMax, Over::Axes(&layout, &[axis])),
+                _ => reduce::reduce_over(&x, ArgMin, Over::Axes(&layout, &[axis])),
             }
             .expect("the free function");
             assert_eq!(
@@ -446,30 +495,29 @@ fn other_forms_agree_on_the_gpu() {
             let mut padded = DeviceBuffer::from_slice(&vec![u64::MAX; want.len() + 1]).expect("an output");
             reducer
                 .scope(|s| {
-                    s.arg_axis_into(
-                        &x,
-                        &layout,
-                        axis,
-                        op,
-                        Output::from(&mut padded).get(1..).unwrap(),
-                        &stream,
-                    )
+                    let out = Output::from(&mut padded).get(1..).unwrap();
+                    let over = Over::Axes(&layout, &[axis]);
+                    match op {
+                        Op::Max => s.reduce_into(&x, ArgMax, over, out, &stream),
+                        _ => s.reduce_into(&x, ArgMin, over, out, &stream),
+                    }
                 })
-                .expect("arg_axis_into");
+                .expect("reduce_into");
             let written = padded.as_host_vec().expect("copy back");
             assert_eq!(
                 (written[0], &written[1..]),
                 (u64::MAX, &want[..]),
-                "{what}: {op} arg_axis_into"
+                "{what}: arg{op} reduce_into"
             );
         }
         for op in [Op::Sum, Op::Max] {
-            let Ok(blocking) = reducer.reduce_as_axes::<f32, _>(&x, &layout, &axes, op) else {
+            let widened = Widened::<f32>::new(op);
+            let Ok(blocking) = reducer.reduce_over(&x, widened, Over::Axes(&layout, &axes)) else {
                 continue;
             };
             let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             let want = bits(blocking.values.as_host_vec().expect("copy back"));
-            let free = reduce::reduce_as_axes::<f32>(&x, &layout, &axes, op).expect("the free function");
+            let free = reduce::reduce_over(&x, widened, Over::Axes(&layout, &axes)).expect("the free function");
             assert_eq!(
                 bits(free.values.as_host_vec().expect("copy back")),
                 want,
@@ -480,20 +528,26 @@ fn other_forms_agree_on_the_gpu() {
             reducer
                 .scope(|s| {
                     let out = Output::from(&mut padded).get(1..).unwrap();
-                    s.reduce_as_axes_into::<f32, f16>(&x, &layout, &axes, op, out, &stream)
+                    s.reduce_into(&x, widened, Over::Axes(&layout, &axes), out, &stream)
                 })
-                .expect("reduce_as_axes_into");
+                .expect("reduce_into");
             let written = bits(padded.as_host_vec().expect("copy back"));
             assert_eq!(
                 (written[0], &written[1..]),
                 (poison.to_bits(), &want[..]),
-                "{what}: {op} reduce_as_axes_into"
+                "{what}: widened {op} reduce_into"
             );
         }
     }
     let x = DeviceBuffer::from_slice(&[1i32, 2, 3, 4]).expect("the input");
     let mut out = DeviceBuffer::from_slice(&[0u64; 2]).expect("an output");
     let layout = Strided::contiguous(&[2, 2]).unwrap();
-    let sum = reducer.scope(|s| s.arg_axis_into(&x, &layout, 0, Op::Sum, &mut out, &stream));
-    assert!(matches!(sum, Err(Error::UnsupportedOp { op: Op::Sum, .. })), "{sum:?}");
+    let two_axes = reducer.scope(|s| s.reduce_into(&x, ArgMax, Over::Axes(&layout, &[0, 1]), &mut out, &stream));
+    assert!(matches!(two_axes, Err(Error::InvalidAxes(_))), "{two_axes:?}");
+    let offsets = DeviceBuffer::from_slice(&[0u64, 2, 4]).expect("the offsets");
+    let segments = reducer.scope(|s| {
+        let over = Over::Segments(Input::from(&offsets));
+        s.reduce_into(&x, ArgMin, over, &mut out, &stream)
+    });
+    assert!(matches!(segments, Err(Error::UnsupportedOver { .. })), "{segments:?}");
 }

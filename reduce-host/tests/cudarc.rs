@@ -1,19 +1,26 @@
 //! `reduce::cudarc` on the GPU: every operation over cudarc buffers, views
 //! and streams against a CPU reference on fresh random data (small integers,
-//! as floats too, so every answer is exact); the async `_into` forms on two
-//! streams, into sub-views; an input dropped right after its call; the
-//! refused streams; the raw entry (`ScopeStream::from_raw`) over cudarc's
-//! memory. Without a GPU each test says it was skipped.
+//! as floats too, so every answer is exact); every what (`Op`s, `ArgMax`,
+//! `Var`, `MeanVar`, `Count`) over every where (`Over::Axes`, `Segments`,
+//! `Rows`), `reduce_into` bit for bit as `reduce_over`; the async
+//! `reduce_into` forms on two streams, into sub-views; an input dropped
+//! right after its call; the refused streams; the raw entry
+//! (`ScopeStream::from_raw`) over cudarc's memory. Without a GPU each test
+//! says it was skipped.
 #![cfg(feature = "cudarc")]
 
 mod common;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaViewMut, DeviceRepr};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaViewMut, DevicePtr, DeviceRepr};
 use rand::rngs::StdRng;
 use rand::Rng;
+use reduce::axes::Strided;
 use reduce::cudarc::half::{bf16, f16};
 use reduce::cudarc::{CudarcElement, Reducer};
-use reduce::{ArgInput, Element, Error, MeanInput, Op, WidensTo};
+use reduce::{
+    ArgInput, ArgMax, ArgMin, Count, Element, Error, MeanInput, MeanVar, Op, Over, Predicate, Reduction, Var, Widened,
+    WidensTo,
+};
 use std::sync::Arc;
 
 /// The primary context of device 0 (cudarc's), or `None` after saying the
@@ -112,35 +119,31 @@ fn blocking_calls<T: Sample>(ctx: &Arc<CudaContext>, rng: &mut StdRng) {
     let (x, y) = (wide(&data[offset..]), wide(&other[offset..]));
     let what = format!("{:?}, {} elements from {offset}", T::TYPE, n - offset);
 
-    assert_eq!(reduce::cudarc::sum(&view).unwrap().wide(), sum(&x), "sum {what}");
+    assert_eq!(reduce::sum(&view).unwrap().wide(), sum(&x), "sum {what}");
     assert_eq!(
-        reduce::cudarc::sum(&buf).unwrap().wide(),
+        reduce::sum(&buf).unwrap().wide(),
         sum(&wide(&data)),
         "sum of the slice {what}"
     );
     let max = x.iter().copied().fold(f64::MIN, f64::max);
     let min = x.iter().copied().fold(f64::MAX, f64::min);
-    assert_eq!(reduce::cudarc::max(&view).unwrap().wide(), max, "max {what}");
-    assert_eq!(reduce::cudarc::min(&view).unwrap().wide(), min, "min {what}");
+    assert_eq!(reduce::max(&view).unwrap().wide(), max, "max {what}");
+    assert_eq!(reduce::min(&view).unwrap().wide(), min, "min {what}");
     assert_eq!(
-        reduce::cudarc::sum_as::<f64, T>(&view).unwrap(),
+        reduce::reduce(&view, Widened::<f64>::new(Op::Sum)).unwrap(),
         sum(&x),
-        "sum_as f64 {what}"
+        "sum widened to f64 {what}"
     );
-    assert_eq!(
-        reduce::cudarc::mean(&view).unwrap(),
-        sum(&x) / x.len() as f64,
-        "mean {what}"
-    );
-    let (index, value) = reduce::cudarc::argmax(&view).unwrap();
+    assert_eq!(reduce::mean(&view).unwrap(), sum(&x) / x.len() as f64, "mean {what}");
+    let (index, value) = reduce::argmax(&view).unwrap();
     assert_eq!((index, value.wide()), arg(&x, true), "argmax {what}");
-    let (index, value) = reduce::cudarc::argmin(&view).unwrap();
+    let (index, value) = reduce::argmin(&view).unwrap();
     assert_eq!((index, value.wide()), arg(&x, false), "argmin {what}");
     let products: Vec<f64> = x.iter().zip(&y).map(|(a, b)| a * b).collect();
     if T::TYPE.size() == 8 || n < 1500 {
         // (f32 and 32-bit integer dot products of long inputs could round or wrap.)
         assert_eq!(
-            reduce::cudarc::dot(&view, &other_view).unwrap().wide(),
+            reduce::dot(&view, &other_view).unwrap().wide(),
             sum(&products),
             "dot {what}"
         );
@@ -148,7 +151,9 @@ fn blocking_calls<T: Sample>(ctx: &Arc<CudaContext>, rng: &mut StdRng) {
 
     let offsets = random_offsets(rng, x.len());
     let offsets_buf = stream.clone_htod(&offsets).unwrap();
-    let sums = reduce::cudarc::segmented_reduce(&view, &offsets_buf, Op::Sum).unwrap();
+    let sums = reduce::reduce_over(&view, Op::Sum, Over::Segments(&offsets_buf))
+        .unwrap()
+        .values;
     assert_eq!(
         wide(&stream.clone_dtoh(&sums).unwrap()),
         segment_sums(&x, &offsets),
@@ -157,7 +162,9 @@ fn blocking_calls<T: Sample>(ctx: &Arc<CudaContext>, rng: &mut StdRng) {
     let row_len = rng.gen_range(1..=8);
     let rows = x.len() / row_len;
     let matrix = buf.slice(offset..offset + rows * row_len);
-    let row_sums = reduce::cudarc::reduce_rows(&matrix, rows, row_len, Op::Sum).unwrap();
+    let row_sums = reduce::reduce_over(&matrix, Op::Sum, Over::Rows { rows, len: row_len })
+        .unwrap()
+        .values;
     let row_offsets: Vec<u64> = (0..=rows).map(|r| (r * row_len) as u64).collect();
     assert_eq!(
         wide(&stream.clone_dtoh(&row_sums).unwrap()),
@@ -197,26 +204,50 @@ fn half_2_buffers_widen_and_argmax() {
     let halves: Vec<f16> = ints.iter().map(|&v| f16::from_f32(v as f32)).collect();
     let brains: Vec<bf16> = ints.iter().map(|&v| bf16::from_f32(v as f32)).collect();
     let (h, b) = (stream.clone_htod(&halves).unwrap(), stream.clone_htod(&brains).unwrap());
-    assert_eq!(reduce::cudarc::sum_as::<f32, f16>(&h).unwrap() as f64, sum(&x));
-    assert_eq!(reduce::cudarc::sum_as::<f32, bf16>(&b).unwrap() as f64, sum(&x));
-    assert_eq!(reduce::cudarc::reduce_as::<f32, f16>(&h, Op::Max).unwrap() as f64, max);
-    assert_eq!(reduce::cudarc::mean(&b).unwrap(), (sum(&x) / n as f64) as f32);
-    assert_eq!(reduce::cudarc::argmax(&h).unwrap(), (max_index, f16::from_f64(max)));
-    assert_eq!(reduce::cudarc::argmin(&b).unwrap(), (min_index, bf16::from_f64(min)));
+    assert_eq!(
+        reduce::reduce(&h, Widened::<f32>::new(Op::Sum)).unwrap() as f64,
+        sum(&x)
+    );
+    assert_eq!(
+        reduce::reduce(&b, Widened::<f32>::new(Op::Sum)).unwrap() as f64,
+        sum(&x)
+    );
+    assert_eq!(reduce::reduce(&h, Widened::<f32>::new(Op::Max)).unwrap() as f64, max);
+    assert_eq!(reduce::mean(&b).unwrap(), (sum(&x) / n as f64) as f32);
+    assert_eq!(reduce::argmax(&h).unwrap(), (max_index, f16::from_f64(max)));
+    assert_eq!(reduce::argmin(&b).unwrap(), (min_index, bf16::from_f64(min)));
 
-    // The async form: the value as f32, the index as u64.
+    // The reducer's blocking call gives the value as the kernels' type, half 1.8's.
     let mut reducer = Reducer::new(&ctx).unwrap();
+    assert_eq!(
+        reducer.reduce(&h, ArgMax).unwrap(),
+        (max_index, reduce::half::f16::from_f64(max))
+    );
+    assert_eq!(
+        reducer.reduce(&b, ArgMin).unwrap(),
+        (min_index, reduce::half::bf16::from_f64(min))
+    );
+
+    // The async forms: the index as u64 (checked against the blocking
+    // argmin too), the value widened to f32.
     let (mut index, mut value) = (
         stream.alloc_zeros::<u64>(1).unwrap(),
         stream.alloc_zeros::<f32>(1).unwrap(),
     );
-    reducer.arg_into(&h, Op::Min, &mut index, &mut value, &stream).unwrap();
+    reducer
+        .reduce_into(&h, ArgMin, Over::Whole, &mut index, &stream)
+        .unwrap();
+    reducer
+        .reduce_into(&h, Widened::<f32>::new(Op::Min), Over::Whole, &mut value, &stream)
+        .unwrap();
+    let (blocking_index, _) = reduce::argmin(&h).unwrap();
+    assert_eq!(blocking_index, min_index);
     assert_eq!(
         (
             stream.clone_dtoh(&index).unwrap()[0],
             stream.clone_dtoh(&value).unwrap()[0] as f64
         ),
-        (min_index, min)
+        (blocking_index, min)
     );
 }
 
@@ -232,12 +263,13 @@ struct Pending {
     /// The segments' results, then the rows'.
     buffers: Vec<CudaSlice<i64>>,
     index: CudaSlice<u64>,
+    /// The index of the maximum: the CPU's, which the blocking `argmax` gave too.
     max_index: u64,
 }
 
-/// Enqueues every `_into` form on `stream`, the whole-input ones into the
-/// five elements of `out`, over random sub-views of inputs that are
-/// dropped at once.
+/// Enqueues every form of `reduce_into` (and `dot_into`) on `stream`, the
+/// whole-input ones into the five elements of `out` (and the argmax's
+/// index), over random sub-views of inputs that are dropped at once.
 fn enqueue_all(reducer: &mut Reducer, rng: &mut StdRng, stream: &Arc<CudaStream>, out: &mut CudaSlice<i64>) -> Pending {
     let n = rng.gen_range(2..300_000);
     let offset = rng.gen_range(0..n / 2);
@@ -251,43 +283,55 @@ fn enqueue_all(reducer: &mut Reducer, rng: &mut StdRng, stream: &Arc<CudaStream>
     );
     let (x, y) = (wide(&a[offset..]), wide(&b[offset..]));
     let (a_view, b_view) = (a_buf.slice(offset..), b_buf.slice(offset..));
+    let (max_index, max) = arg(&x, true);
+    // The blocking argmax, before this stream's work is enqueued (it waits for the stream).
+    let (blocking_index, blocking_max) = reduce::argmax(&a_view).unwrap();
+    assert_eq!((blocking_index, blocking_max as f64), (max_index, max));
     let mut expected = Vec::new();
     reducer
-        .reduce_into(&a_view, Op::Sum, &mut slot(out, 0), stream)
+        .reduce_into(&a_view, Op::Sum, Over::Whole, &mut slot(out, 0), stream)
         .unwrap();
     expected.push(sum(&x) as i64);
     reducer
-        .reduce_into(&a_view, Op::Min, &mut slot(out, 1), stream)
+        .reduce_into(&a_view, Op::Min, Over::Whole, &mut slot(out, 1), stream)
         .unwrap();
     expected.push(x.iter().copied().fold(f64::MAX, f64::min) as i64);
     reducer
-        .reduce_as_into(&narrow_buf.slice(offset..), Op::Sum, &mut slot(out, 2), stream)
+        .reduce_into(
+            &narrow_buf.slice(offset..),
+            Widened::<i64>::new(Op::Sum),
+            Over::Whole,
+            &mut slot(out, 2),
+            stream,
+        )
         .unwrap();
     expected.push(sum(&wide(&narrow[offset..])) as i64);
     reducer.dot_into(&a_view, &b_view, &mut slot(out, 3), stream).unwrap();
     expected.push(x.iter().zip(&y).map(|(p, q)| p * q).sum::<f64>() as i64);
+    // The argmax into `reduce_into` writes the index only; the value is the max's.
     let mut index = stream.alloc_zeros::<u64>(1).unwrap();
     reducer
-        .arg_into(&a_view, Op::Max, &mut index, &mut slot(out, 4), stream)
+        .reduce_into(&a_view, ArgMax, Over::Whole, &mut index, stream)
         .unwrap();
-    let (max_index, max) = arg(&x, true);
+    reducer
+        .reduce_into(&a_view, Op::Max, Over::Whole, &mut slot(out, 4), stream)
+        .unwrap();
     expected.push(max as i64);
 
     let offsets = random_offsets(rng, x.len());
     let offsets_buf = stream.clone_htod(&offsets).unwrap();
     let mut segments = stream.alloc_zeros::<i64>(offsets.len() - 1).unwrap();
     reducer
-        .segmented_reduce_into(&a_view, &offsets_buf, Op::Sum, &mut segments, stream)
+        .reduce_into(&a_view, Op::Sum, Over::Segments(&offsets_buf), &mut segments, stream)
         .unwrap();
     let rows = x.len() / 3;
     let mut row_sums = stream.alloc_zeros::<i64>(rows + 2).unwrap();
     let mut row_view = row_sums.slice_mut(1..rows + 1);
     reducer
-        .reduce_rows_into(
+        .reduce_into(
             &a_buf.slice(offset..offset + rows * 3),
-            rows,
-            3,
             Op::Sum,
+            Over::Rows { rows, len: 3 },
             &mut row_view,
             stream,
         )
@@ -304,7 +348,7 @@ fn enqueue_all(reducer: &mut Reducer, rng: &mut StdRng, stream: &Arc<CudaStream>
         expected,
         buffers: vec![segments, row_sums],
         index,
-        max_index,
+        max_index: blocking_index,
     }
 }
 
@@ -354,13 +398,19 @@ fn an_input_dropped_after_enqueue_is_read_before_it_is_freed() {
         // Work ahead of the last call on `reducing`, so that it runs late.
         for slot in 0..8 {
             reducer
-                .reduce_into(&input, Op::Sum, &mut outs.slice_mut(slot..slot + 1), &reducing)
+                .reduce_into(
+                    &input,
+                    Op::Sum,
+                    Over::Whole,
+                    &mut outs.slice_mut(slot..slot + 1),
+                    &reducing,
+                )
                 .unwrap();
         }
         drop(input);
         // Memory the freed input may be reused for, overwritten at once.
         let reuse = allocating.alloc_zeros::<i64>(n).unwrap();
-        let reuse_sum = reduce::cudarc::sum(&reuse).unwrap();
+        let reuse_sum = reduce::sum(&reuse).unwrap();
         assert_eq!(reuse_sum, 0);
         assert_eq!(reducing.clone_dtoh(&outs).unwrap(), [expected; 8]);
     }
@@ -383,7 +433,9 @@ fn more_streams_than_workspaces() {
             };
             let input = stream.clone_htod(&data).unwrap();
             let mut out = stream.alloc_zeros::<u64>(1).unwrap();
-            reducer.reduce_into(&input, Op::Sum, &mut out, stream).unwrap();
+            reducer
+                .reduce_into(&input, Op::Sum, Over::Whole, &mut out, stream)
+                .unwrap();
             pending.push((round, sum(&wide(&data)) as u64, out, Arc::clone(stream)));
         }
     }
@@ -404,7 +456,7 @@ fn refused_calls_say_why() {
     let mut two = stream.alloc_zeros::<f32>(2).unwrap();
     let mut one = stream.alloc_zeros::<f32>(1).unwrap();
     assert!(matches!(
-        reducer.reduce_into(&input, Op::Sum, &mut two, &stream),
+        reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut two, &stream),
         Err(Error::OutputLength {
             output: "out",
             found: 2
@@ -416,21 +468,23 @@ fn refused_calls_say_why() {
     ));
     let per_thread = ctx.per_thread_stream();
     assert!(matches!(
-        reducer.reduce_into(&input, Op::Sum, &mut one, &per_thread),
+        reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut one, &per_thread),
         Err(Error::UnsupportedStream(_))
     ));
     stream
         .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
         .unwrap();
-    let captured = reducer.reduce_into(&input, Op::Sum, &mut one, &stream);
+    let captured = reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut one, &stream);
     let _ = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
     assert!(matches!(captured, Err(Error::UnsupportedStream(_))), "{captured:?}");
     let other = CudaContext::new_non_primary(0, 0).unwrap();
     let other_stream = other.new_stream().unwrap();
-    let refused = reducer.reduce_into(&input, Op::Sum, &mut one, &other_stream);
+    let refused = reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut one, &other_stream);
     assert!(matches!(refused, Err(Error::UnsupportedStream(_))), "{refused:?}");
     // Still usable, and nothing was written.
-    reducer.reduce_into(&input, Op::Sum, &mut one, &stream).unwrap();
+    reducer
+        .reduce_into(&input, Op::Sum, Over::Whole, &mut one, &stream)
+        .unwrap();
     assert_eq!(stream.clone_dtoh(&one).unwrap(), [3.0]);
 }
 
@@ -464,9 +518,285 @@ fn raw_entry_over_cudarc_memory() {
                         reduce::ScopeStream::from_raw(stream.cu_stream() as cust::sys::CUstream),
                     )
                 };
-                scope.reduce_into(input, Op::Sum, out, on)
+                scope.reduce_into(input, Op::Sum, Over::Whole, out, on)
             })
             .unwrap();
     }
     assert_eq!(stream.clone_dtoh(&out).unwrap(), [sum(&wide(&data)) as i32]);
+}
+
+/// Results compared bit for bit (`-0.0` and NaN's payload too), and the
+/// poison an output holds before a call: no result has its bits.
+trait Bits: Copy + std::fmt::Debug {
+    fn bits(self) -> u64;
+    fn poison() -> Self;
+}
+
+macro_rules! float_bits {
+    ($($t:ty => $poison:expr),*) => {$(
+        impl Bits for $t {
+            fn bits(self) -> u64 {
+                self.to_bits() as u64
+            }
+            fn poison() -> Self {
+                <$t>::from_bits($poison)
+            }
+        }
+    )*};
+}
+float_bits!(f32 => 0x7fc5_a5a5, f64 => 0x7ff8_5a5a_5a5a_5a5a);
+
+macro_rules! int_bits {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {
+            fn bits(self) -> u64 {
+                self as u64
+            }
+            fn poison() -> Self {
+                <$t>::MAX - 0x5a
+            }
+        }
+    )*};
+}
+int_bits!(i32, i64, u32, u64);
+
+fn bits<T: Bits>(values: &[T]) -> Vec<u64> {
+    values.iter().map(|&v| v.bits()).collect()
+}
+
+/// The element types reduced over every place: `Min`'s identity, an empty segment's minimum.
+trait Placed: Sample + Bits {
+    const MIN_IDENTITY: Self;
+}
+
+impl Placed for f32 {
+    const MIN_IDENTITY: f32 = f32::INFINITY;
+}
+
+impl Placed for i32 {
+    const MIN_IDENTITY: i32 = i32::MAX;
+}
+
+/// `n` random values in `[-100, 100]`, about a quarter of them zeros (to count).
+fn sparse_values<T: Sample>(rng: &mut StdRng, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|_| match rng.gen_bool(0.25) {
+            true => T::of(0),
+            false => T::of(rng.gen_range(-100..=100)),
+        })
+        .collect()
+}
+
+/// A random `rows × cols` shape, both at least 2: small, wide or tall by `round`.
+fn matrix_shape(rng: &mut StdRng, round: usize) -> (usize, usize) {
+    match round % 3 {
+        0 => (rng.gen_range(2..40), rng.gen_range(2..40)),
+        1 => (rng.gen_range(2..8), rng.gen_range(1000..20_000)),
+        _ => (rng.gen_range(1000..20_000), rng.gen_range(2..8)),
+    }
+}
+
+/// The lanes of the row-major `rows × cols` matrix `x` along `axis`, 0 (its
+/// columns) or -1 (its rows), in the order of the results.
+fn lanes(x: &[f64], rows: usize, cols: usize, axis: isize) -> Vec<Vec<f64>> {
+    match axis {
+        0 => (0..cols)
+            .map(|j| (0..rows).map(|i| x[i * cols + j]).collect())
+            .collect(),
+        _ => x.chunks(cols).map(<[f64]>::to_vec).collect(),
+    }
+}
+
+/// The CPU's sample variance (correction 1), in two passes.
+fn variance(lane: &[f64]) -> f64 {
+    let mean = sum(lane) / lane.len() as f64;
+    lane.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (lane.len() - 1) as f64
+}
+
+/// Whether each of `got` is within `tolerance` of `expected`, relative to
+/// the larger of its magnitude and `floor`.
+fn assert_close(got: &[f64], expected: &[f64], tolerance: f64, floor: f64, what: &str) {
+    assert_eq!(got.len(), expected.len(), "{what}");
+    for (i, (&g, &e)) in got.iter().zip(expected).enumerate() {
+        assert!(
+            (g - e).abs() <= tolerance * e.abs().max(floor),
+            "{what}: result {i} is {g}, not {e}"
+        );
+    }
+}
+
+/// `what` over `over` of `input` from `reduce_over`, and from `reduce_into`
+/// on `stream` into a poisoned buffer, which must agree bit for bit: the
+/// results on the host, and their shape (without `keepdim`).
+fn over_and_into<T, O, R>(
+    reducer: &mut Reducer,
+    input: &CudaSlice<T>,
+    what: R,
+    over: Over<'_, &dyn DevicePtr<u64>>,
+    stream: &Arc<CudaStream>,
+    label: &str,
+) -> (Vec<O>, Vec<usize>)
+where
+    T: CudarcElement,
+    O: Bits + DeviceRepr,
+    R: Reduction<T::Kernel, Output = O, Results<CudaSlice<O>> = CudaSlice<O>>
+        + for<'o> Reduction<T::Kernel, Results<&'o mut CudaSlice<O>> = &'o mut CudaSlice<O>>,
+{
+    let reduced = reducer.reduce_over(input, what, over).unwrap();
+    let shape = reduced.shape(false);
+    let values = stream.clone_dtoh(&reduced.values).unwrap();
+    let mut out = stream.clone_htod(&vec![O::poison(); values.len()]).unwrap();
+    reducer
+        .reduce_into::<T, R, CudaSlice<O>>(input, what, over, &mut out, stream)
+        .unwrap();
+    assert_eq!(
+        bits(&stream.clone_dtoh(&out).unwrap()),
+        bits(&values),
+        "reduce_into as reduce_over, {what:?} {label}"
+    );
+    (values, shape)
+}
+
+/// `Op::Sum`, `Op::Max`, `ArgMax` and `Count` of a random `rows × cols`
+/// matrix along axis 0 and axis -1, and `Op::Min` and `Count` over random
+/// segments (one empty at least), against the CPU.
+fn every_place<T: Placed>(reducer: &mut Reducer, rng: &mut StdRng, stream: &Arc<CudaStream>, round: usize) {
+    let (rows, cols) = matrix_shape(rng, round);
+    let data: Vec<T> = sparse_values(rng, rows * cols);
+    let buf = stream.clone_htod(&data).unwrap();
+    let x = wide(&data);
+    let layout = Strided::contiguous(&[rows, cols]).unwrap();
+    let nonzero = Count(Predicate::Nonzero);
+    for axis in [0isize, -1] {
+        let label = format!("{:?}, {rows} × {cols} along axis {axis}", T::TYPE);
+        let axes = [axis];
+        let over = Over::Axes(&layout, &axes);
+        let lanes = lanes(&x, rows, cols, axis);
+        let kept = if axis == 0 { cols } else { rows };
+
+        let (sums, shape) = over_and_into(reducer, &buf, Op::Sum, over, stream, &label);
+        assert_eq!(shape, [kept], "shape {label}");
+        let expected: Vec<f64> = lanes.iter().map(|lane| sum(lane)).collect();
+        assert_eq!(wide(&sums), expected, "Sum {label}");
+
+        let (maxima, _) = over_and_into(reducer, &buf, Op::Max, over, stream, &label);
+        let expected: Vec<f64> = lanes
+            .iter()
+            .map(|lane| lane.iter().copied().fold(f64::MIN, f64::max))
+            .collect();
+        assert_eq!(wide(&maxima), expected, "Max {label}");
+
+        let (indices, shape) = over_and_into(reducer, &buf, ArgMax, over, stream, &label);
+        assert_eq!(shape, [kept], "argmax's shape {label}");
+        let expected: Vec<u64> = lanes.iter().map(|lane| arg(lane, true).0).collect();
+        assert_eq!(indices, expected, "ArgMax {label}");
+
+        let (counts, _) = over_and_into(reducer, &buf, nonzero, over, stream, &label);
+        let expected: Vec<u64> = lanes
+            .iter()
+            .map(|lane| lane.iter().filter(|&&v| v != 0.0).count() as u64)
+            .collect();
+        assert_eq!(counts, expected, "Count {label}");
+    }
+
+    let mut offsets = random_offsets(rng, x.len());
+    let empty = rng.gen_range(0..offsets.len());
+    offsets.insert(empty, offsets[empty]);
+    let offsets_buf = stream.clone_htod(&offsets).unwrap();
+    let over: Over<'_, &dyn DevicePtr<u64>> = Over::Segments(&offsets_buf);
+    let label = format!("{:?}, {} elements, offsets {offsets:?}", T::TYPE, x.len());
+    let segments: Vec<&[f64]> = offsets.windows(2).map(|w| &x[w[0] as usize..w[1] as usize]).collect();
+
+    let (minima, shape) = over_and_into(reducer, &buf, Op::Min, over, stream, &label);
+    assert_eq!(shape, [offsets.len() - 1], "shape {label}");
+    let expected: Vec<T> = segments
+        .iter()
+        .map(|segment| match segment.iter().copied().reduce(f64::min) {
+            Some(min) => T::of(min as i32),
+            None => T::MIN_IDENTITY,
+        })
+        .collect();
+    assert_eq!(
+        bits(&minima),
+        bits(&expected),
+        "Min {label}: {minima:?}, not {expected:?}"
+    );
+
+    // The offsets as a view this time.
+    let offsets_view = offsets_buf.slice(..);
+    let over: Over<'_, &dyn DevicePtr<u64>> = Over::Segments(&offsets_view);
+    let (counts, _) = over_and_into(reducer, &buf, nonzero, over, stream, &label);
+    let expected: Vec<u64> = segments
+        .iter()
+        .map(|segment| segment.iter().filter(|&&v| v != 0.0).count() as u64)
+        .collect();
+    assert_eq!(counts, expected, "Count {label}");
+}
+
+/// `Var::<f64>` of a random `f32` matrix along axis 0 and axis -1, and
+/// `MeanVar::<f64>` over its rows into a pair, against the CPU.
+fn variances(reducer: &mut Reducer, rng: &mut StdRng, stream: &Arc<CudaStream>, round: usize) {
+    let (rows, cols) = matrix_shape(rng, round);
+    let data: Vec<f32> = sparse_values(rng, rows * cols);
+    let buf = stream.clone_htod(&data).unwrap();
+    let x = wide(&data);
+    let layout = Strided::contiguous(&[rows, cols]).unwrap();
+    let var = Var::<f64>::new(1.0).unwrap();
+    for axis in [0isize, -1] {
+        let label = format!("f32, {rows} × {cols} along axis {axis}");
+        let axes = [axis];
+        let (got, shape) = over_and_into(reducer, &buf, var, Over::Axes(&layout, &axes), stream, &label);
+        assert_eq!(shape, [if axis == 0 { cols } else { rows }], "shape {label}");
+        let expected: Vec<f64> = lanes(&x, rows, cols, axis).iter().map(|lane| variance(lane)).collect();
+        assert_close(&got, &expected, 1e-9, 0.0, &format!("Var {label}"));
+    }
+
+    let label = format!("MeanVar, f32, {rows} rows of {cols}");
+    let mean_var = MeanVar::<f64>::new(1.0).unwrap();
+    let over_rows = Over::Rows { rows, len: cols };
+    let reduced = reducer.reduce_over(&buf, mean_var, over_rows).unwrap();
+    assert_eq!(reduced.shape(true), [rows, 1], "shape {label}");
+    let (means_buf, variances_buf) = reduced.values;
+    let (means, variances) = (
+        stream.clone_dtoh(&means_buf).unwrap(),
+        stream.clone_dtoh(&variances_buf).unwrap(),
+    );
+    let mut into = (
+        stream.clone_htod(&vec![f64::poison(); rows]).unwrap(),
+        stream.clone_htod(&vec![f64::poison(); rows]).unwrap(),
+    );
+    reducer
+        .reduce_into(&buf, mean_var, over_rows, (&mut into.0, &mut into.1), stream)
+        .unwrap();
+    assert_eq!(
+        bits(&stream.clone_dtoh(&into.0).unwrap()),
+        bits(&means),
+        "reduce_into's means as reduce_over's, {label}"
+    );
+    assert_eq!(
+        bits(&stream.clone_dtoh(&into.1).unwrap()),
+        bits(&variances),
+        "reduce_into's variances as reduce_over's, {label}"
+    );
+    let row_lanes = lanes(&x, rows, cols, -1);
+    let expected: Vec<f64> = row_lanes.iter().map(|lane| sum(lane) / cols as f64).collect();
+    // (A mean of 0 may come out a rounding away: relative to the data's scale, 1.)
+    assert_close(&means, &expected, 1e-9, 1.0, &format!("means {label}"));
+    let expected: Vec<f64> = row_lanes.iter().map(|lane| variance(lane)).collect();
+    assert_close(&variances, &expected, 1e-9, 0.0, &format!("variances {label}"));
+}
+
+#[test]
+fn every_what_over_axes_segments_and_rows_matches_the_cpu() {
+    let Some(ctx) = context("every_what_over_axes_segments_and_rows_matches_the_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("every_what_over_axes_segments_and_rows_matches_the_cpu");
+    let mut reducer = Reducer::new(&ctx).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    for round in 0..3 {
+        every_place::<f32>(&mut reducer, &mut rng, &stream, round);
+        every_place::<i32>(&mut reducer, &mut rng, &stream, round);
+        variances(&mut reducer, &mut rng, &stream, round);
+    }
 }

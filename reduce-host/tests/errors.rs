@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use cust::memory::DeviceBuffer;
-use reduce::{Error, Op, Policy};
+use reduce::{Error, Op, Over, Policy};
 
 #[test]
 fn max_min_f32_empty_is_an_error() {
@@ -173,12 +173,17 @@ fn sum_f32_usize_max_empty_rows_on_the_emulator_is_an_error() {
     // a 16-byte boundary.
     for seed in [0, 1] {
         emulator.set_block_order_seed(seed);
-        match emulator.reduce_rows(&empty, usize::MAX, 0, Op::Sum) {
+        let rows = Over::Rows {
+            rows: usize::MAX,
+            len: 0,
+        };
+        match emulator.reduce_over(&empty, Op::Sum, rows) {
             Err(Error::InvalidSegments(message)) => assert!(message.contains("do not fit"), "{message}"),
-            other => panic!("usize::MAX empty rows gave {:?}", other.map(|r| r.len())),
+            other => panic!("usize::MAX empty rows gave {:?}", other.map(|r| r.values.len())),
         }
         // Empty outputs are fine, shifted or not.
-        assert!(emulator.reduce_rows(&empty, 0, 5, Op::Sum).unwrap().is_empty());
+        let none = Over::Rows { rows: 0, len: 5 };
+        assert!(emulator.reduce_over(&empty, Op::Sum, none).unwrap().values.is_empty());
     }
 }
 

@@ -11,7 +11,7 @@
 mod common;
 use common::*;
 use rand::Rng;
-use reduce::ladder::{Ladder, Rung, SeedDot};
+use reduce::ladder::{DotKernel, Ladder, Rung};
 use reduce::{ElementType, Op};
 
 /// One element up to a multi-block grid at an H200's shape (9 blocks of 512
@@ -71,7 +71,7 @@ fn sweep<T: DotElement>(test: &str) {
         let expected = T::exact_dot(&a, &b);
         let mut dots = vec![("dot", gpu.dot((&a, 1), (&b, 3)))];
         if ladder {
-            for kernel in [SeedDot::AtomicPerElement, SeedDot::BlockTree] {
+            for kernel in [DotKernel::AtomicPerElement, DotKernel::BlockTree] {
                 dots.push(("seed dot", gpu.dot_with(&a, &b, kernel).map_err(|e| e.to_string())));
             }
         }

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use num_traits::Float;
 use rand::Rng;
-use reduce::ladder::{Ladder, Rung, SeedDot};
+use reduce::ladder::{DotKernel, Ladder, Rung};
 use reduce::{Error, Op};
 
 const SIZES: &[usize] = &[1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 4097, 65537, 1_000_003];
@@ -129,7 +129,7 @@ fn strategy_rejects_bad_block_sizes() {
 
 /// Small integers (as `T`): every product and every partial sum is exact, so
 /// the atomics' order cannot change the result and it is checked exactly.
-fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: SeedDot) {
+fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: DotKernel) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
         for n in [1usize, 255, 256, 257, backend.size(100_003, 5_003)] {
@@ -148,22 +148,22 @@ fn dot_exact<T: TestElement + From<i8> + Into<f64>>(test: &str, kernel: SeedDot)
 
 #[test]
 fn dot_f32_atomic_per_element() {
-    dot_exact::<f32>("dot_f32_atomic_per_element", SeedDot::AtomicPerElement);
+    dot_exact::<f32>("dot_f32_atomic_per_element", DotKernel::AtomicPerElement);
 }
 
 #[test]
 fn dot_f32_block_tree() {
-    dot_exact::<f32>("dot_f32_block_tree", SeedDot::BlockTree);
+    dot_exact::<f32>("dot_f32_block_tree", DotKernel::BlockTree);
 }
 
 #[test]
 fn dot_i32_atomic_per_element() {
-    dot_exact::<i32>("dot_i32_atomic_per_element", SeedDot::AtomicPerElement);
+    dot_exact::<i32>("dot_i32_atomic_per_element", DotKernel::AtomicPerElement);
 }
 
 #[test]
 fn dot_i32_block_tree() {
-    dot_exact::<i32>("dot_i32_block_tree", SeedDot::BlockTree);
+    dot_exact::<i32>("dot_i32_block_tree", DotKernel::BlockTree);
 }
 
 /// The special values of the production suite, through every rung: all ±inf,

@@ -8,7 +8,7 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use reduce::{Op, Reducer};
+use reduce::{Op, Over, Reducer};
 use std::sync::Mutex;
 
 /// One call with random data: through the free function or through the
@@ -28,7 +28,7 @@ fn one_call<T: TestElement>(rng: &mut StdRng, reducer: &mut Reducer, stream: &St
     } else {
         let mut out = DeviceBox::new(&T::poison()).map_err(|e| e.to_string())?;
         reducer
-            .scope(|s| s.reduce_into(&buffer, op, &mut out, stream))
+            .scope(|s| s.reduce_into(&buffer, op, Over::Whole, &mut out, stream))
             .map_err(|e| e.to_string())?;
         let mut got = T::poison();
         out.copy_to(&mut got).map_err(|e| e.to_string())?;
@@ -107,7 +107,7 @@ fn streams_without_sync(test: &str) {
         .scope(|scope| {
             for (index, out) in outputs.iter_mut().enumerate() {
                 let s = index % STREAMS;
-                scope.reduce_into(&inputs[s].1, Op::Sum, out, &streams[s])?;
+                scope.reduce_into(&inputs[s].1, Op::Sum, Over::Whole, out, &streams[s])?;
             }
             Ok(())
         })

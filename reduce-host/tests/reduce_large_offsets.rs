@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use cust::memory::{CopyDestination, DeviceBuffer};
-use reduce::Op;
+use reduce::{Op, Over};
 
 #[test]
 fn sum_max_min_argmax_u32_more_than_2_pow_32_elements() {
@@ -53,9 +53,10 @@ fn sum_max_min_argmax_u32_more_than_2_pow_32_elements() {
     let offsets = DeviceBuffer::from_slice(&[0u64, 1000, (1 << 32) - 7, n as u64]).unwrap();
     let long = (1u64 << 32) - 7 - 1000;
     let last = n as u64 - ((1 << 32) - 7);
-    let per_segment = |op| {
-        reduce::segmented_reduce(&buffer, &offsets, op)
+    let per_segment = |op: Op| {
+        reduce::reduce_over(&buffer, op, Over::Segments(&offsets))
             .unwrap()
+            .values
             .as_host_vec()
             .unwrap()
     };
@@ -67,9 +68,10 @@ fn sum_max_min_argmax_u32_more_than_2_pow_32_elements() {
     // crossing 2³²: the 0 at 1000 in the first, the 7 at 2³² + 5 in the second.
     let row_len = (1usize << 31) + (1 << 19);
     let matrix = buffer.index(..2 * row_len);
-    let per_row = |op| {
-        reduce::reduce_rows(&matrix, 2, row_len, op)
+    let per_row = |op: Op| {
+        reduce::reduce_over(&matrix, op, Over::Rows { rows: 2, len: row_len })
             .unwrap()
+            .values
             .as_host_vec()
             .unwrap()
     };

@@ -9,7 +9,7 @@ use common::*;
 use cust::error::CudaError;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{Error, Op, Reducer};
+use reduce::{Error, Op, Over, Reducer};
 
 #[test]
 fn sum_f32_new_stream_workspace_out_of_memory_is_an_error() {
@@ -33,7 +33,7 @@ fn sum_f32_new_stream_workspace_out_of_memory_is_an_error() {
             Err(_) => chunk /= 2,
         }
     }
-    let full = reducer.scope(|s| s.reduce_into(&input, Op::Sum, &mut out, &stream));
+    let full = reducer.scope(|s| s.reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream));
     drop(hog);
 
     match full {
@@ -50,7 +50,7 @@ fn sum_f32_new_stream_workspace_out_of_memory_is_an_error() {
 
     // Memory is back: the same call works.
     reducer
-        .scope(|s| s.reduce_into(&input, Op::Sum, &mut out, &stream))
+        .scope(|s| s.reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream))
         .unwrap();
     let mut sum = 0.0f32;
     out.copy_to(&mut sum).unwrap();

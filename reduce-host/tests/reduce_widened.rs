@@ -1,4 +1,4 @@
-//! Reductions into a wider accumulator (`reduce_as`, `sum_as`, `mean`):
+//! Reductions into a wider accumulator (`Widened::<A>`, `mean`):
 //! every input/accumulator pair, on the emulator and the GPU, against an
 //! exact (integer) or `f64` (float) CPU reference.
 
@@ -8,7 +8,7 @@ use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::half::{bf16, f16};
-use reduce::{ElementType, Error, Op, WidensTo};
+use reduce::{ElementType, Error, Op, Widened, WidensTo};
 
 /// Input types under test: random values, a poison, and the value as the
 /// reference sees it.
@@ -271,7 +271,7 @@ fn product_f16_as_f32_is_unsupported() {
         assert!(error.contains("max of i32 into I64"), "{}: {error}", backend.name());
     });
     assert!(matches!(
-        reduce::emulated::reduce_as::<f32>(&[f16::ONE], Op::Product),
+        reduce::emulated::Emulator::default().reduce(&[f16::ONE], Widened::<f32>::new(Op::Product)),
         Err(Error::UnsupportedWidening {
             op: Op::Product,
             input: "f16",

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
-use reduce::{Error, Input, Op, Output, Reducer};
+use reduce::{ArgMax, Error, Input, MeanVar, Op, Output, Over, Reducer};
 use std::sync::Mutex;
 
 /// One test at a time: the workspace test measures free device memory,
@@ -38,9 +38,9 @@ fn scope_waits_for_every_stream_before_returning() {
             .scope(|scope| {
                 // Sums of ones, then the max, on one stream: they run in order.
                 let sum_out = Output::from(&mut sum);
-                scope.reduce_into(&ones, Op::Sum, sum_out, &streams[0])?;
-                scope.reduce_into(&ones, Op::Sum, sum_out, &streams[0])?;
-                scope.reduce_into(&twos, Op::Max, &mut max, &streams[1])
+                scope.reduce_into(&ones, Op::Sum, Over::Whole, sum_out, &streams[0])?;
+                scope.reduce_into(&ones, Op::Sum, Over::Whole, sum_out, &streams[0])?;
+                scope.reduce_into(&twos, Op::Max, Over::Whole, &mut max, &streams[1])
             })
             .unwrap();
         let (mut got_sum, mut got_max) = (0.0f32, 0i64);
@@ -64,7 +64,7 @@ fn an_output_overlapping_another_buffer_is_aliasing() {
     let (input_view, mut output_view) = (data.index(..), data.index(3..));
     // SAFETY: `data` outlives the scopes, which only read and write it.
     let (input, output) = unsafe { (Input::from_view(&input_view), Output::from_view(&mut output_view)) };
-    let refused = reducer.scope(|scope| scope.reduce_into(input, Op::Sum, output, &stream));
+    let refused = reducer.scope(|scope| scope.reduce_into(input, Op::Sum, Over::Whole, output, &stream));
     assert!(
         matches!(
             refused,
@@ -75,11 +75,39 @@ fn an_output_overlapping_another_buffer_is_aliasing() {
         ),
         "{refused:?}"
     );
-    let refused = reducer.scope(|scope| scope.arg_into(input.get(..2).unwrap(), Op::Max, output, output, &stream));
+    // argmax's index output over the input it reads.
+    let refused = reducer.scope(|scope| scope.reduce_into(input, ArgMax, Over::Whole, output, &stream));
     assert!(matches!(refused, Err(Error::Aliasing { .. })), "{refused:?}");
     assert_eq!(data.as_host_vec().unwrap(), [5, 9, 1, 7], "nothing was written");
+    // Two outputs of one call that overlap each other: `MeanVar`'s means
+    // and variances in the same element (as the old argmax value and index).
+    let floats = DeviceBuffer::from_slice(&[2.0f64, 4.0, -1.0, -1.0]).unwrap();
+    let (mut means_view, mut variances_view) = (floats.index(2..3), floats.index(2..3));
+    // SAFETY: `floats` outlives the scope, which only writes it.
+    let (means, variances) = unsafe {
+        (
+            Output::from_view(&mut means_view),
+            Output::from_view(&mut variances_view),
+        )
+    };
+    let refused = reducer.scope(|scope| {
+        scope.reduce_into(
+            Input::from(&floats).get(..2).unwrap(),
+            MeanVar::<f64>::new(1.0)?,
+            Over::Whole,
+            (means, variances),
+            &stream,
+        )
+    });
+    assert!(matches!(refused, Err(Error::Aliasing { .. })), "{refused:?}");
+    assert_eq!(
+        floats.as_host_vec().unwrap(),
+        [2.0, 4.0, -1.0, -1.0],
+        "nothing was written"
+    );
     // Apart, the same buffers work.
-    let refused = reducer.scope(|scope| scope.reduce_into(input.get(..3).unwrap(), Op::Sum, output, &stream));
+    let refused =
+        reducer.scope(|scope| scope.reduce_into(input.get(..3).unwrap(), Op::Sum, Over::Whole, output, &stream));
     assert!(refused.is_ok(), "{refused:?}");
     let mut rest = [0u64; 4];
     data.copy_to(&mut rest[..]).unwrap();
@@ -109,7 +137,7 @@ fn scopes_on_new_streams_reuse_workspaces() {
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
         out.copy_from(&i32::MIN).unwrap();
         reducer
-            .scope(|scope| scope.reduce_into(&input, Op::Sum, &mut out, &stream))
+            .scope(|scope| scope.reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream))
             .unwrap();
         let mut got = 0;
         out.copy_to(&mut got).unwrap();
@@ -132,7 +160,7 @@ fn outputs_of_the_wrong_length_are_errors() {
     let mut three = DeviceBuffer::from_slice(&[f32::NAN; 3]).unwrap();
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let mut reducer = Reducer::new().unwrap();
-    let refused = reducer.scope(|scope| scope.reduce_into(&input, Op::Sum, &mut three, &stream));
+    let refused = reducer.scope(|scope| scope.reduce_into(&input, Op::Sum, Over::Whole, &mut three, &stream));
     assert!(
         matches!(
             refused,
@@ -143,7 +171,8 @@ fn outputs_of_the_wrong_length_are_errors() {
         ),
         "{refused:?}"
     );
-    let refused = reducer.scope(|scope| scope.reduce_rows_into(&input, 2, 2, Op::Sum, &mut three, &stream));
+    let refused =
+        reducer.scope(|scope| scope.reduce_into(&input, Op::Sum, Over::Rows { rows: 2, len: 2 }, &mut three, &stream));
     assert!(matches!(refused, Err(Error::InvalidSegments(_))), "{refused:?}");
     assert!(
         three.as_host_vec().unwrap().iter().all(|x| x.is_nan()),
@@ -151,7 +180,7 @@ fn outputs_of_the_wrong_length_are_errors() {
     );
     let one = Output::from(&mut three).get(1..2).unwrap();
     reducer
-        .scope(|scope| scope.reduce_into(&input, Op::Sum, one, &stream))
+        .scope(|scope| scope.reduce_into(&input, Op::Sum, Over::Whole, one, &stream))
         .unwrap();
     let written = three.as_host_vec().unwrap();
     assert!(

@@ -313,6 +313,7 @@ fn max_abs_i32_segments_is_unsupported() {
 fn sum_f32_into_clamps_invalid_offsets() {
     use cust::memory::DeviceBuffer;
     use cust::stream::{Stream, StreamFlags};
+    use reduce::Over;
     let Some(_context) = gpu("sum_f32_into_clamps_invalid_offsets") else {
         return;
     };
@@ -323,12 +324,13 @@ fn sum_f32_into_clamps_invalid_offsets() {
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let mut reducer = reduce::Reducer::new().unwrap();
     reducer
-        .scope(|s| s.segmented_reduce_into(&values, &offsets, Op::Sum, &mut out, &stream))
+        .scope(|s| s.reduce_into(&values, Op::Sum, Over::Segments((&offsets).into()), &mut out, &stream))
         .unwrap();
     assert_eq!(out.as_host_vec().unwrap(), [31.0, 0.0, 248.0, 0.0]);
 
     let mut short = DeviceBuffer::from_slice(&[0.0f32; 3]).unwrap();
-    let wrong_length = reducer.scope(|s| s.segmented_reduce_into(&values, &offsets, Op::Sum, &mut short, &stream));
+    let wrong_length =
+        reducer.scope(|s| s.reduce_into(&values, Op::Sum, Over::Segments((&offsets).into()), &mut short, &stream));
     assert!(
         matches!(wrong_length, Err(Error::InvalidSegments(_))),
         "{wrong_length:?}"

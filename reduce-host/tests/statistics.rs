@@ -12,8 +12,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
-use reduce::statistics::Predicate;
-use reduce::Error;
+use reduce::{All, Any, Count, Error, LogSumExp, MeanVar, Op, Over, Predicate, Std, Var};
 
 /// A signalling NaN no kernel produces: the staging poison.
 const POISON_F32: f32 = f32::from_bits(0x7FA5_A5A5);
@@ -142,7 +141,8 @@ fn random_views_against_the_reference() {
 
             let data32: Vec<f32> = data.iter().map(|&v| v as f32).collect();
             let (means, vars) = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
-                let both = r.mean_var_axes::<f32, _>(x, &layout, &signed, correction).unwrap();
+                let mean_var = MeanVar::<f32>::new(correction).unwrap();
+                let both = r.reduce_over(x, mean_var, Over::Axes(&layout, &signed)).unwrap();
                 (r.host(&both.values.0), r.host(&both.values.1))
             });
             // f32 accumulation loses about eps · |centre| of the mean, which
@@ -161,12 +161,14 @@ fn random_views_against_the_reference() {
                 1e-5
             );
             let vars64 = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
-                let values = r.var_axes::<f64, _>(x, &layout, &signed, correction).unwrap().values;
+                let var = Var::<f64>::new(correction).unwrap();
+                let values = r.reduce_over(x, var, Over::Axes(&layout, &signed)).unwrap().values;
                 r.host(&values)
             });
             check_all!(format!("{what} var f32 in f64"), vars64, want_var.clone(), 1e-9);
             let stds = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
-                let values = r.std_axes::<f64, _>(x, &layout, &signed, correction).unwrap().values;
+                let std = Std::<f64>::new(correction).unwrap();
+                let values = r.reduce_over(x, std, Over::Axes(&layout, &signed)).unwrap().values;
                 r.host(&values)
             });
             let want_std: Vec<f64> = want_var.iter().map(|v| v.sqrt()).collect();
@@ -174,12 +176,18 @@ fn random_views_against_the_reference() {
 
             let want_lse: Vec<f64> = per_result.iter().map(|x| logsumexp(x)).collect();
             let lse = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
-                let values = r.logsumexp_axes(x, &layout, &signed).unwrap().values;
+                let values = r
+                    .reduce_over(x, LogSumExp, Over::Axes(&layout, &signed))
+                    .unwrap()
+                    .values;
                 r.host(&values)
             });
             check_all!(format!("{what} logsumexp f64"), lse, want_lse.clone(), 1e-13);
             let lse32 = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
-                let values = r.logsumexp_axes(x, &layout, &signed).unwrap().values;
+                let values = r
+                    .reduce_over(x, LogSumExp, Over::Axes(&layout, &signed))
+                    .unwrap()
+                    .values;
                 r.host(&values)
             });
             let want_lse32: Vec<f64> = gathered(&data32, &layout, &axes)
@@ -204,18 +212,27 @@ fn random_views_against_the_reference() {
                     .map(|x| x.iter().filter(|v| holds(v)).count() as u64)
                     .collect();
                 let counts = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
-                    let values = r.count_axes(x, &layout, &signed, predicate).unwrap().values;
+                    let values = r
+                        .reduce_over(x, Count(predicate), Over::Axes(&layout, &signed))
+                        .unwrap()
+                        .values;
                     r.host(&values)
                 });
                 assert_eq!(counts, want, "{what} count {predicate:?}");
                 let any = backend.staged_twice(&data32, offset, POISON_F32, |r, x| {
-                    let values = r.any_axes(x, &layout, &signed, predicate).unwrap().values;
+                    let values = r
+                        .reduce_over(x, Any(predicate), Over::Axes(&layout, &signed))
+                        .unwrap()
+                        .values;
                     r.host(&values)
                 });
                 let want_any: Vec<u8> = want.iter().map(|&c| (c > 0) as u8).collect();
                 assert_eq!(any, want_any, "{what} any {predicate:?}");
                 let all = backend.staged_twice(&data, offset, POISON_F64, |r, x| {
-                    let values = r.all_axes(x, &layout, &signed, predicate).unwrap().values;
+                    let values = r
+                        .reduce_over(x, All(predicate), Over::Axes(&layout, &signed))
+                        .unwrap()
+                        .values;
                     r.host(&values)
                 });
                 let want_all: Vec<u8> = per_result
@@ -260,17 +277,18 @@ fn one_special_element_at_every_position() {
                     } else {
                         Predicate::Nonzero
                     };
-                    let count = r.count(x, predicate).unwrap();
+                    let count = r.reduce(x, Count(predicate)).unwrap();
                     (
                         count,
-                        r.any(x, predicate).unwrap(),
-                        r.all(x, Predicate::Nonzero).unwrap(),
+                        r.reduce(x, Any(predicate)).unwrap(),
+                        r.reduce(x, All(Predicate::Nonzero)).unwrap(),
                     )
                 });
                 let expected_count = if special == 3.5 { len as u64 } else { 1 };
                 assert_eq!((count, any, all), (expected_count, true, true), "{what}");
-                let (mean, var) =
-                    backend.staged_twice(&data, offset, POISON_F32, |r, x| r.mean_var::<f32, _>(x, 1.0).unwrap());
+                let (mean, var) = backend.staged_twice(&data, offset, POISON_F32, |r, x| {
+                    r.reduce(x, MeanVar::<f32>::new(1.0).unwrap()).unwrap()
+                });
                 if special == 3.5 {
                     assert!(var > 0.0 && mean > -2.25, "{what}: {mean} {var}");
                 } else {
@@ -281,12 +299,13 @@ fn one_special_element_at_every_position() {
                 }
                 let mut one_hot = vec![f64::NEG_INFINITY; len];
                 one_hot[hot] = -7.125;
-                let lse = backend.staged_twice(&one_hot, offset, POISON_F64, |r, x| r.logsumexp(x).unwrap());
+                let lse = backend.staged_twice(&one_hot, offset, POISON_F64, |r, x| r.reduce(x, LogSumExp).unwrap());
                 assert_eq!(lse, -7.125, "{what}: logsumexp of one finite element");
             }
             let constant = vec![1.0e3f64 + 0.5; len];
-            let (mean, var) =
-                backend.staged_twice(&constant, 0, POISON_F64, |r, x| r.mean_var::<f64, _>(x, 1.0).unwrap());
+            let (mean, var) = backend.staged_twice(&constant, 0, POISON_F64, |r, x| {
+                r.reduce(x, MeanVar::<f64>::new(1.0).unwrap()).unwrap()
+            });
             let expected_var = if len == 1 { f64::NAN } else { 0.0 };
             assert!(
                 mean == 1000.5 && (var == expected_var || (var.is_nan() && expected_var.is_nan())),
@@ -304,17 +323,17 @@ fn edge_cases_and_errors() {
         let empty: [f64; 0] = [];
         let results = backend.staged_twice(&empty, 0, POISON_F64, |r, x| {
             (
-                r.var::<f64, _>(x, 1.0).unwrap(),
-                r.logsumexp(x).unwrap(),
-                r.count(x, Predicate::Nonzero).unwrap(),
-                r.any(x, Predicate::Nonzero).unwrap(),
-                r.all(x, Predicate::Nonzero).unwrap(),
+                r.reduce(x, Var::<f64>::new(1.0).unwrap()).unwrap(),
+                r.reduce(x, LogSumExp).unwrap(),
+                r.reduce(x, Count(Predicate::Nonzero)).unwrap(),
+                r.reduce(x, Any(Predicate::Nonzero)).unwrap(),
+                r.reduce(x, All(Predicate::Nonzero)).unwrap(),
             )
         });
         assert!(results.0.is_nan() && results.1 == f64::NEG_INFINITY, "{results:?}");
         assert_eq!((results.2, results.3, results.4), (0, false, true));
         let lse = |backend: &mut Tester<_>, data: &[f32]| {
-            backend.staged_twice(data, 1, POISON_F32, |r, x| r.logsumexp(x).unwrap())
+            backend.staged_twice(data, 1, POISON_F32, |r, x| r.reduce(x, LogSumExp).unwrap())
         };
         assert_eq!(lse(&mut backend, &[f32::INFINITY, 1.0]), f32::INFINITY);
         assert_eq!(lse(&mut backend, &[f32::INFINITY, f32::NEG_INFINITY]), f32::INFINITY);
@@ -336,19 +355,25 @@ fn edge_cases_and_errors() {
             "no overflow past e^88"
         );
         // A correction of n: M2 / 0.
-        let inf = backend.staged_twice(&[1.0f64, 3.0], 0, POISON_F64, |r, x| r.var::<f64, _>(x, 2.0).unwrap());
-        let nan = backend.staged_twice(&[1.0f64], 0, POISON_F64, |r, x| r.var::<f64, _>(x, 1.0).unwrap());
+        let inf = backend.staged_twice(&[1.0f64, 3.0], 0, POISON_F64, |r, x| {
+            r.reduce(x, Var::<f64>::new(2.0).unwrap()).unwrap()
+        });
+        let nan = backend.staged_twice(&[1.0f64], 0, POISON_F64, |r, x| {
+            r.reduce(x, Var::<f64>::new(1.0).unwrap()).unwrap()
+        });
         assert!(inf == f64::INFINITY && nan.is_nan(), "{inf} {nan}");
         // Reduced axis of length 0 along axes; a kept one of length 0.
         let layout = Strided::contiguous(&[3, 0]).unwrap();
         let (vars, all) = backend.staged_twice(&empty, 0, POISON_F64, |r, x| {
             (
                 {
-                    let values = r.var_axes::<f64, _>(x, &layout, &[1], 1.0).unwrap().values;
+                    let var = Var::<f64>::new(1.0).unwrap();
+                    let values = r.reduce_over(x, var, Over::Axes(&layout, &[1])).unwrap().values;
                     r.host(&values)
                 },
                 {
-                    let values = r.all_axes(x, &layout, &[1], Predicate::Nan).unwrap().values;
+                    let all = All(Predicate::Nan);
+                    let values = r.reduce_over(x, all, Over::Axes(&layout, &[1])).unwrap().values;
                     r.host(&values)
                 },
             )
@@ -356,22 +381,24 @@ fn edge_cases_and_errors() {
         assert!(vars.len() == 3 && vars.iter().all(|v| v.is_nan()), "{vars:?}");
         assert_eq!(all, [1, 1, 1]);
         let none = backend.staged_twice(&empty, 0, POISON_F64, |r, x| {
-            let values = r.logsumexp_axes(x, &layout, &[0]).unwrap().values;
+            let values = r.reduce_over(x, LogSumExp, Over::Axes(&layout, &[0])).unwrap().values;
             r.host(&values)
         });
         assert!(none.is_empty());
-        // Errors.
+        // Errors. A bad correction is refused by the constructor, before any call.
         let data = [1.0f32; 6];
         let matrix = Strided::contiguous(&[2, 3]).unwrap();
         let errors = backend.staged_twice(&data, 0, POISON_F32, |r, x| {
             (
-                r.var::<f32, _>(x, -1.0).map(|_| ()).unwrap_err(),
-                r.std::<f32, _>(x, f64::NAN).map(|_| ()).unwrap_err(),
-                r.var_axes::<f32, _>(x, &matrix, &[2], 1.0).map(|_| ()).unwrap_err(),
-                r.count_axes(x, &matrix, &[0, -2], Predicate::Nan)
+                Var::<f32>::new(-1.0).map(|_| ()).unwrap_err(),
+                Std::<f32>::new(f64::NAN).map(|_| ()).unwrap_err(),
+                r.reduce_over(x, Var::<f32>::new(1.0).unwrap(), Over::Axes(&matrix, &[2]))
                     .map(|_| ())
                     .unwrap_err(),
-                r.logsumexp_axes(x, &Strided::contiguous(&[2, 4]).unwrap(), &[0])
+                r.reduce_over(x, Count(Predicate::Nan), Over::Axes(&matrix, &[0, -2]))
+                    .map(|_| ())
+                    .unwrap_err(),
+                r.reduce_over(x, LogSumExp, Over::Axes(&Strided::contiguous(&[2, 4]).unwrap(), &[0]))
                     .map(|_| ())
                     .unwrap_err(),
             )
@@ -388,9 +415,9 @@ fn edge_cases_and_errors() {
     });
 }
 
-/// Each statistic's `Scope::*_axes_into` form, on its own stream, into an
-/// output one element past a poisoned one: the same bits as the blocking
-/// call, and the poison untouched (GPU only: scopes are CUDA's).
+/// Each statistic over axes by `Scope::reduce_into`, on its own stream,
+/// into an output one element past a poisoned one: the same bits as the
+/// blocking call, and the poison untouched (GPU only: scopes are CUDA's).
 #[test]
 fn scope_forms_agree_with_the_blocking_calls() {
     use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
@@ -403,6 +430,11 @@ fn scope_forms_agree_with_the_blocking_calls() {
     let mut rng = rng(test);
     let mut reducer = Reducer::new().expect("a reducer");
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("a stream");
+    let (mean_var, var, std) = (
+        MeanVar::<f32>::new(1.0).expect("a correction"),
+        Var::<f32>::new(1.0).expect("a correction"),
+        Std::<f32>::new(1.0).expect("a correction"),
+    );
     /// A device buffer of `len + 1` copies of `poison`, for an output at 1.. .
     fn padded<T: DeviceCopy + Copy>(poison: T, len: usize) -> DeviceBuffer<T> {
         DeviceBuffer::from_slice(&vec![poison; len + 1]).expect("an output")
@@ -435,32 +467,21 @@ fn scope_forms_agree_with_the_blocking_calls() {
             .collect();
         let x = DeviceBuffer::from_slice(&data).expect("the input");
         let n = layout.kept_outputs(&signed).expect("valid axes");
-        let blocking = reducer
-            .mean_var_axes::<f32, _>(&x, &layout, &signed, 1.0)
-            .expect("mean_var");
+        let over = Over::Axes(&layout, &signed);
+        let blocking = reducer.reduce_over(&x, mean_var, over).expect("mean_var");
         let (want_means, want_vars) = (host(&blocking.values.0), host(&blocking.values.1));
-        let want_std = host(
-            &reducer
-                .std_axes::<f32, _>(&x, &layout, &signed, 1.0)
-                .expect("std")
-                .values,
-        );
-        let want_lse = host(&reducer.logsumexp_axes(&x, &layout, &signed).expect("lse").values);
+        let want_std = host(&reducer.reduce_over(&x, std, over).expect("std").values);
+        let want_lse = host(&reducer.reduce_over(&x, LogSumExp, over).expect("lse").values);
         let want_count = host(
             &reducer
-                .count_axes(&x, &layout, &signed, Predicate::Nan)
+                .reduce_over(&x, Count(Predicate::Nan), over)
                 .expect("count")
                 .values,
         );
-        let want_any = host(
-            &reducer
-                .any_axes(&x, &layout, &signed, Predicate::Inf)
-                .expect("any")
-                .values,
-        );
+        let want_any = host(&reducer.reduce_over(&x, Any(Predicate::Inf), over).expect("any").values);
         let want_all = host(
             &reducer
-                .all_axes(&x, &layout, &signed, Predicate::Nonzero)
+                .reduce_over(&x, All(Predicate::Nonzero), over)
                 .expect("all")
                 .values,
         );
@@ -478,34 +499,27 @@ fn scope_forms_agree_with_the_blocking_calls() {
                 fn at_1(o: Output<'_, f32>) -> Output<'_, f32> {
                     o.get(1..).expect("room")
                 }
-                let (layout, axes, stream) = (&layout, &signed[..], &stream);
-                s.mean_var_axes_into::<f32, _>(
-                    &x,
-                    layout,
-                    axes,
-                    1.0,
-                    at_1((&mut means).into()),
-                    at_1((&mut vars).into()),
-                    stream,
-                )?;
-                s.var_axes_into::<f32, _>(&x, layout, axes, 1.0, at_1((&mut var_alone).into()), stream)?;
-                s.std_axes_into::<f32, _>(&x, layout, axes, 1.0, at_1((&mut stds).into()), stream)?;
-                s.logsumexp_axes_into(&x, layout, axes, at_1((&mut lse).into()), stream)?;
+                let (over, stream) = (Over::Axes(&layout, &signed), &stream);
+                let both = (at_1((&mut means).into()), at_1((&mut vars).into()));
+                s.reduce_into(&x, mean_var, over, both, stream)?;
+                s.reduce_into(&x, var, over, at_1((&mut var_alone).into()), stream)?;
+                s.reduce_into(&x, std, over, at_1((&mut stds).into()), stream)?;
+                s.reduce_into(&x, LogSumExp, over, at_1((&mut lse).into()), stream)?;
                 let counts = Output::from(&mut counts).get(1..).expect("room");
-                s.count_axes_into(&x, layout, axes, Predicate::Nan, counts, stream)?;
+                s.reduce_into(&x, Count(Predicate::Nan), over, counts, stream)?;
                 let any = Output::from(&mut any).get(1..).expect("room");
-                s.any_axes_into(&x, layout, axes, Predicate::Inf, any, stream)?;
+                s.reduce_into(&x, Any(Predicate::Inf), over, any, stream)?;
                 let all = Output::from(&mut all).get(1..).expect("room");
-                s.all_axes_into(&x, layout, axes, Predicate::Nonzero, all, stream)
+                s.reduce_into(&x, All(Predicate::Nonzero), over, all, stream)
             })
             .expect("the scope's calls");
         let poisoned = POISON_F32.to_bits();
         for (form, buffer, want) in [
-            ("mean_var_axes_into means", &means, &want_means),
-            ("mean_var_axes_into variances", &vars, &want_vars),
-            ("var_axes_into", &var_alone, &want_vars),
-            ("std_axes_into", &stds, &want_std),
-            ("logsumexp_axes_into", &lse, &want_lse),
+            ("reduce_into MeanVar means", &means, &want_means),
+            ("reduce_into MeanVar variances", &vars, &want_vars),
+            ("reduce_into Var", &var_alone, &want_vars),
+            ("reduce_into Std", &stds, &want_std),
+            ("reduce_into LogSumExp", &lse, &want_lse),
         ] {
             let got = written(
                 buffer,
@@ -516,35 +530,51 @@ fn scope_forms_agree_with_the_blocking_calls() {
             assert_eq!(bits32(&got), bits32(want), "{what}: {form}");
         }
         assert_eq!(
-            written(&counts, u64::MAX, |a, b| a == b, "count_axes_into"),
+            written(&counts, u64::MAX, |a, b| a == b, "reduce_into Count"),
             want_count,
             "{what}: count"
         );
         assert_eq!(
-            written(&any, 0xA5, |a, b| a == b, "any_axes_into"),
+            written(&any, 0xA5, |a, b| a == b, "reduce_into Any"),
             want_any,
             "{what}: any"
         );
         assert_eq!(
-            written(&all, 0xA5, |a, b| a == b, "all_axes_into"),
+            written(&all, 0xA5, |a, b| a == b, "reduce_into All"),
             want_all,
             "{what}: all"
         );
     }
-    // Two results: `vars` (2 elements) fits, `means` (3) does not.
+    // Two results: `vars` (2 elements) fits, `means` (3) does not: the two
+    // outputs' lengths differ; both of 3, neither fits.
     let x = DeviceBuffer::from_slice(&[1.0f32; 6]).expect("the input");
     let layout = Strided::contiguous(&[2, 3]).expect("a layout");
     let (mut means, mut vars) = (padded(0.0f32, 2), padded(0.0f32, 1));
-    let refused =
-        reducer.scope(|s| s.mean_var_axes_into::<f32, _>(&x, &layout, &[1], 1.0, &mut means, &mut vars, &stream));
+    let refused = reducer.scope(|s| {
+        let both = (Output::from(&mut means), Output::from(&mut vars));
+        s.reduce_into(&x, mean_var, Over::Axes(&layout, &[1]), both, &stream)
+    });
+    assert!(
+        matches!(refused, Err(Error::OutputLength { output: "means", .. })),
+        "{refused:?}"
+    );
+    let mut vars_of_3 = padded(0.0f32, 2);
+    let refused = reducer.scope(|s| {
+        let both = (Output::from(&mut means), Output::from(&mut vars_of_3));
+        s.reduce_into(&x, mean_var, Over::Axes(&layout, &[1]), both, &stream)
+    });
     assert!(matches!(refused, Err(Error::InvalidAxes(_))), "{refused:?}");
     // Means and variances in one place: refused before any launch.
     let refused = reducer.scope(|s| {
         let both = Output::from(&mut vars);
-        s.mean_var_axes_into::<f32, _>(&x, &layout, &[1], 1.0, both, both, &stream)
+        s.reduce_into(&x, mean_var, Over::Axes(&layout, &[1]), (both, both), &stream)
     });
     assert!(matches!(refused, Err(Error::Aliasing { .. })), "{refused:?}");
-    let refused = reducer.scope(|s| s.var_axes_into::<f32, _>(&x, &layout, &[0], -1.0, &mut vars, &stream));
+    // A bad correction: refused by `Var::new`, inside the scope before any launch.
+    let refused = reducer.scope(|s| {
+        let var = Var::<f32>::new(-1.0)?;
+        s.reduce_into(&x, var, Over::Axes(&layout, &[0]), &mut vars, &stream)
+    });
     assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
 }
 
@@ -591,7 +621,8 @@ fn segments_round<B: common::TestBackend>(backend: &mut Tester<B>, rng: &mut Std
     let correction = [0.0, 1.0][rng.gen_range(0..2)];
     let reference: Vec<(f64, f64)> = per_segment.iter().map(|x| mean_var(x, correction)).collect();
     let (means, vars) = backend.staged_twice(&data, 1, POISON_F64, |r, x| {
-        let (means, vars) = r.mean_var_segments::<f64, _>(x, offsets, correction).unwrap();
+        let mean_var = MeanVar::<f64>::new(correction).unwrap();
+        let (means, vars) = r.reduce_over(x, mean_var, Over::Segments(offsets)).unwrap().values;
         (r.host(&means), r.host(&vars))
     });
     check_all!(
@@ -607,12 +638,13 @@ fn segments_round<B: common::TestBackend>(backend: &mut Tester<B>, rng: &mut Std
         1e-9
     );
     let stds = backend.staged_twice(&data32, 2, POISON_F32, |r, x| {
-        B::to_vec(&r.std_segments::<f64, _>(x, offsets, correction).unwrap()).unwrap()
+        let std = Std::<f64>::new(correction).unwrap();
+        B::to_vec(&r.reduce_over(x, std, Over::Segments(offsets)).unwrap().values).unwrap()
     });
     let want_std: Vec<f64> = reference.iter().map(|r| r.1.sqrt()).collect();
     check_all!(format!("{what} std of f32 in f64"), stds, want_std, 1e-9);
     let lse = backend.staged_twice(&data, 0, POISON_F64, |r, x| {
-        B::to_vec(&r.logsumexp_segments(x, offsets).unwrap()).unwrap()
+        B::to_vec(&r.reduce_over(x, LogSumExp, Over::Segments(offsets)).unwrap().values).unwrap()
     });
     check_all!(
         format!("{what} logsumexp"),
@@ -631,12 +663,13 @@ fn segments_round<B: common::TestBackend>(backend: &mut Tester<B>, rng: &mut Std
             .map(|x| x.iter().filter(|v| holds(v)).count() as u64)
             .collect();
         let (counts, any, all) = backend.staged_twice(&data32, 3, POISON_F32, |r, x| {
-            let counts = B::to_vec(&r.count_segments(x, offsets, predicate).unwrap()).unwrap();
-            let any = B::to_vec(&r.any_segments(x, offsets, predicate).unwrap()).unwrap();
+            let over = Over::Segments(offsets);
+            let counts = B::to_vec(&r.reduce_over(x, Count(predicate), over).unwrap().values).unwrap();
+            let any = B::to_vec(&r.reduce_over(x, Any(predicate), over).unwrap().values).unwrap();
             (
                 counts,
                 any,
-                B::to_vec(&r.all_segments(x, offsets, predicate).unwrap()).unwrap(),
+                B::to_vec(&r.reduce_over(x, All(predicate), over).unwrap().values).unwrap(),
             )
         });
         assert_eq!(counts, want, "{what} count {predicate:?}");
@@ -656,7 +689,8 @@ fn segment_errors<B: common::TestBackend>(backend: &mut Tester<B>) {
     let r = &mut backend.reducer;
     let bad = |offsets: &[u64], r: &mut reduce::Reducer<B>| {
         let staged = B::stage(offsets, 0, 0);
-        r.var_segments::<f64, _>(B::slice(&data), B::slice(&staged), 1.0)
+        let var = Var::<f64>::new(1.0).unwrap();
+        r.reduce_over(B::slice(&data), var, Over::Segments(B::slice(&staged)))
             .err()
             .map(|e| e.to_string())
     };
@@ -668,14 +702,55 @@ fn segment_errors<B: common::TestBackend>(backend: &mut Tester<B>) {
     assert_eq!(bad(&[4], r), None, "no segments");
 }
 
-/// On the GPU: the `_segments_into` forms agree bit for bit with the
+/// Regression: zero segments, given by one offset. Past the end of the
+/// values (`[7]` over 3) it is refused as any offset past the end is
+/// (no segment is launched, so the kernels' check never saw it: it once
+/// returned `Ok` with no results); at the end (`[3]` over 3) it is no
+/// segments, no results. Statistics and an op alike.
+#[test]
+fn one_offset_past_the_end_is_refused() {
+    let test = "one_offset_past_the_end_is_refused";
+    for_each_backend!(test, |backend| { one_offset_past_the_end(&mut backend) });
+}
+
+fn one_offset_past_the_end<B: common::TestBackend>(backend: &mut Tester<B>) {
+    let name = backend.name();
+    let data = B::stage(&[1.0f32, 0.0, 3.0], 0, POISON_F32);
+    let x = B::slice(&data);
+    let r = &mut backend.reducer;
+    let past = B::stage(&[7u64], 0, 0);
+    let over = Over::Segments(B::slice(&past));
+    let count = r.reduce_over(x, Count(Predicate::Nonzero), over).map(|_| ());
+    assert!(
+        matches!(count, Err(Error::InvalidSegments(_))),
+        "{name}: count: {count:?}"
+    );
+    let all = r.reduce_over(x, All(Predicate::Nonzero), over).map(|_| ());
+    assert!(matches!(all, Err(Error::InvalidSegments(_))), "{name}: all: {all:?}");
+    let sum = r.reduce_over(x, Op::Sum, over).map(|_| ());
+    assert!(matches!(sum, Err(Error::InvalidSegments(_))), "{name}: sum: {sum:?}");
+    let at_the_end = B::stage(&[3u64], 0, 0);
+    let over = Over::Segments(B::slice(&at_the_end));
+    let counts = r.reduce_over(x, Count(Predicate::Nonzero), over).unwrap();
+    assert_eq!(
+        (B::to_vec(&counts.values).unwrap(), counts.shape(false)),
+        (vec![], vec![0]),
+        "{name}: count"
+    );
+    let all = r.reduce_over(x, All(Predicate::Nonzero), over).unwrap();
+    assert_eq!(B::to_vec(&all.values).unwrap(), [0u8; 0], "{name}: all");
+    let sums = r.reduce_over(x, Op::Sum, over).unwrap();
+    assert_eq!(B::to_vec(&sums.values).unwrap(), [0.0f32; 0], "{name}: sum");
+}
+
+/// On the GPU: `reduce_into` over segments agrees bit for bit with the
 /// blocking calls, into an output one element past a poisoned one, and
-/// clamp invalid offsets (nothing outside the values is read).
+/// clamps invalid offsets (nothing outside the values is read).
 #[test]
 fn segment_scope_forms_agree_with_the_blocking_calls() {
     use cust::memory::DeviceBuffer;
     use cust::stream::{Stream, StreamFlags};
-    use reduce::{Output, Reducer};
+    use reduce::{Input, Output, Reducer};
     let test = "segment_scope_forms_agree_with_the_blocking_calls";
     if common::gpu(test).is_none() {
         return;
@@ -695,48 +770,53 @@ fn segment_scope_forms_agree_with_the_blocking_calls() {
     let o = DeviceBuffer::from_slice(&offsets).expect("the offsets");
     let n = offsets.len() - 1;
     let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let var = Var::<f32>::new(1.0).unwrap();
     let want = bits(
         reducer
-            .var_segments::<f32, _>(&x, &o, 1.0)
+            .reduce_over(&x, var, Over::Segments(&o))
             .unwrap()
+            .values
             .as_host_vec()
             .unwrap(),
     );
     let want_all = reducer
-        .all_segments(&x, &o, Predicate::Nan)
+        .reduce_over(&x, All(Predicate::Nan), Over::Segments(&o))
         .unwrap()
+        .values
         .as_host_vec()
         .unwrap();
-    let mut var = DeviceBuffer::from_slice(&vec![POISON_F32; n + 1]).unwrap();
+    let mut var_out = DeviceBuffer::from_slice(&vec![POISON_F32; n + 1]).unwrap();
     let mut all = DeviceBuffer::from_slice(&vec![7u8; n + 1]).unwrap();
     reducer
         .scope(|s| {
-            s.var_segments_into::<f32, _>(&x, &o, 1.0, Output::from(&mut var).get(1..).unwrap(), &stream)?;
-            s.all_segments_into(
-                &x,
-                &o,
-                Predicate::Nan,
-                Output::from(&mut all).get(1..).unwrap(),
-                &stream,
-            )
+            let over = Over::Segments(Input::from(&o));
+            s.reduce_into(&x, var, over, Output::from(&mut var_out).get(1..).unwrap(), &stream)?;
+            let all_out = Output::from(&mut all).get(1..).unwrap();
+            s.reduce_into(&x, All(Predicate::Nan), over, all_out, &stream)
         })
-        .expect("the _into forms");
-    let (var, all) = (bits(var.as_host_vec().unwrap()), all.as_host_vec().unwrap());
+        .expect("reduce_into");
+    let (var, all) = (bits(var_out.as_host_vec().unwrap()), all.as_host_vec().unwrap());
     assert_eq!(
         (var[0], &var[1..]),
         (POISON_F32.to_bits(), &want[..]),
-        "var_segments_into"
+        "reduce_into Var over segments"
     );
-    assert_eq!((all[0], &all[1..]), (7, &want_all[..]), "all_segments_into");
-    // Offsets past the end are clamped by the _into forms: the segment ends at the values' end.
+    assert_eq!((all[0], &all[1..]), (7, &want_all[..]), "reduce_into All over segments");
+    // Offsets past the end are clamped by reduce_into: the segment ends at the values' end.
     let past = DeviceBuffer::from_slice(&[49_990u64, 60_000]).unwrap();
     let mut count = DeviceBuffer::from_slice(&[0u64]).unwrap();
     reducer
-        .scope(|s| s.count_segments_into(&x, &past, Predicate::Nonzero, &mut count, &stream))
-        .expect("count_segments_into");
+        .scope(|s| {
+            let over = Over::Segments(Input::from(&past));
+            s.reduce_into(&x, Count(Predicate::Nonzero), over, &mut count, &stream)
+        })
+        .expect("reduce_into Count over segments");
     let tail = data[49_990..].iter().filter(|&&v| v != 0.0).count() as u64;
     assert_eq!(count.as_host_vec().unwrap(), [tail]);
-    let wrong_length = reducer.scope(|s| s.count_segments_into(&x, &o, Predicate::Nan, &mut count, &stream));
+    let wrong_length = reducer.scope(|s| {
+        let over = Over::Segments(Input::from(&o));
+        s.reduce_into(&x, Count(Predicate::Nan), over, &mut count, &stream)
+    });
     assert!(
         matches!(wrong_length, Err(Error::InvalidSegments(_))),
         "{wrong_length:?}"

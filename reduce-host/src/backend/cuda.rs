@@ -21,7 +21,7 @@ use std::ffi::{c_void, CStr};
 /// Kernels run on the GPU of the context that was current when the backend
 /// was created (see [`Reducer::new`](crate::Reducer::new)). The default
 /// backend: `Reducer` is `Reducer<Cuda>`, over `cust`'s `DeviceSlice`s, and
-/// its segmented calls return `DeviceBuffer`s.
+/// its calls over segments, rows or axes return `DeviceBuffer`s.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), reduce::Error> {
@@ -29,7 +29,8 @@ use std::ffi::{c_void, CStr};
 /// let _ctx = cust::quick_init()?;
 /// let mut reducer: reduce::Reducer<reduce::Cuda> = reduce::Reducer::new()?;
 /// let (values, offsets) = (DeviceBuffer::from_slice(&[4.0f32, 1.0, 7.0])?, DeviceBuffer::from_slice(&[0u64, 2, 3])?);
-/// let maxima: DeviceBuffer<f32> = reducer.segmented_reduce(&values, &offsets, reduce::Op::Max)?;
+/// let maxima = reducer.reduce_over(&values, reduce::Op::Max, reduce::Over::Segments(&offsets))?;
+/// let maxima: DeviceBuffer<f32> = maxima.values;
 /// assert_eq!(maxima.as_host_vec()?, [4.0, 7.0]);
 /// # Ok(()) }
 /// ```

@@ -24,9 +24,9 @@ const POISON_WORD: u64 = 0xA5A5_A5A5_A5A5_A5A5;
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::HostBuffer, Emulated, Op, Reducer};
+/// use reduce::{emulated::HostBuffer, Emulated, Op, Over, Reducer};
 /// let mut reducer: Reducer<Emulated> = Reducer::default();
-/// let sums: HostBuffer<f32> = reducer.reduce_rows(&[1.0, 2.0, 3.0, 4.0], 2, 2, Op::Sum)?;
+/// let sums: HostBuffer<f32> = reducer.reduce_over(&[1.0, 2.0, 3.0, 4.0], Op::Sum, Over::Rows { rows: 2, len: 2 })?.values;
 /// assert_eq!(*sums, [3.0, 7.0]);
 /// # Ok(()) }
 /// ```
@@ -124,9 +124,10 @@ impl Emulated {
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::{Emulator, HostBuffer}, Op};
+/// use reduce::{emulated::{Emulator, HostBuffer}, Op, Over};
 /// let mut emulator = Emulator::default();
-/// let minima: HostBuffer<u32> = emulator.segmented_reduce(&[4, 1, 7, 3, 9], &[0, 3, 5], Op::Min)?;
+/// let offsets = [0u64, 3, 5];
+/// let minima: HostBuffer<u32> = emulator.reduce_over(&[4, 1, 7, 3, 9], Op::Min, Over::Segments(&offsets[..]))?.values;
 /// assert_eq!(minima.to_vec(), [1, 3]);
 /// assert_eq!(emulator.reduce(&minima, Op::Max)?, 3);
 /// # Ok(()) }

@@ -15,12 +15,9 @@ fn main() -> Result<(), reduce::Error> {
         }
         Err(e) => {
             println!("no usable GPU ({e}): running the kernels under the CPU emulator");
-            let sum = reduce::emulated::reduce(&data, reduce::Op::Sum)?;
-            (
-                sum,
-                reduce::emulated::reduce(&data, reduce::Op::Max)?,
-                "the CPU emulator",
-            )
+            let mut emulator = reduce::emulated::Emulator::default();
+            let sum = emulator.reduce(&data, reduce::Op::Sum)?;
+            (sum, emulator.reduce(&data, reduce::Op::Max)?, "the CPU emulator")
         }
     };
     println!("downstream: on {on}, sum of 1..=1000 = {sum}, max = {max}");

@@ -1,0 +1,183 @@
+//! The buffers the free functions take: [`DeviceInput`].
+
+use crate::axes::Reduced;
+use crate::backend;
+use crate::error::Error;
+use crate::error::Result;
+use crate::over::Over;
+use crate::reducer::Reducer;
+use crate::reduction::Reduction;
+use cust::memory::{DeviceBuffer, DeviceCopy, DeviceSlice};
+use std::cell::RefCell;
+
+pub(crate) mod sealed {
+    /// Only the buffer kinds this crate knows how to read.
+    pub trait Sealed {}
+}
+
+/// A device buffer of `T`s the free functions ([`crate::reduce()`],
+/// [`crate::reduce_over`], [`crate::sum`], …) reduce: cust's
+/// `DeviceBuffer<T>` and `DeviceSlice<T>` (`buf.index(3..)`), and with the
+/// `cudarc` feature cudarc's `CudaSlice<T>`, `CudaView<T>` and
+/// `CudaViewMut<T>` (of half 2's `f16`/`bf16` too). Sealed.
+///
+/// Each kind is reduced by a reducer of its own runtime, cached per thread:
+/// for cust buffers, the one for the context current on the thread; for
+/// cudarc buffers, the one for the context of the buffer's stream (whose
+/// earlier work is waited for first). The results of
+/// [`crate::reduce_over`] come back in the input's kind of buffer
+/// ([`DeviceInput::Buffer`]).
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let buf = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
+/// assert_eq!(reduce::sum(&buf)?, 6.0); // a DeviceBuffer
+/// assert_eq!(reduce::sum(&buf.index(1..))?, 5.0); // a DeviceSlice
+/// # Ok(()) }
+/// ```
+pub trait DeviceInput<T>: sealed::Sealed {
+    /// The type the kernels read `T` as: `T` itself, or half 1.8's
+    /// `f16`/`bf16` (this crate's [`crate::half`]) for half 2's (cudarc's).
+    type Kernel: DeviceCopy + 'static;
+    /// The buffers [`crate::reduce_over`] returns results in:
+    /// `DeviceBuffer<U>` for cust inputs, `CudaSlice<U>` for cudarc's.
+    type Buffer<U: DeviceCopy + 'static>;
+    /// How the offsets of [`Over::Segments`] are held: a cust
+    /// `DeviceSlice<u64>` (`&offsets` of a `DeviceBuffer<u64>` converts), or
+    /// any cudarc buffer or view of `u64`s (`dyn DevicePtr<u64>`).
+    type Offsets: ?Sized;
+
+    /// `value`, of the kernels' type, as a `T` (the same bits).
+    #[doc(hidden)]
+    fn from_kernel(value: Self::Kernel) -> T;
+
+    /// [`crate::reduce()`] of this buffer.
+    #[doc(hidden)]
+    fn reduce_whole<R: Reduction<Self::Kernel>>(&self, what: R) -> Result<R::Value>;
+
+    /// [`crate::reduce_over`] of this buffer.
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)]
+    fn reduce_over<R: Reduction<Self::Kernel>>(
+        &self,
+        what: R,
+        over: Over<'_, &Self::Offsets>,
+    ) -> Result<Reduced<R::Results<Self::Buffer<R::Output>>>>;
+
+    /// [`crate::dot`] of this buffer and `other`.
+    #[doc(hidden)]
+    fn dot(&self, other: &Self) -> Result<Self::Kernel>
+    where
+        Self::Kernel: crate::Element;
+}
+
+impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceSlice<T> {}
+
+impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceSlice<T> {
+    type Kernel = T;
+    type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
+    type Offsets = DeviceSlice<u64>;
+
+    fn from_kernel(value: T) -> T {
+        value
+    }
+
+    fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
+        with_thread_reducer(|r| r.reduce(self, what))
+    }
+
+    fn reduce_over<R: Reduction<T>>(
+        &self,
+        what: R,
+        over: Over<'_, &DeviceSlice<u64>>,
+    ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
+        with_thread_reducer(|r| r.reduce_over(self, what, over))
+    }
+
+    fn dot(&self, other: &Self) -> Result<T>
+    where
+        T: crate::Element,
+    {
+        with_thread_reducer(|r| r.dot(self, other))
+    }
+}
+
+impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceBuffer<T> {}
+
+/// A whole `DeviceBuffer`, as its `DeviceSlice`.
+impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceBuffer<T> {
+    type Kernel = T;
+    type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
+    type Offsets = DeviceSlice<u64>;
+
+    fn from_kernel(value: T) -> T {
+        value
+    }
+
+    fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
+        (**self).reduce_whole(what)
+    }
+
+    fn reduce_over<R: Reduction<T>>(
+        &self,
+        what: R,
+        over: Over<'_, &DeviceSlice<u64>>,
+    ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
+        DeviceInput::<T>::reduce_over(&**self, what, over)
+    }
+
+    fn dot(&self, other: &Self) -> Result<T>
+    where
+        T: crate::Element,
+    {
+        DeviceInput::<T>::dot(&**self, &**other)
+    }
+}
+
+thread_local! {
+    /// This thread's reducer, for the context that was current when it was made.
+    static THREAD_REDUCER: RefCell<ThreadReducer> = const { RefCell::new(ThreadReducer(None)) };
+}
+
+/// The free functions' reducer of one thread.
+struct ThreadReducer(Option<Reducer>);
+
+impl ThreadReducer {
+    /// Lets go of the reducer: drops it if its context is alive; forgets it
+    /// (leaking a few host allocations) if the context is gone, since its
+    /// driver handles then name nothing, or another context's objects.
+    fn release(&mut self) {
+        if let Some(reducer) = self.0.take() {
+            if !reducer.backend.is_alive() {
+                std::mem::forget(reducer);
+            }
+        }
+    }
+}
+
+impl Drop for ThreadReducer {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// Runs `f` with this thread's reducer for the current context, made anew
+/// when the context is another one, or a new one that got a destroyed
+/// context's handle.
+fn with_thread_reducer<R>(f: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
+    let context = backend::current_context()?;
+    THREAD_REDUCER.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        if !cached.0.as_ref().is_some_and(|r| r.backend.is_alive_in(context)) {
+            // Let go of the old reducer (and its module) before loading a new one.
+            cached.release();
+            cached.0 = Some(Reducer::new()?);
+        }
+        match cached.0.as_mut() {
+            Some(reducer) => f(reducer),
+            None => Err(Error::NoContext),
+        }
+    })
+}

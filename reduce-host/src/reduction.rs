@@ -1,0 +1,585 @@
+//! *What* to compute: the [`Reduction`] family. Each reduction is a value
+//! whose type fixes the input types it takes and the type of its results,
+//! so a reduction that cannot be asked for does not compile:
+//!
+//! | reduction | input `In` | each result ([`Reduction::Output`]) | whole input on the host ([`Reduction::Value`]) |
+//! |---|---|---|---|
+//! | [`Op`] (`Op::Sum`, `Op::Max`, …) | every [`Element`] the op is defined for | `In` | `In` |
+//! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
+//! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis | `(index, value)` |
+//! | [`Mean`] | every [`MeanInput`] | — (whole input only) | [`MeanInput::Mean`] |
+//! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
+//! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
+//! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
+//! | [`Count`] | every [`Element`] | `u64` | `u64` |
+//! | [`Any`], [`All`] | every [`Element`] | `u8`: 1 or 0 | `bool` |
+//!
+//! *Where* it is computed is an [`Over`]: the whole input, each
+//! segment, each row, or along axes of a strided view. Every reduction runs
+//! over every [`Over`], except where the table says "whole input only" and
+//! for these, which have no kernel and are [`Error::UnsupportedOver`]:
+//! `Widened` and `ArgMax`/`ArgMin` over segments.
+
+use crate::axes::Strided;
+use crate::backend::launcher::StreamHandle;
+use crate::backend::Backend;
+use crate::element::{ArgInput, DeviceValue, Element, FloatElement, MeanInput, WidensTo};
+use crate::error::{Error, Result};
+use crate::over::{Over, Target};
+use crate::reducer::{checked_parts, Reducer};
+use crate::segmented::Layout;
+use crate::statistics::{Call, Destination, LogSumExpInput, MomentsInput, Predicate};
+use cust::memory::DeviceCopy;
+use kernels_gpu::abi::{Finish, Op};
+use std::marker::PhantomData;
+
+pub(crate) mod sealed {
+    /// Only this crate's reductions: each has kernels behind it.
+    pub trait Sealed {}
+}
+
+/// A reduction of `In`s: *what* to compute (see the [module](self) docs
+/// for the family). Sealed: each reduction is a kernel the library ships.
+///
+/// Code generic over the reduction names its result types:
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ArgMax, Op, Reduction, Var};
+/// fn on_emulator<R: Reduction<f32>>(data: &[f32], what: R) -> reduce::Result<R::Value> {
+///     Emulator::default().reduce(data, what)
+/// }
+/// assert_eq!(on_emulator(&[1.0, 4.0, 2.0], Op::Max)?, 4.0);
+/// assert_eq!(on_emulator(&[1.0, 4.0, 2.0], ArgMax)?, (1, 4.0));
+/// assert_eq!(on_emulator(&[1.0, 3.0], Var::<f64>::new(1.0)?)?, 2.0);
+/// # Ok(()) }
+/// ```
+pub trait Reduction<In: DeviceCopy>: Copy + std::fmt::Debug + sealed::Sealed {
+    /// The type of each result over segments, rows or axes.
+    type Output: DeviceValue;
+    /// The result of a whole input, returned to the host.
+    type Value;
+    /// What a call over segments, rows or axes gives for outputs of `X`
+    /// (buffers, or the `_into` forms' outputs): `X`, or for [`MeanVar`]
+    /// `(X, X)`: the means and the variances.
+    type Results<X>;
+
+    /// Whether the reduction has means beside its values ([`MeanVar`]).
+    #[doc(hidden)]
+    const MEANS: bool = false;
+
+    /// Reduces the whole of `input` on `reducer`'s stream and returns the value.
+    #[doc(hidden)]
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<Self::Value>;
+
+    /// Enqueues the reduction of `input` over `over` on `stream`, its
+    /// results to `target`.
+    #[doc(hidden)]
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<In>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()>;
+
+    /// `values`, and the means where the reduction has them, as its results;
+    /// `None` if the means are missing where it has them.
+    #[doc(hidden)]
+    fn results<X>(values: X, means: Option<X>) -> Option<Self::Results<X>>;
+
+    /// The outputs of `results`: the values, and the means where it has them.
+    #[doc(hidden)]
+    fn outputs<X>(results: Self::Results<X>) -> (X, Option<X>);
+}
+
+/// The reductions whose results are one output: every one but [`MeanVar`].
+macro_rules! one_output {
+    () => {
+        type Results<X> = X;
+        fn results<X>(values: X, _means: Option<X>) -> Option<X> {
+            Some(values)
+        }
+        fn outputs<X>(results: X) -> (X, Option<X>) {
+            (results, None)
+        }
+    };
+}
+
+impl sealed::Sealed for Op {}
+
+/// An [`Op`] over `T`s, computed in `T` (see [`Op`] for each op's rules).
+impl<T: Element> Reduction<T> for Op {
+    type Output = T;
+    type Value = T;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, self, out, None, false))
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<T>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let out = (target.out, target.len);
+        match over {
+            Over::Whole => reducer.enqueue_reduce(input, self, target.single()?, stream, false),
+            Over::Segments(offsets) => {
+                let layout = Layout::of_offsets::<B>(offsets)?;
+                let values = checked_parts::<B, T>(input)?;
+                reducer.enqueue_segmented::<T>(values, layout, self, out, target.status, stream)
+            }
+            Over::Rows { rows, len } => {
+                let values = checked_parts::<B, T>(input)?;
+                let layout = Layout::of_rows(values.1, rows, len)?;
+                reducer.enqueue_segmented::<T>(values, layout, self, out, target.status, stream)
+            }
+            Over::Axes(layout, axes) => reducer.enqueue_axes(input, layout, axes, self, out, stream),
+        }
+    }
+}
+
+/// An [`Op`] over narrower inputs, each converted to the accumulator `A`
+/// as it is read (PyTorch's `x.sum(dtype=torch.int64)`): see [`WidensTo`]
+/// for the pairs and their ops ([`Error::UnsupportedWidening`] for others).
+/// No kernel takes it over segments ([`Error::UnsupportedOver`]).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, half::f16, Op, Widened};
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce(&[200u8; 1000], Widened::<u64>::new(Op::Sum))?, 200_000);
+/// let halves = [f16::from_f32(0.5), f16::from_f32(-3.0)];
+/// assert_eq!(emulator.reduce(&halves, Widened::<f32>::new(Op::Min))?, -3.0);
+/// # Ok(()) }
+/// ```
+pub struct Widened<A> {
+    op: Op,
+    accumulator: PhantomData<fn() -> A>,
+}
+
+impl<A> Widened<A> {
+    /// `op` accumulated in `A`.
+    pub const fn new(op: Op) -> Self {
+        Widened {
+            op,
+            accumulator: PhantomData,
+        }
+    }
+}
+
+impl<A> Clone for Widened<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for Widened<A> {}
+impl<A> std::fmt::Debug for Widened<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Widened<{}>({:?})", std::any::type_name::<A>(), self.op)
+    }
+}
+impl<A> sealed::Sealed for Widened<A> {}
+
+impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
+    type Output = A;
+    type Value = A;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<A> {
+        reducer.blocking(|reducer, out| reducer.enqueue_widened::<A, In>(input, self.op, out, None))
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<In>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let out = (target.out, target.len);
+        match over {
+            Over::Whole => reducer.enqueue_widened::<A, In>(input, self.op, target.single()?, stream),
+            Over::Segments(_) => Err(Error::UnsupportedOver {
+                reduction: "a widened reduction",
+                over: "segments",
+            }),
+            Over::Rows { rows, len } => {
+                let layout = rows_layout(B::parts(input).1, rows, len)?;
+                reducer.enqueue_widened_axes::<A, In>(input, &layout, &[1], self.op, out, stream)
+            }
+            Over::Axes(layout, axes) => {
+                reducer.enqueue_widened_axes::<A, In>(input, layout, axes, self.op, out, stream)
+            }
+        }
+    }
+}
+
+/// The reductions that are a statistic [`Call`] (and argmax/argmin along
+/// an axis, which the same launches run): their `enqueue`.
+fn enqueue_call<B: Backend, In: DeviceCopy>(
+    call: Call,
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<In>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    stream: Option<StreamHandle>,
+) -> Result<()> {
+    let destination = Destination {
+        out: target.out,
+        len: target.len,
+        means: target.means,
+    };
+    match over {
+        Over::Whole => {
+            let layout = Strided::contiguous(&[B::parts(input).1])?;
+            reducer.enqueue_statistic(input, &layout, &[0], call, destination, stream)
+        }
+        Over::Segments(offsets) => {
+            reducer.enqueue_statistic_segments(input, offsets, call, destination, target.status, stream)
+        }
+        Over::Rows { rows, len } => {
+            let layout = rows_layout(B::parts(input).1, rows, len)?;
+            reducer.enqueue_statistic(input, &layout, &[1], call, destination, stream)
+        }
+        Over::Axes(layout, axes) => reducer.enqueue_statistic(input, layout, axes, call, destination, stream),
+    }
+}
+
+/// A `rows × len` matrix of `elements` as a view: [`Error::InvalidSegments`]
+/// unless it has that many elements (as the row kernels' check).
+fn rows_layout(elements: usize, rows: usize, len: usize) -> Result<Strided> {
+    Layout::of_rows(elements, rows, len)?;
+    Strided::contiguous(&[rows, len])
+}
+
+/// The index of the largest element (whole input: `(index, value)`), or its
+/// position along one axis per position of the others (PyTorch's
+/// `x.argmax(dim)`, `Over::Axes(&layout, &[dim])`; rows: the position in
+/// each row). The first among equal values; a NaN before any number (the
+/// first NaN); `-0.0 == +0.0`; `f16`/`bf16` compared as the `f32` they
+/// are. [`Error::Empty`] for no elements. No kernel takes it over segments.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{axes::Strided, emulated::Emulator, ArgMax, ArgMin, Over};
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce(&[3i32, 9, -1, 9], ArgMax)?, (1, 9));
+/// let x = [3i32, 9, 9, 7, 1, 8]; // 2 × 3
+/// let per_row = emulator.reduce_over(&x, ArgMin, Over::Rows { rows: 2, len: 3 })?;
+/// assert_eq!(per_row.values.to_vec(), [0, 1]);
+/// let per_column = emulator.reduce_over(&x, ArgMax, Over::Axes(&Strided::contiguous(&[2, 3])?, &[0]))?;
+/// assert_eq!(per_column.values.to_vec(), [1, 0, 0]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArgMax;
+
+/// The index of the smallest element: [`ArgMax`]'s rules (a NaN is still
+/// the first choice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArgMin;
+
+macro_rules! arg_reduction {
+    ($($name:ident => $op:ident),*) => {$(
+        impl sealed::Sealed for $name {}
+
+        impl<T: ArgInput> Reduction<T> for $name {
+            type Output = u64;
+            type Value = (u64, T);
+            one_output!();
+
+            fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<(u64, T)> {
+                reducer.arg_to_host(input, Op::$op)
+            }
+
+            fn enqueue<B: Backend>(
+                self,
+                reducer: &mut Reducer<B>,
+                input: &B::Slice<T>,
+                over: Over<'_, &B::Slice<u64>>,
+                target: Target,
+                stream: Option<StreamHandle>,
+            ) -> Result<()> {
+                match over {
+                    Over::Segments(_) => Err(Error::UnsupportedOver { reduction: "argmax/argmin", over: "segments" }),
+                    Over::Axes(_, axes) if axes.len() != 1 => Err(Error::InvalidAxes(format!(
+                        "argmax and argmin take one axis, not {axes:?}"
+                    ))),
+                    _ => enqueue_call(Call::arg::<T>(Op::$op)?, reducer, input, over, target, stream),
+                }
+            }
+        }
+    )*};
+}
+arg_reduction!(ArgMax => Max, ArgMin => Min);
+
+/// The arithmetic mean of a whole input: its sum in [`MeanInput::Mean`]
+/// (`f64` for integers, `f32` and `f64`; `f32` for `f16`/`bf16`) divided
+/// by the length; NaN for an empty input (as NumPy and PyTorch). Whole
+/// inputs only ([`Error::UnsupportedOver`] otherwise): over segments, rows
+/// or axes of floats, [`MeanVar`] gives the means (with the variances).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, Mean};
+/// assert_eq!(Emulator::default().reduce(&[1u32, 2, 3, 4], Mean)?, 2.5);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Mean;
+
+impl sealed::Sealed for Mean {}
+
+impl<In: MeanInput> Reduction<In> for Mean {
+    type Output = In::Mean;
+    type Value = In::Mean;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<In::Mean> {
+        let sum: In::Mean = Widened::<In::Mean>::new(Op::Sum).value(reducer, input)?;
+        Ok(sum.divide_by_count(B::parts(input).1))
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        _reducer: &mut Reducer<B>,
+        _input: &B::Slice<In>,
+        _over: Over<'_, &B::Slice<u64>>,
+        _target: Target,
+        _stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        Err(Error::UnsupportedOver {
+            reduction: "Mean",
+            over: "anything but the whole input on the host (MeanVar gives the means of floats)",
+        })
+    }
+}
+
+/// The variance family's settings: the correction and the accumulator.
+macro_rules! moments_reduction {
+    ($(#[$doc:meta])* $name:ident, $finish:ident, $value:ty, $results:ty) => {
+        $(#[$doc])*
+        pub struct $name<A> {
+            correction: f64,
+            accumulator: PhantomData<fn() -> A>,
+        }
+
+        impl<A: FloatElement> $name<A> {
+            /// With `correction`: 1 for the sample variance (PyTorch's
+            /// default), 0 for the population's; any finite value ≥ 0, else
+            /// [`Error::InvalidArgument`].
+            pub fn new(correction: f64) -> Result<Self> {
+                if !(correction.is_finite() && correction >= 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "the correction is {correction}: it must be finite and at least 0"
+                    )));
+                }
+                Ok($name { correction, accumulator: PhantomData })
+            }
+        }
+
+        impl<A> Clone for $name<A> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<A> Copy for $name<A> {}
+        impl<A> std::fmt::Debug for $name<A> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}<{}>({})", stringify!($name), std::any::type_name::<A>(), self.correction)
+            }
+        }
+        impl<A> sealed::Sealed for $name<A> {}
+
+        impl<A: FloatElement, In: MomentsInput<A>> Reduction<In> for $name<A> {
+            type Output = A;
+            type Value = $value;
+            type Results<X> = $results;
+
+            fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<$value> {
+                let call = Call::moments::<A, In>(Finish::$finish, self.correction)?;
+                moments_reduction!(@value $name, reducer, input, call)
+            }
+
+            fn enqueue<B: Backend>(
+                self,
+                reducer: &mut Reducer<B>,
+                input: &B::Slice<In>,
+                over: Over<'_, &B::Slice<u64>>,
+                target: Target,
+                stream: Option<StreamHandle>,
+            ) -> Result<()> {
+                let call = Call::moments::<A, In>(Finish::$finish, self.correction)?;
+                enqueue_call(call, reducer, input, over, target, stream)
+            }
+
+            moments_reduction!(@results $name);
+        }
+    };
+    (@value MeanVar, $reducer:ident, $input:ident, $call:ident) => {
+        $reducer.mean_var_to_host::<A, In>($input, $call)
+    };
+    (@value $name:ident, $reducer:ident, $input:ident, $call:ident) => {
+        $reducer.statistic_to_host::<In, A>($input, $call)
+    };
+    (@results MeanVar) => {
+        const MEANS: bool = true;
+        fn results<X>(values: X, means: Option<X>) -> Option<(X, X)> {
+            means.map(|means| (means, values))
+        }
+        fn outputs<X>((means, values): (X, X)) -> (X, Option<X>) {
+            (values, Some(means))
+        }
+    };
+    (@results $name:ident) => {
+        fn results<X>(values: X, _means: Option<X>) -> Option<X> {
+            Some(values)
+        }
+        fn outputs<X>(results: X) -> (X, Option<X>) {
+            (results, None)
+        }
+    };
+}
+
+moments_reduction!(
+    /// The variance with a correction, accumulated in `A` (PyTorch's
+    /// `x.var(dim, correction=1)`): one pass, count/mean/M2 merged as Chan
+    /// et al. (no `Σx² − n·mean²` cancellation); `f32` inputs in `f32` or
+    /// `f64`, `f64` in `f64` ([`MomentsInput`]). `n − correction ≤ 0`
+    /// divides by 0; no elements: NaN; a NaN or ±inf element: NaN. See
+    /// [`crate::statistics`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, Over, Var};
+    /// let x = [1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0]; // 2 × 3
+    /// let columns = Emulator::default().reduce_over(&x, Var::<f32>::new(1.0)?, Over::Axes(&Strided::contiguous(&[2, 3])?, &[0]))?;
+    /// assert_eq!(columns.values.to_vec(), [4.5, 8.0, 12.5]);
+    /// assert_eq!(Emulator::default().reduce(&[1.0e6f32, 1.0e6 + 1.0, 1.0e6 + 2.0], Var::<f64>::new(1.0)?)?, 1.0);
+    /// # Ok(()) }
+    /// ```
+    Var, Value, A, X
+);
+moments_reduction!(
+    /// The standard deviation: the square root of [`Var`].
+    Std, Root, A, X
+);
+moments_reduction!(
+    /// The mean and the variance from one pass (PyTorch's `var_mean`, in
+    /// the other order): `(mean, variance)` of a whole input, `(means,
+    /// variances)` over segments, rows or axes, each as [`Var`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, MeanVar, Over};
+    /// let x = [1.0f64, 3.0, 2.0, 6.0];
+    /// assert_eq!(Emulator::default().reduce(&x, MeanVar::<f64>::new(0.0)?)?, (3.0, 3.5));
+    /// let rows = Emulator::default().reduce_over(&x, MeanVar::<f64>::new(1.0)?, Over::Rows { rows: 2, len: 2 })?;
+    /// let (means, variances) = rows.values;
+    /// assert_eq!((means.to_vec(), variances.to_vec()), (vec![2.0, 4.0], vec![2.0, 8.0]));
+    /// # Ok(()) }
+    /// ```
+    MeanVar, Value, (A, A), (X, X)
+);
+
+/// logsumexp, `ln Σ exp(x)`, without overflow (the softmax's normaliser),
+/// in one pass, of `f32` or `f64` in its own type: empty `-inf`; NaN if any
+/// is NaN, else `+inf` if any is `+inf`.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, LogSumExp};
+/// let lse = Emulator::default().reduce(&[1000.0f32, 1000.0], LogSumExp)?;
+/// assert_eq!(lse, 1000.0 + 2f32.ln());
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LogSumExp;
+
+/// The number of elements `.0` holds for (a `u64`).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, All, Any, Count, Predicate};
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce(&[0i32, 5, 0, 7], Count(Predicate::Nonzero))?, 2);
+/// assert!(!emulator.reduce(&[1.0f32, 2.0], Any(Predicate::Nan))?);
+/// assert!(emulator.reduce(&[0i32; 0], All(Predicate::Nonzero))?); // empty: true
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Count(pub Predicate);
+
+/// Whether `.0` holds for any element (empty: false); over segments, rows
+/// or axes a `u8`, 1 or 0, per result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Any(pub Predicate);
+
+/// Whether `.0` holds for every element (empty: true); over segments, rows
+/// or axes a `u8`, 1 or 0, per result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct All(pub Predicate);
+
+impl sealed::Sealed for LogSumExp {}
+impl sealed::Sealed for Count {}
+impl sealed::Sealed for Any {}
+impl sealed::Sealed for All {}
+
+/// The statistics whose call depends only on the input type.
+macro_rules! statistic_reduction {
+    ($name:ident, [$($bound:tt)*], $output:ty, $value:ty, |$self:ident| $call:expr, |$raw:ident| $to_value:expr) => {
+        impl<T: $($bound)*> Reduction<T> for $name {
+            type Output = $output;
+            type Value = $value;
+            one_output!();
+
+            fn value<B: Backend>($self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<$value> {
+                let $raw: $output = reducer.statistic_to_host::<T, $output>(input, $call)?;
+                Ok($to_value)
+            }
+
+            fn enqueue<B: Backend>(
+                $self,
+                reducer: &mut Reducer<B>,
+                input: &B::Slice<T>,
+                over: Over<'_, &B::Slice<u64>>,
+                target: Target,
+                stream: Option<StreamHandle>,
+            ) -> Result<()> {
+                enqueue_call($call, reducer, input, over, target, stream)
+            }
+        }
+    };
+}
+statistic_reduction!(LogSumExp, [LogSumExpInput], T, T, |self| Call::logsumexp::<T>(), |x| x);
+statistic_reduction!(
+    Count,
+    [Element],
+    u64,
+    u64,
+    |self| Call::count::<T>(self.0, Finish::Value),
+    |n| n
+);
+statistic_reduction!(
+    Any,
+    [Element],
+    u8,
+    bool,
+    |self| Call::count::<T>(self.0, Finish::Any),
+    |b| b != 0
+);
+statistic_reduction!(
+    All,
+    [Element],
+    u8,
+    bool,
+    |self| Call::count::<T>(self.0, Finish::All),
+    |b| b != 0
+);
