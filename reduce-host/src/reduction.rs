@@ -308,6 +308,12 @@ macro_rules! arg_reduction {
                 stream: Option<StreamHandle>,
             ) -> Result<()> {
                 match over {
+                    // The whole-input kernel (one pass, as `value`): its
+                    // value goes to the stream's sink, the index to `target`.
+                    Over::Whole => {
+                        let sink = reducer.backend.workspace(stream)?.sink;
+                        reducer.enqueue_arg(input, Op::$op, (sink, target.single()?), stream)
+                    }
                     Over::Segments(_) => Err(Error::UnsupportedOver { reduction: "argmax/argmin", over: "segments" }),
                     Over::Axes(_, axes) if axes.len() != 1 => Err(Error::InvalidAxes(format!(
                         "argmax and argmin take one axis, not {axes:?}"

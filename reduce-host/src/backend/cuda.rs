@@ -91,6 +91,8 @@ struct StreamWorkspace {
     segment_tickets: DeviceBuffer<u32>,
     /// The ladder's per-block results; grown on demand, never shrunk.
     scratch: Option<DeviceBuffer<u64>>,
+    /// Written, never read ([`Workspace::sink`]).
+    sink: DeviceBuffer<u64>,
 }
 
 impl Cuda {
@@ -449,6 +451,7 @@ impl Launcher for Cuda {
             partials: w.partials.as_device_ptr().as_raw(),
             ticket: w.ticket.as_device_ptr().as_raw(),
             segment_tickets: w.segment_tickets.as_device_ptr().as_raw(),
+            sink: w.sink.as_device_ptr().as_raw(),
         })
     }
 
@@ -532,6 +535,7 @@ impl StreamWorkspace {
             ticket: DeviceBuffer::zeroed(1)?,
             segment_tickets: DeviceBuffer::zeroed(slots.max(4))?,
             scratch: None,
+            sink: DeviceBuffer::zeroed(2)?,
         })
     }
 }

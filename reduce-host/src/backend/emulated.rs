@@ -40,6 +40,9 @@ pub struct Emulated {
     /// `u64`s so that the balanced kernels' counter at its start is aligned.
     segment_tickets: Vec<u64>,
     scratch: Vec<u64>,
+    /// Written, never read ([`Workspace::sink`]); a launch that writes it
+    /// lists it among its accesses.
+    sink: Vec<u64>,
     result: Vec<u64>,
 }
 
@@ -94,6 +97,7 @@ impl Emulated {
             ticket: vec![0],
             segment_tickets: vec![0; slots.max(4).div_ceil(2)],
             scratch: Vec::new(),
+            sink: vec![POISON_WORD; 2],
             result: vec![POISON_WORD; 2],
         }
     }
@@ -246,6 +250,7 @@ impl Launcher for Emulated {
             partials: self.partials.as_ptr() as u64,
             ticket: self.ticket.as_ptr() as u64,
             segment_tickets: self.segment_tickets.as_ptr() as u64,
+            sink: self.sink.as_ptr() as u64,
         })
     }
 

@@ -115,6 +115,9 @@ pub struct Workspace {
     /// The segmented kernels' tickets: one `u32` per block of the largest
     /// grid (at least four).
     pub segment_tickets: u64,
+    /// 16 bytes that launches may write and nothing reads: the value of a
+    /// whole-input argmax whose caller asked for the index only.
+    pub sink: u64,
 }
 
 /// What the operations need of a backend. `stream` is a caller's stream,
