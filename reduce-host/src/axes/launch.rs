@@ -1,0 +1,461 @@
+//! The launches of an axis reduction (and of the statistics, which run
+//! through the same axis kernel): each pass of the plan, its kernel, its
+//! launch shape and its arguments, and the scratch between passes.
+
+use super::plan::{plan_passes, Pass, Route};
+use super::{too_large, CheckedView, Strided};
+use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
+use crate::backend::Backend;
+use crate::element::{Element, ElementType, WidensTo};
+use crate::error::{Error, Result};
+use crate::reducer::{checked_parts, Reducer};
+use crate::segmented::Layout;
+use crate::shape::{self, LaunchShape};
+use crate::tuning::Tuning;
+use cust::error::CudaError;
+use cust::memory::DeviceCopy;
+use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
+
+impl<B: Backend> Reducer<B> {
+    /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
+    /// `op` on `stream`, its results to the `out_len` `T`s at `out`.
+    pub(crate) fn enqueue_axes<T: Element>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        out: (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        if !op.is_defined_for(T::TYPE) {
+            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        }
+        let reading = Reading {
+            input: T::TYPE,
+            accumulator: T::TYPE,
+        };
+        self.enqueue_axes_reading::<T, T>(input, reading, layout, axes, op, out, stream)
+    }
+
+    /// [`Reducer::enqueue_axes`] of `In`s reduced in `A` ([`Widened`](crate::Widened) over axes).
+    pub(crate) fn enqueue_widened_axes<A: Element, In: WidensTo<A>>(
+        &mut self,
+        input: &B::Slice<In>,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        out: (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let reading = Reading {
+            input: In::INPUT,
+            accumulator: A::TYPE,
+        };
+        if reading.axis_kernel(op).name().is_none() {
+            return Err(Error::UnsupportedWidening {
+                op,
+                input: In::INPUT.name(),
+                accumulator: A::TYPE,
+            });
+        }
+        self.enqueue_axes_reading::<In, A>(input, reading, layout, axes, op, out, stream)
+    }
+
+    /// Enqueues the reduction of `input`'s `axes` with `op`, read as
+    /// `reading` says, its results to the `out_len` `A`s at `out`: the
+    /// first pass reads the `In`s, the later ones the `A`s it left.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_axes_reading<In: DeviceCopy, A: Element>(
+        &mut self,
+        input: &B::Slice<In>,
+        reading: Reading,
+        layout: &Strided,
+        axes: &[isize],
+        op: Op,
+        (out, out_len): (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let outputs = layout.checked_outputs(axes, out_len)?;
+        let (address, len) = checked_parts::<B, In>(input)?;
+        let CheckedView {
+            dims,
+            span,
+            reduced_elements,
+        } = layout.checked_dims(axes, len)?;
+        // Before the no-results return: an axis of length 0 has no max even
+        // where no kept position asks for one (as `torch.amax`).
+        if reduced_elements == 0 && !op.defined_on_empty() {
+            return Err(Error::Empty { op });
+        }
+        if outputs == 0 {
+            return Ok(());
+        }
+        // Before the first pass: only the last launch sees the output.
+        check_aliasing(&[
+            Access::read::<In>("input", address, len),
+            Access::write::<A>("out", out, out_len),
+        ])?;
+        if span == 0 {
+            // A reduced axis of length 0 (no kept one is): every result is the identity.
+            if !op.defined_on_empty() {
+                return Err(Error::Empty { op });
+            }
+            let pass = Pass::empty(outputs as u64);
+            return self.run_pass::<In, A>(&pass, reading, op, (address, 0), out, 0, stream);
+        }
+        let passes = plan_passes(&dims);
+        // After the first pass, each reads the accumulators the one before left.
+        let reading_of = |index: usize| if index == 0 { reading } else { reading.of_accumulators() };
+        let scratch = self.pass_scratch(&passes, std::mem::size_of::<A>(), layout, stream, |index, pass| {
+            reading_of(index)
+                .axis_route(pass)
+                .then(|| reading_of(index).axis_kernel(pass_op(op, index)))
+        })?;
+        let destination = |index: usize| scratch.destination(index, passes.len(), out);
+        // `plan_passes` gives at least one pass.
+        let first = passes.first().ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        self.run_pass::<In, A>(
+            first,
+            reading,
+            op,
+            (address, span),
+            destination(0),
+            scratch.partials,
+            stream,
+        )?;
+        let mut source = (destination(0), first.outputs() as usize);
+        for (index, pass) in passes.iter().enumerate().skip(1) {
+            let (reading, op) = (reading_of(index), pass_op(op, index));
+            self.run_pass::<A, A>(pass, reading, op, source, destination(index), scratch.partials, stream)?;
+            source = (destination(index), pass.outputs() as usize);
+        }
+        Ok(())
+    }
+
+    /// The stream's scratch for `passes`: two regions that the results
+    /// between passes (of `bytes_each` bytes each) alternate between, then
+    /// the partial slots of the split launches, pass `index` running the
+    /// axis kernel `kernel(index, pass)` (`None`: another kernel).
+    pub(crate) fn pass_scratch(
+        &mut self,
+        passes: &[Pass],
+        bytes_each: usize,
+        layout: &Strided,
+        stream: Option<StreamHandle>,
+        kernel: impl Fn(usize, &Pass) -> Option<Kernel>,
+    ) -> Result<PassScratch> {
+        // Each region whole 16-byte vectors.
+        let region_words = passes
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|pass| {
+                (pass.outputs() as usize)
+                    .saturating_mul(bytes_each)
+                    .div_ceil(16)
+                    .saturating_mul(2)
+            })
+            .max()
+            .unwrap_or(0);
+        let partial_words = self.axis_partial_words(passes, kernel)?;
+        let scratch_words = region_words
+            .checked_mul(2)
+            .and_then(|w| w.checked_add(partial_words))
+            .ok_or_else(|| too_large(layout))?;
+        let first = self.backend.scratch(stream, scratch_words)?;
+        let second = element_address::<u64>(first, region_words).ok_or_else(|| too_large(layout))?;
+        let partials = element_address::<u64>(second, region_words).ok_or_else(|| too_large(layout))?;
+        Ok(PassScratch {
+            regions: [first, second],
+            partials,
+        })
+    }
+
+    /// 8-byte words of partial slots the split launches of `passes` need,
+    /// pass `index` running the axis kernel `kernel(index, pass)` (`None`
+    /// for a pass that runs another kernel).
+    pub(crate) fn axis_partial_words(
+        &mut self,
+        passes: &[Pass],
+        kernel: impl Fn(usize, &Pass) -> Option<Kernel>,
+    ) -> Result<usize> {
+        let mut words = 0;
+        for (index, pass) in passes.iter().enumerate() {
+            if let Some(kernel) = kernel(index, pass) {
+                let (plan, _) = self.axis_shape(kernel, pass, true)?;
+                // A slot per result lane of each part of each tile.
+                let lanes = 1u64 << plan.output_lanes_log2;
+                let slots = pass
+                    .outputs()
+                    .div_ceil(lanes)
+                    .saturating_mul(lanes)
+                    .saturating_mul(u64::from(plan.splits));
+                if plan.splits > 1 {
+                    let split_words = slots.saturating_mul(PARTIAL_SLOT_BYTES / 8);
+                    words = words.max(usize::try_from(split_words).unwrap_or(usize::MAX));
+                }
+            }
+        }
+        Ok(words)
+    }
+
+    /// The axis kernel's plan and launch for `pass` (its reduced axis split
+    /// over blocks where that helps and `splittable`).
+    fn axis_shape(
+        &mut self,
+        kernel: Kernel,
+        pass: &Pass,
+        splittable: bool,
+    ) -> Result<(kernels_gpu::abi::AxisPlan, LaunchShape)> {
+        let (block_threads, grid_cap) = self.backend.axis_block(kernel)?;
+        let tuning = Tuning {
+            block_threads,
+            ..self.backend.tuning()
+        };
+        let reduced_contiguous = pass.reduced.stride == 1;
+        Ok(shape::axis_shape(
+            tuning,
+            grid_cap,
+            pass.outputs(),
+            pass.reduced.extent,
+            reduced_contiguous,
+            splittable,
+        ))
+    }
+
+    /// Launches `pass` over the tensor of `In`s at `source` (address,
+    /// elements it spans), read as `reading` says, its `A` results to
+    /// `destination`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_pass<In: DeviceCopy, A: Element>(
+        &mut self,
+        pass: &Pass,
+        reading: Reading,
+        op: Op,
+        (input, span): (u64, usize),
+        destination: u64,
+        partials: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let outputs = pass.outputs() as usize;
+        match pass.route() {
+            Route::Whole => self.launch_one_input::<In>(
+                reading.whole_kernel(op),
+                input,
+                span,
+                Access::write::<A>("out", destination, 1),
+                stream,
+            ),
+            Route::Rows { rows, row_len } if !reading.widened() => {
+                let layout = Layout::of_rows(span, rows, row_len)?;
+                self.enqueue_segmented::<A>((input, span), layout, op, (destination, outputs), None, stream)
+            }
+            Route::Rows { .. } | Route::Axis => self.launch_axis(
+                pass,
+                AxisLaunch {
+                    kernel: reading.axis_kernel(op),
+                    input: Access::read::<In>("input", input, span),
+                    out: Access::write::<A>("out", destination, outputs),
+                    means: None,
+                    finish: Finish::Value,
+                    finish_param: 0,
+                    partials,
+                    segments: None,
+                },
+                stream,
+            ),
+        }
+    }
+
+    /// Launches the axis kernel `launch.kernel` for `pass`.
+    pub(crate) fn launch_axis(&mut self, pass: &Pass, launch: AxisLaunch, stream: Option<StreamHandle>) -> Result<()> {
+        let (plan, shape) = self.axis_shape(launch.kernel, pass, launch.segments.is_none())?;
+        let mut kept = [(1u64, 0u64); AXIS_KEPT_DIMS];
+        for (slot, dim) in kept.iter_mut().zip(pass.kept.iter().rev()) {
+            *slot = (dim.extent, dim.stride);
+        }
+        let tickets = self.backend.workspace(stream)?.segment_tickets;
+        let offsets = launch.segments.map(|segments| segments.offsets);
+        let status = launch.segments.and_then(|segments| segments.status);
+        let accesses: Vec<Access> = [Some(launch.input), Some(launch.out), launch.means, offsets, status]
+            .into_iter()
+            .flatten()
+            .collect();
+        let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
+            kept;
+        let args = AxisArgs {
+            input: launch.input.address,
+            // Segments are clamped into the input's elements.
+            reduced: launch.segments.map_or(pass.reduced.extent, |segments| segments.len),
+            reduced_stride: pass.reduced.stride,
+            outputs: pass.outputs(),
+            kept_dims: pass.kept.len().max(1) as u64,
+            extent0,
+            stride0,
+            extent1,
+            stride1,
+            extent2,
+            stride2,
+            extent3,
+            stride3,
+            extent4,
+            stride4,
+            extent5,
+            stride5,
+            extent6,
+            stride6,
+            extent7,
+            stride7,
+            plan: plan.to_bits(),
+            partials: launch.partials,
+            tickets,
+            finish: launch.finish as u64,
+            finish_param: launch.finish_param,
+            means: launch.means.map_or(0, |means| means.address),
+            out: launch.out.address,
+            offsets: offsets.map_or(0, |offsets| offsets.address),
+            status: status.map_or(0, |status| status.address),
+        };
+        let launch = Launch {
+            kernel: launch.kernel,
+            shape,
+            shared_bytes: shape.threads_per_block.saturating_mul(PARTIAL_SLOT_BYTES as u32),
+            args,
+            accesses: &accesses,
+        };
+        // SAFETY: the parameters of an axis entry point
+        // (kernels-gpu/src/abi.rs, `AxisPlan`): every element the kept and
+        // reduced axes reach lies in `launch.input` (the callers checked the
+        // view against the input, or it is a previous pass's results);
+        // `out` (and `means`, where given) has room for `pass.outputs()`
+        // results as the kernel and `finish` write them; a split plan's
+        // partial slots are in the scratch sized by `axis_partial_words`,
+        // its tickets (one per tile, fewer than the grid's blocks) in the
+        // zeroed workspace; the shared memory is a slot per thread. With
+        // segments: `outputs + 1` offsets (read only, clamped into the
+        // input by the kernel), no split (`splittable` false above), and
+        // the status word where given.
+        unsafe { self.backend.launch(&launch, stream) }
+    }
+}
+
+/// One axis launch's kernel and buffers (see [`Reducer::launch_axis`]):
+/// what it reads, where its results (and a variance's means) go, and what
+/// it writes there.
+pub(crate) struct AxisLaunch {
+    pub kernel: Kernel,
+    pub input: Access,
+    pub out: Access,
+    pub means: Option<Access>,
+    pub finish: Finish,
+    pub finish_param: u64,
+    pub partials: u64,
+    /// Segments of the input in place of the pass's kept axes.
+    pub segments: Option<SegmentsLaunch>,
+}
+
+/// The segments of an axis launch over segments ([`AxisLaunch::segments`]).
+#[derive(Clone, Copy)]
+pub(crate) struct SegmentsLaunch {
+    /// The `segments + 1` offsets.
+    pub offsets: Access,
+    /// The status word the kernel flags invalid offsets in, if any.
+    pub status: Option<Access>,
+    /// The input's elements, into which the kernel clamps the offsets.
+    pub len: u64,
+}
+
+/// What a pass of an axis reduction reads: elements of `input` reduced in
+/// `accumulator`, the same type but in the first pass of a widened one.
+#[derive(Clone, Copy, Debug)]
+struct Reading {
+    input: ElementType,
+    accumulator: ElementType,
+}
+
+impl Reading {
+    fn widened(self) -> bool {
+        self.input != self.accumulator
+    }
+
+    /// The accumulators this pass leaves, as the next pass reads them.
+    fn of_accumulators(self) -> Reading {
+        Reading {
+            input: self.accumulator,
+            ..self
+        }
+    }
+
+    /// The whole-input kernel of `op`.
+    fn whole_kernel(self, op: Op) -> Kernel {
+        match self.widened() {
+            false => Kernel::Reduce {
+                op,
+                element: self.accumulator,
+            },
+            true => Kernel::Widened {
+                op,
+                input: self.input,
+                accumulator: self.accumulator,
+            },
+        }
+    }
+
+    /// The axis kernel of `op`.
+    fn axis_kernel(self, op: Op) -> Kernel {
+        match self.widened() {
+            false => Kernel::Axis {
+                op,
+                element: self.accumulator,
+            },
+            true => Kernel::WidenedAxis {
+                op,
+                input: self.input,
+                accumulator: self.accumulator,
+            },
+        }
+    }
+
+    /// Whether `pass` runs the axis kernel (the row-wise kernels have no
+    /// widened forms: widened rows go to the axis kernel).
+    fn axis_route(self, pass: &Pass) -> bool {
+        match pass.route() {
+            Route::Whole => false,
+            Route::Rows { .. } => self.widened(),
+            Route::Axis => true,
+        }
+    }
+}
+
+/// The op of pass `index` of a reduction with `op`: after the first, the
+/// passes combine results, without the op's element map (the square of
+/// `SumOfSquares`, `NanSum`'s NaN to 0: see [`Op::combiner`]).
+fn pass_op(op: Op, index: usize) -> Op {
+    if index == 0 {
+        op
+    } else {
+        op.combiner()
+    }
+}
+
+/// Where the passes of one reduction keep what they hand on, in the
+/// stream's scratch ([`Reducer::pass_scratch`]).
+pub(crate) struct PassScratch {
+    /// The two regions the results between passes alternate between.
+    regions: [u64; 2],
+    /// The split launches' partial slots.
+    pub partials: u64,
+}
+
+impl PassScratch {
+    /// Where pass `index` of `passes` writes its results: `out` for the
+    /// last, else the regions in turn.
+    pub fn destination(&self, index: usize, passes: usize, out: u64) -> u64 {
+        match (index.saturating_add(1) == passes, index & 1) {
+            (true, _) => out,
+            (false, 0) => self.regions[0],
+            (false, _) => self.regions[1],
+        }
+    }
+}
