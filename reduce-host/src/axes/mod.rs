@@ -93,6 +93,8 @@ pub(crate) use launch::{AxisLaunch, SegmentsLaunch};
 pub(crate) use plan::{plan_passes, Dim, Pass};
 
 use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::{Reducer, WidensTo};
 use kernels_gpu::abi::AXIS_KEPT_DIMS;
 
 /// The most axes a [`Strided`] view has.
