@@ -73,10 +73,11 @@
 use crate::axes::Reduced;
 use crate::backend::launcher::StreamHandle;
 use crate::backend::Cuda;
+use crate::blocking::results_of;
 use crate::element::{sealed::Sealed, Element};
 use crate::error::{Error, Result};
 use crate::input::DeviceInput;
-use crate::over::{results_of, Over, Target};
+use crate::over::{Over, Target};
 use crate::reduction::Reduction;
 use ::cudarc::driver::sys::CUstreamCaptureStatus;
 use ::cudarc::driver::{

@@ -260,6 +260,7 @@
 
 pub mod axes;
 mod backend;
+mod blocking;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod element;
