@@ -2,11 +2,13 @@
 # Runs on the GPU machine, over binaries built by scripts/stage_device.sh:
 # compute-sanitizer on the kernels, with the tests' emulator halves turned off
 # (REDUCE_TEST_BACKENDS=gpu; the sanitizer checks GPU code only).
-#   sweep:    tests/kernel_sweep.rs (every kernel, edge sizes) under the tools;
-#   suite:    every other GPU test binary under the tools;
+#   sweep:    tests/suite/kernel_sweep.rs (every kernel, edge sizes) under the tools;
+#   suite:    every other GPU test under the tools: each module of the suite
+#             binary (tests/suite/, a program here) and each other test binary;
 #   examples: the quickstart and graph_replay examples under memcheck.
 # The tools: SANITIZE_TOOLS (default: memcheck racecheck synccheck initcheck);
-# the suite's binaries: SANITIZE_PROGRAMS (default: all, e.g. "axes statistics").
+# the programs: SANITIZE_PROGRAMS (default: all, e.g. "axes statistics"; the
+# suite binary's modules and the other test binaries by name).
 # Each test runs in a process of its own (one test thread: racecheck loses
 # track of launches made from several threads at once), SANITIZE_JOBS
 # (default 12) at a time, each bounded by SANITIZE_TIMEOUT seconds (default
@@ -55,28 +57,37 @@ run() {
 }
 export -f run
 
-# runs PROGRAM EXECUTABLE: a line of `run`'s arguments per test and tool
-# (not the emulator-only tests: they make no CUDA call for minutes, and the
-# sanitizer gives up on them).
+# runs PROGRAM EXECUTABLE [MODULE]: a line of `run`'s arguments per test and
+# tool (not the emulator-only tests: they make no CUDA call for minutes, and
+# the sanitizer gives up on them); with MODULE, only the tests MODULE::*
+# (the suite binary's tests of one of its modules).
 runs() {
-  "$2" --list --format terse 2>/dev/null | sed -n 's/: test$//p' | grep -v on_the_emulator | while read -r test; do
+  "$2" --list --format terse 2>/dev/null | sed -n 's/: test$//p' | grep -v on_the_emulator \
+    | grep "^${3:+$3::}" | while read -r test; do
     for tool in $tools; do echo "$1" "$tool" "$test" "$2" --exact "$test" --test-threads=1; done
   done
 }
 
 # The tests that measure the GPU's free memory must have it to themselves.
 alone="scope reduce_out_of_memory"
+# Most tests are modules of one binary, the suite (tests/suite/main.rs).
+suite=$(ls "$bin"/tests/suite-*)
 {
-  [[ $what == *sweep* ]] && runs kernel_sweep "$bin"/tests/kernel_sweep-*
+  [[ $what == *sweep* ]] && runs kernel_sweep "$suite" kernel_sweep
   if [[ $what == *suite* ]]; then
-    for t in "$bin"/tests/*; do
-      name=$(basename "$t" | sed 's/-[0-9a-f]*$//')
+    # The suite's modules, then the other test binaries.
+    modules=$("$suite" --list --format terse 2>/dev/null | sed -n 's/::.*: test$//p' | sort -u | tr '\n' ' ')
+    for name in $modules $(ls "$bin"/tests | grep -v '^suite-' | sed 's/-[0-9a-f]*$//'); do
       # The sweep has its own rows; the fault tests, the argument-space test
       # and the unit tests run no GPU code.
       [[ " kernel_sweep emulator_faults argument_space reduce $alone " == *" $name "* ]] && continue
-      # SANITIZE_PROGRAMS="axes statistics": only those binaries.
+      # SANITIZE_PROGRAMS="axes statistics": only those.
       [[ -n ${SANITIZE_PROGRAMS:-} && " $SANITIZE_PROGRAMS " != *" $name "* ]] && continue
-      runs "$name" "$t"
+      if [[ " $modules " == *" "$name" "* ]]; then
+        runs "$name" "$suite" "$name"
+      else
+        runs "$name" "$bin"/tests/"$name"-*
+      fi
     done
   fi
   if [[ $what == *examples* ]]; then

@@ -10,8 +10,7 @@
 //!   give bitwise the GPU's result (for NaN results: NaN; for zero results of
 //!   max/min: a zero, whose sign is unspecified).
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

@@ -2,8 +2,7 @@
 //! every input/accumulator pair, on the emulator and the GPU, against an
 //! exact (integer) or `f64` (float) CPU reference.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;

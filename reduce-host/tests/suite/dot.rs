@@ -3,8 +3,7 @@
 //! sizes, the two inputs at equal and at different offsets within 16 bytes
 //! (vector and element-by-element paths), against an exact CPU reference.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::Rng;
 use reduce::Element;

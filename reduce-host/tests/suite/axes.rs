@@ -4,8 +4,7 @@
 //! that take each path (rows, columns split over blocks, a middle axis,
 //! several passes); the edge cases and errors.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::{ops_for, random_axes, random_layout, reduced_axes, rng, span, TestBackend, TestElement, Tester};
 use rand::rngs::StdRng;

@@ -7,8 +7,7 @@
 //! arguments call for. Valid reductions are checked against the CPU reference.
 //! The seed is printed (`REDUCE_TEST_SEED` replays a run).
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;

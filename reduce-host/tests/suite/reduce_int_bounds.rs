@@ -1,7 +1,6 @@
 //! Integers at their bounds: exact max/min, wrapping sum/product, all-equal input.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use num_traits::{Bounded, One, WrappingAdd};
 use rand::Rng;

@@ -3,8 +3,7 @@
 //! groups of lanes, warps, a block, several blocks per segment), with empty
 //! segments, unaligned starts, gaps and special values; then the errors.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;

@@ -1,7 +1,6 @@
 //! Many host threads, and many streams of one `Reducer`, at once.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use cust::context::CurrentContext;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};

@@ -3,8 +3,7 @@
 //! block size and at the small blocks of the seeds' coalescing experiment,
 //! on the emulator and (when there is one) the GPU.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use num_traits::Float;
 use rand::Rng;

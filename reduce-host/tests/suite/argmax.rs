@@ -3,8 +3,7 @@
 //! returned); on the emulator and the GPU, against a CPU reference. Also of
 //! `f16` and `bf16` inputs, compared as `f32`.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;

@@ -1,8 +1,7 @@
 //! The same input gives the bitwise same result on every call (and, on the
 //! emulator, in every block order).
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use reduce::Op;
 

@@ -1,7 +1,6 @@
 //! Floating-point special values: NaN anywhere, ±inf, signed zeros.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use reduce::Op;
 

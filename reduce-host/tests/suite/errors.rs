@@ -1,7 +1,6 @@
 //! Bad input gets a typed error with a helpful message, not a panic.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use cust::memory::DeviceBuffer;
 use reduce::{Error, Op, Over, Policy};

@@ -4,8 +4,7 @@
 //! split over blocks), special values at every position, edge cases and
 //! errors.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::{gathered, rng, ResultsToHost, Tester};
 use rand::rngs::StdRng;

@@ -6,8 +6,7 @@
 //! forms (the free function, `reduce_into` into a poisoned output) on the
 //! GPU, and the errors.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::{random_axes, random_layout, reduced_axes, rng, span, TestBackend, Tester};
 use rand::rngs::StdRng;

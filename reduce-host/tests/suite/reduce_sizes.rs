@@ -2,8 +2,7 @@
 //! unaligned starting addresses, against the CPU reference, on the emulator
 //! and (when there is one) the GPU.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::Rng;
 use reduce::Op;

@@ -25,7 +25,7 @@
 //! cells. `REDUCE_MATRIX_ROUNDS` sets the random rounds per cell (default 6).
 //! Without a GPU, each test's GPU half says it was skipped.
 
-mod common;
+use crate::common;
 
 use common::{bytes_of, gathered, random_axes, random_layout, reduced_axes, span, TestBackend, TestElement};
 use cust::context::{Context, CurrentContext};

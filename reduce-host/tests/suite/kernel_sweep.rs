@@ -7,8 +7,7 @@
 //! racecheck, synccheck and initcheck); the emulator runs the same kernels in
 //! the other test files.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use rand::Rng;
 use reduce::ladder::{DotKernel, Ladder, Rung};
