@@ -2,7 +2,7 @@
 //! times, and timed against direct calls at small sizes, where launch cost
 //! dominates.
 //!
-//! `reduce_into` enqueues one kernel and nothing else (no allocation once
+//! A whole-input `reduce_into` enqueues one kernel and nothing else (no allocation once
 //! `Scope::prepare` gave the stream its workspace, no host synchronization, no
 //! memset: the kernel leaves its ticket at zero for the next launch), so
 //! stream capture records exactly one kernel node. The graph's replays run

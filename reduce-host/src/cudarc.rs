@@ -340,12 +340,20 @@ impl Reducer {
             Some(((address, means_len), guard)) => (Some((address, means_len)), Some(guard)),
             None => (None, None),
         };
-        let over = offsets.as_ref().map(|(offsets, _)| offsets);
-        self.enqueue(stream, on, (read_input, write_values, write_means), |inner, on| {
+        let (over, read_offsets) = match offsets {
+            Over::Segments((offsets, guard)) => (Over::Segments(offsets), Some(guard)),
+            Over::Whole => (Over::Whole, None),
+            Over::Rows { rows, len } => (Over::Rows { rows, len }, None),
+            Over::Axes(layout, axes) => (Over::Axes(layout, axes), None),
+        };
+        let over = over.as_ref();
+        let guards = (read_input, read_offsets, write_values, write_means);
+        self.enqueue(stream, on, guards, |inner, on| {
             if let Some((_, means_len)) = means.filter(|&(_, means_len)| means_len != len) {
                 return Err(Error::OutputLength {
                     output: "means",
                     found: means_len,
+                    expected: len,
                 });
             }
             let target = Target {
@@ -566,6 +574,7 @@ fn single(name: &'static str, (address, len): (u64, usize)) -> Result<u64> {
         return Err(Error::OutputLength {
             output: name,
             found: len,
+            expected: 1,
         });
     }
     Ok(address)

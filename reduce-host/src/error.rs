@@ -77,7 +77,7 @@ pub enum Error {
     },
     /// A reduction over a place that no kernel computes it over (see
     /// [`crate::reduction`]: a widened reduction or argmax/argmin over
-    /// segments, a mean over anything but a whole input).
+    /// segments, a mean into a device output: only its host value exists).
     #[error("{reduction} is not computed over {over}; see the table in the docs of reduce::reduction")]
     UnsupportedOver {
         /// The reduction that was asked for.
@@ -136,7 +136,7 @@ pub enum Error {
     },
     /// An output that overlaps another buffer of the same call (an input,
     /// or the other output of a [`MeanVar`](crate::MeanVar)): the kernels read and write them at
-    /// once. Only slices built from raw pointers can overlap.
+    /// once. Parts of one buffer (`Output::get`, raw or view entries) can.
     #[error(
         "the {output} buffer overlaps the {other} buffer of the same call; outputs must not overlap any other buffer"
     )]
@@ -168,12 +168,14 @@ pub enum Error {
     /// An output of a whole-input call ([`Over::Whole`](crate::Over::Whole))
     /// with room for other than one result, or the means of a
     /// [`MeanVar`](crate::MeanVar) not as long as its variances.
-    #[error("the {output} output has {found} elements; a whole-input result needs exactly 1")]
+    #[error("the {output} output has {found} elements, but the call writes {expected}")]
     OutputLength {
         /// Which output.
         output: &'static str,
         /// Its length.
         found: usize,
+        /// The elements the call writes there.
+        expected: usize,
     },
     /// A launch that cannot be made: a launch policy or ladder
     /// block size the kernels do not take, or sizes too large for one launch

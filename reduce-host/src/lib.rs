@@ -166,8 +166,9 @@
 //!   PyTorch's `amax`; so are rows of length 0 of [`Widened`] `Max`/`Min`
 //!   and of argmax/argmin, which run as a reduction along the rows' axis.
 //! - **Unsupported pairs**: [`Widened`] and [`ArgMax`]/[`ArgMin`] over
-//!   segments, and [`Mean`] over anything but the whole input (use
-//!   [`MeanVar`] for the means of floats), are [`Error::UnsupportedOver`];
+//!   segments, and [`Mean`] into any device output (`reduce_over`,
+//!   `reduce_into`; it is a host value of [`reduce()`]: use [`MeanVar`] for
+//!   the means of floats), are [`Error::UnsupportedOver`];
 //!   [`ArgMax`]/[`ArgMin`] over axes take exactly one axis
 //!   ([`Error::InvalidAxes`] otherwise).
 //!
@@ -238,8 +239,9 @@
 //! recognises its context by the unique id the driver gives its own
 //! allocation). They block until the result is on the host. For async work
 //! on your own streams, use a [`Scope`] ([`Reducer::scope`]): its calls
-//! enqueue one kernel and nothing else, so they can be captured in a CUDA
-//! graph (`examples/graph_replay.rs`).
+//! enqueue their kernels and nothing else, so they can be captured in a
+//! CUDA graph (`examples/graph_replay.rs`; see [`Scope`] for the scratch of
+//! axis and statistics calls).
 
 #![warn(missing_docs)]
 // Nothing reachable from the public API may panic, or let a number wrap

@@ -20,10 +20,14 @@ use crate::{MeanVar, Reducer, Reduction};
 /// | `Rows { rows, len }` | one per row of a row-major `rows × len` matrix | `[rows]` / `[rows, 1]` |
 /// | `Axes(&layout, &axes)` | one per position of the axes of the view `layout` not in `axes` (PyTorch's `dim`; negative from the end), row-major | see [`crate::axes`] |
 ///
-/// - **Empty parts**: a segment, row or reduced axis of no elements gives
-///   the reduction's value for none (the op's identity: `-inf`/`MIN` for
-///   `Max`; see [`Reduction`]); `Max`/`Min` (and argmax/argmin) along axes
-///   of length 0 are [`Error::Empty`], as `torch.amax` is.
+/// - **Empty parts**: a segment or row of no elements gives the
+///   reduction's value for none (an [`Op`](crate::Op)'s identity:
+///   `-inf`/`MIN` for `Max`; a statistic's: see [`Reduction`]). Along
+///   axes, `Max`/`Min` (also NaN-ignoring, `MaxAbs`, widened) and
+///   argmax/argmin of a reduced axis of length 0 are [`Error::Empty`], as
+///   `torch.amax` is, even where no kept position asks for a result; so are
+///   the widened and argmax/argmin forms over rows of length 0, which run as
+///   an axis.
 /// - **Offsets** that decrease or pass the end of the input are
 ///   [`Error::InvalidSegments`] naming the first bad segment from the
 ///   blocking calls; the `_into` calls, which do not wait, clamp them into
@@ -99,6 +103,7 @@ impl Target {
             return Err(Error::OutputLength {
                 output: "out",
                 found: self.len,
+                expected: 1,
             });
         }
         Ok(self.out)

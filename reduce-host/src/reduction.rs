@@ -7,7 +7,7 @@
 //! | [`Op`] (`Op::Sum`, `Op::Max`, …) | every [`Element`] the op is defined for | `In` | `In` |
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
 //! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis | `(index, value)` |
-//! | [`Mean`] | every [`MeanInput`] | — (whole input only) | [`MeanInput::Mean`] |
+//! | [`Mean`] | every [`MeanInput`] | — (a host value only) | [`MeanInput::Mean`] |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -16,8 +16,8 @@
 //!
 //! *Where* it is computed is an [`Over`]: the whole input, each
 //! segment, each row, or along axes of a strided view. Every reduction runs
-//! over every [`Over`], except where the table says "whole input only" and
-//! for these, which have no kernel and are [`Error::UnsupportedOver`]:
+//! over every [`Over`], except [`Mean`] (a host value only: `reduce`) and
+//! these, which have no kernel and are [`Error::UnsupportedOver`]:
 //! `Widened` and `ArgMax`/`ArgMin` over segments.
 
 use crate::axes::Strided;
@@ -328,8 +328,10 @@ arg_reduction!(ArgMax => Max, ArgMin => Min);
 
 /// The arithmetic mean of a whole input: its sum in [`MeanInput::Mean`]
 /// (`f64` for integers, `f32` and `f64`; `f32` for `f16`/`bf16`) divided
-/// by the length; NaN for an empty input (as NumPy and PyTorch). Whole
-/// inputs only ([`Error::UnsupportedOver`] otherwise): over segments, rows
+/// by the length; NaN for an empty input (as NumPy and PyTorch). A host
+/// value only, from [`Reducer::reduce`] or [`crate::mean`]:
+/// [`Reducer::reduce_over`] and the `_into` forms, `Over::Whole` included,
+/// are [`Error::UnsupportedOver`] (no kernel divides); over segments, rows
 /// or axes of floats, [`MeanVar`] gives the means (with the variances).
 ///
 /// ```
@@ -363,7 +365,7 @@ impl<In: MeanInput> Reduction<In> for Mean {
     ) -> Result<()> {
         Err(Error::UnsupportedOver {
             reduction: "Mean",
-            over: "anything but the whole input on the host (MeanVar gives the means of floats)",
+            over: "a device output (reduce_over, reduce_into): only Reducer::reduce, to the host, computes it; MeanVar gives the means of floats over any place",
         })
     }
 }

@@ -459,7 +459,8 @@ fn refused_calls_say_why() {
         reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut two, &stream),
         Err(Error::OutputLength {
             output: "out",
-            found: 2
+            found: 2,
+            expected: 1
         })
     ));
     assert!(matches!(

@@ -166,7 +166,8 @@ fn outputs_of_the_wrong_length_are_errors() {
             refused,
             Err(Error::OutputLength {
                 output: "out",
-                found: 3
+                found: 3,
+                expected: 1
             })
         ),
         "{refused:?}"

@@ -153,9 +153,15 @@ use std::marker::PhantomData;
 /// [`Reducer::scope`] (which waits for the work before it returns) or
 /// [`Reducer::scope_unsynchronized`].
 ///
-/// Every call enqueues its kernel and returns without waiting. It sets no
-/// memory and synchronizes nothing, and allocates nothing once its stream
-/// has a workspace in the scope, so it can be captured in a CUDA graph.
+/// Every call enqueues its kernels (one; one per pass left after merging
+/// for axes, and for statistics, widened and arg forms over rows or axes)
+/// and returns without waiting. It sets no memory and synchronizes
+/// nothing, and allocates nothing once its stream has a workspace in the
+/// scope ([`Scope::prepare`]), except the scratch that passes hand on
+/// through (statistics, axes of several passes, split axes), allocated on
+/// the first call that needs it or more of it: a whole-input or segmented
+/// call can be captured in a CUDA graph after `prepare`; capture an axis or
+/// statistics call only after the same call has run once on that stream.
 /// Calls on one stream run in order; calls on different streams may overlap
 /// on the GPU. Errors found before anything is enqueued (an empty input of
 /// `Max`/`Min`, a wrong output length, overlapping buffers, buffers of
@@ -323,11 +329,14 @@ impl<'b> Scope<'_, 'b> {
     /// input writes the value; [`ArgMax`](crate::ArgMax)/[`ArgMin`](crate::ArgMin)
     /// write the index.
     ///
-    /// Errors, found before anything is enqueued: [`Error::OutputLength`]
-    /// for a whole-input output that is not one element (or means and
-    /// variances of different lengths), [`Error::InvalidSegments`] /
-    /// [`Error::InvalidAxes`] for an output whose length is not the
-    /// results', those of [`Reducer::reduce_over`], [`Error::Aliasing`].
+    /// Errors, found before anything is enqueued: an output whose length is
+    /// not the results' is [`Error::OutputLength`] for an op, a widened op or
+    /// argmax/argmin over the whole input (and for means and variances of
+    /// different lengths), [`Error::InvalidSegments`] for an op over
+    /// segments or rows and for statistics over segments, and
+    /// [`Error::InvalidAxes`] otherwise (statistics over the whole input
+    /// or rows, and every reduction along axes; the kinds of the calls this
+    /// one replaced); those of [`Reducer::reduce_over`]; [`Error::Aliasing`].
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
@@ -364,6 +373,7 @@ impl<'b> Scope<'_, 'b> {
             return Err(Error::OutputLength {
                 output: "means",
                 found: means.len,
+                expected: values.len,
             });
         }
         let target = Target {

@@ -359,6 +359,7 @@ impl<T> Output<'_, T> {
             return Err(Error::OutputLength {
                 output: name,
                 found: self.len,
+                expected: 1,
             });
         }
         Ok(self.address)
