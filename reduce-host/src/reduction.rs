@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::over::{Over, Target};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
-use crate::statistics::{Call, Destination, LogSumExpInput, MomentsInput, Predicate};
+use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use cust::memory::DeviceCopy;
 use kernels_gpu::abi::{Finish, Op};
 use std::marker::PhantomData;
@@ -384,11 +384,7 @@ macro_rules! moments_reduction {
             /// default), 0 for the population's; any finite value ≥ 0, else
             /// [`Error::InvalidArgument`].
             pub fn new(correction: f64) -> Result<Self> {
-                if !(correction.is_finite() && correction >= 0.0) {
-                    return Err(Error::InvalidArgument(format!(
-                        "the correction is {correction}: it must be finite and at least 0"
-                    )));
-                }
+                let correction = checked_correction(correction)?;
                 Ok($name { correction, accumulator: PhantomData })
             }
         }
@@ -412,7 +408,7 @@ macro_rules! moments_reduction {
             type Results<X> = $results;
 
             fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<$value> {
-                let call = Call::moments::<A, In>(Finish::$finish, self.correction)?;
+                let call = Call::moments::<A, In>(Finish::$finish, self.correction);
                 moments_reduction!(@value $name, reducer, input, call)
             }
 
@@ -424,7 +420,7 @@ macro_rules! moments_reduction {
                 target: Target,
                 stream: Option<StreamHandle>,
             ) -> Result<()> {
-                let call = Call::moments::<A, In>(Finish::$finish, self.correction)?;
+                let call = Call::moments::<A, In>(Finish::$finish, self.correction);
                 enqueue_call(call, reducer, input, over, target, stream)
             }
 

@@ -191,17 +191,14 @@ impl Call {
         }
     }
 
-    /// The variance family of `In`s, accumulated in `A`.
-    pub(crate) fn moments<A: FloatElement, In: MomentsInput<A>>(finish: Finish, correction: f64) -> Result<Self> {
-        if !(correction.is_finite() && correction >= 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "the correction is {correction}: it must be finite and at least 0"
-            )));
-        }
-        Ok(Call {
+    /// The variance family of `In`s, accumulated in `A`, with a
+    /// `correction` that [`checked_correction`] passed (the only way to
+    /// make a `Var`, `Std` or `MeanVar`).
+    pub(crate) fn moments<A: FloatElement, In: MomentsInput<A>>(finish: Finish, correction: f64) -> Self {
+        Call {
             finish_param: correction.to_bits(),
             ..Call::statistic(Statistic::Moments, In::TYPE, A::TYPE, finish)
-        })
+        }
     }
 
     /// logsumexp in `F`.
@@ -230,6 +227,16 @@ impl Call {
             result_bytes: std::mem::size_of::<u64>(),
         })
     }
+}
+
+/// `correction` if it is finite and at least 0, else [`Error::InvalidArgument`].
+pub(crate) fn checked_correction(correction: f64) -> Result<f64> {
+    if !(correction.is_finite() && correction >= 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "the correction is {correction}: it must be finite and at least 0"
+        )));
+    }
+    Ok(correction)
 }
 
 /// Where a call's results go: `len` results at `out`, and a variance's
