@@ -4,14 +4,27 @@
 # 1. against the repository (a path dependency), then
 # 2. against what `cargo package` makes of reduce-host and kernels-gpu (not
 #    published: the two .crate files are unpacked, and the kernel crate is
-#    patched in for the crates.io dependency the package declares).
-# Without a GPU the program runs its reductions under the CPU emulator.
+#    patched in for the crates.io dependency the package declares),
+# each in both GPU configurations: cust's buffers (the default; cust's build
+# script needs a libcuda.so, which env.sh provides) and cudarc's alone, built
+# and run with no CUDA variable and no stub library: what a machine with no
+# CUDA at all gives a user. Without a GPU the program runs its reductions
+# under the CPU emulator.
 source "$(dirname "$0")/env.sh"
 STABLE=${REDUCE_STABLE_TOOLCHAIN:-stable}
 rustup run "$STABLE" cargo --version >/dev/null 2>&1 || rustup toolchain install "$STABLE" --profile minimal
 target="$REPO_ROOT/target/downstream"
+# Runs the crate of manifest $1 in both configurations.
+both_configurations() {
+  echo "downstream: cust's buffers (default features)"
+  rustup run "$STABLE" cargo run --release --manifest-path "$1" --target-dir "$target"
+  echo "downstream: cudarc's buffers alone, with no CUDA variable or stub library"
+  env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH rustup run "$STABLE" cargo run --release --manifest-path "$1" \
+    --target-dir "$target/no-cuda" --no-default-features --features cudarc
+}
+
 echo "downstream: against the repository, $(rustup run "$STABLE" rustc --version)"
-rustup run "$STABLE" cargo run --release --manifest-path tests/downstream/Cargo.toml --target-dir "$target"
+both_configurations tests/downstream/Cargo.toml
 
 echo "downstream: against the packaged crates"
 packages="$target/package"
@@ -23,20 +36,13 @@ rustup run "$STABLE" cargo package -p reduce-host --no-verify --allow-dirty --ta
 for crate in "$packages"/build/package/*.crate; do tar -xzf "$crate" -C "$packages/unpacked"; done
 cp -r tests/downstream/src "$packages/app-src"
 mkdir -p "$packages/app" && mv "$packages/app-src" "$packages/app/src"
-cat > "$packages/app/Cargo.toml" <<TOML
-[package]
-name = "reduce-downstream-packaged"
-version = "0.1.0"
-edition = "2021"
-publish = false
-
-[workspace]
-
-[dependencies]
-reduce = { path = "../unpacked/reduce-host-0.1.0", package = "reduce-host" }
-cust = "0.3.2"
+# The same manifest, with the packaged crates for the repository's.
+sed 's|^reduce = { path = "../../reduce-host"|reduce = { path = "../unpacked/reduce-host-0.1.0"|; s|^name = "reduce-downstream"|name = "reduce-downstream-packaged"|' \
+  tests/downstream/Cargo.toml > "$packages/app/Cargo.toml"
+grep -q 'unpacked/reduce-host-0.1.0' "$packages/app/Cargo.toml" || { echo "downstream: manifest rewrite failed" >&2; exit 1; }
+cat >> "$packages/app/Cargo.toml" <<TOML
 
 [patch.crates-io]
 kernels-gpu = { path = "../unpacked/kernels-gpu-0.1.0" }
 TOML
-rustup run "$STABLE" cargo run --release --manifest-path "$packages/app/Cargo.toml" --target-dir "$target"
+both_configurations "$packages/app/Cargo.toml"

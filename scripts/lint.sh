@@ -11,6 +11,13 @@ cargo clippy -p reduce-host --release --features build-kernels -- -D warnings
 (cd tests/downstream && cargo fmt --check)
 # With the cudarc interop (reduce::cudarc, its tests and example).
 cargo clippy --workspace --all-targets --release --features cudarc -- -D warnings
+# Without cust (the library; its tests and examples use cust): with cudarc,
+# the configuration that builds with no CUDA at all, so built here with no
+# CUDA variable and no stub library; and the emulator alone.
+for features in cudarc ""; do
+  env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH cargo clippy -p reduce-host --lib --release --no-default-features \
+    --features "$features" -- -D warnings
+done
 (cd kernels-gpu && cargo clippy --release --locked --all-targets -- -D warnings)
 for cpu in sm_70 sm_90; do
   (cd kernels-gpu && RUSTFLAGS="-C target-cpu=$cpu" cargo clippy --release --target nvptx64-nvidia-cuda \

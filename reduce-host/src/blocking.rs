@@ -10,7 +10,7 @@ use crate::over::{Over, Target};
 use crate::reducer::Reducer;
 use crate::reduction::Reduction;
 use crate::segmented::{check_rows, invalid_offsets, segment_count};
-use cust::memory::DeviceCopy;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::SEGMENTS_INVALID;
 /// The results' count and the shape to give them, of `over` an input of
 /// `len` elements whose offsets (if any) number `offsets_len`.
@@ -107,7 +107,7 @@ impl<B: Backend> Reducer<B> {
         let out = B::parts(B::as_slice_mut(&mut values));
         let means_address = means.as_mut().map(|means| B::parts(B::as_slice_mut(means)).0);
         self.blocking_over(input, what, over, out, means_address)?;
-        let results = R::results(values, means).ok_or(Error::Cuda(cust::error::CudaError::InvalidValue))?;
+        let results = R::results(values, means).ok_or(Error::Cuda(crate::error::CudaError::InvalidValue))?;
         Reduced::new(results, &layout, &axes)
     }
 

@@ -71,11 +71,12 @@
 //! as [`half`].
 
 use crate::axes::Reduced;
+use crate::backend::driver::RawSlice;
+use crate::backend::gpu::Gpu;
 use crate::backend::launcher::StreamHandle;
-use crate::backend::Cuda;
 use crate::blocking::results_of;
 use crate::element::{sealed::Sealed, Element};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::input::DeviceInput;
 use crate::over::{Over, Target};
 use crate::reduction::Reduction;
@@ -83,8 +84,7 @@ use ::cudarc::driver::sys::CUstreamCaptureStatus;
 use ::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
-use cust::error::CudaError;
-use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+use cust_core::DeviceCopy;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -165,8 +165,12 @@ half_element!(f16, bf16);
 /// ```
 #[derive(Debug)]
 pub struct Reducer {
-    /// Declared first, so dropped first, with the context still held.
-    inner: crate::Reducer<Cuda>,
+    /// Declared first, so dropped first, with its stream and the context
+    /// still held.
+    inner: crate::Reducer<Gpu>,
+    /// The blocking calls' stream: held, for the backend launches on its handle.
+    #[allow(dead_code)]
+    own_stream: Arc<CudaStream>,
     /// The streams lent a workspace, least recently used first.
     streams: Vec<Arc<CudaStream>>,
     context: Arc<CudaContext>,
@@ -190,8 +194,13 @@ impl Reducer {
     /// CUDA errors.
     pub fn new(context: &Arc<CudaContext>) -> Result<Self> {
         context.bind_to_thread()?;
+        let own_stream = context.new_stream()?;
+        // SAFETY: the stream is of the context just made current, and the
+        // reducer drops it after the backend (field order).
+        let backend = unsafe { Gpu::new(None, own_stream.cu_stream())? };
         Ok(Reducer {
-            inner: crate::Reducer::new()?,
+            inner: crate::Reducer { backend },
+            own_stream,
             streams: Vec::new(),
             context: Arc::clone(context),
         })
@@ -413,7 +422,7 @@ impl Reducer {
 
     /// Runs a blocking call of the inner reducer, with this context current
     /// (after the inputs were settled, which makes their context current).
-    fn blocking<R>(&mut self, call: impl FnOnce(&mut crate::Reducer<Cuda>) -> Result<R>) -> Result<R> {
+    fn blocking<R>(&mut self, call: impl FnOnce(&mut crate::Reducer<Gpu>) -> Result<R>) -> Result<R> {
         self.context.bind_to_thread()?;
         call(&mut self.inner)
     }
@@ -427,9 +436,9 @@ impl Reducer {
         out: &mut impl DevicePtrMut<O>,
         stream: &Arc<CudaStream>,
         call: impl FnOnce(
-            &mut crate::Reducer<Cuda>,
-            &DeviceSlice<A>,
-            &DeviceSlice<B>,
+            &mut crate::Reducer<Gpu>,
+            &RawSlice<A>,
+            &RawSlice<B>,
             (u64, usize),
             Option<StreamHandle>,
         ) -> Result<()>,
@@ -450,7 +459,7 @@ impl Reducer {
         stream: &CudaStream,
         on: StreamHandle,
         guards: G,
-        enqueue: impl FnOnce(&mut crate::Reducer<Cuda>, Option<StreamHandle>) -> Result<()>,
+        enqueue: impl FnOnce(&mut crate::Reducer<Gpu>, Option<StreamHandle>) -> Result<()>,
     ) -> Result<()> {
         // A wait that `device_ptr` could not enqueue (it records the error
         // in the context) would leave the kernel unordered after a write.
@@ -527,28 +536,23 @@ impl Drop for Reducer {
 
 /// `stream`'s handle, for the backend.
 fn handle_of(stream: &CudaStream) -> StreamHandle {
-    StreamHandle(stream.cu_stream() as cust::sys::CUstream)
-}
-
-/// The `len` `T`s at `address` as the operations' slice.
-fn view<T: DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
-    // SAFETY: a `DeviceSlice` is an address and a length; the operations
-    // read it only while the cudarc buffer it came from is borrowed, and
-    // `Cuda::submit` checks it is memory of the reducer's context.
-    unsafe { DeviceSlice::from_raw_parts(DevicePointer::from_raw(address), len) }
+    StreamHandle(stream.cu_stream())
 }
 
 /// `buffer` as `K`s (its own type, or the kernels' type of the same bits),
 /// read on `stream` (which first waits for its recorded writes), and the
 /// guard that records the read when dropped.
+///
+/// The view is read only while the cudarc buffer it came from is borrowed,
+/// and the backend checks each launch's buffers are its context's memory.
 fn read<'a, T, K: DeviceCopy, P: DevicePtr<T> + ?Sized>(
     buffer: &'a P,
     stream: &'a CudaStream,
-) -> (DeviceSlice<K>, SyncOnDrop<'a>) {
+) -> (RawSlice<K>, SyncOnDrop<'a>) {
     const { assert!(std::mem::size_of::<T>() == std::mem::size_of::<K>()) };
     let len = buffer.len();
     let (address, guard) = buffer.device_ptr(stream);
-    (view(address, len), guard)
+    (RawSlice::new(address, len), guard)
 }
 
 /// `buffer`'s address and length, written on `stream` (which first waits
@@ -561,7 +565,7 @@ fn write<'a, T>(buffer: &'a mut impl DevicePtrMut<T>, stream: &'a CudaStream) ->
 
 /// `buffer` for a blocking call on the reducer's own stream, once the work
 /// on its stream, and its recorded writes, are done.
-fn settled<T, K: DeviceCopy, P: DevicePtr<T> + ?Sized>(buffer: &P) -> Result<(DeviceSlice<K>, SyncOnDrop<'_>)> {
+fn settled<T, K: DeviceCopy, P: DevicePtr<T> + ?Sized>(buffer: &P) -> Result<(RawSlice<K>, SyncOnDrop<'_>)> {
     let stream = buffer.stream();
     let read = read::<T, K, P>(buffer, stream);
     stream.synchronize()?;

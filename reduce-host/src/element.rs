@@ -1,6 +1,6 @@
 //! The element types the library reduces.
 
-use cust::memory::DeviceCopy;
+use cust_core::DeviceCopy;
 use kernels_gpu::widen::{Bf16, F16};
 use std::fmt::Debug;
 

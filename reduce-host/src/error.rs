@@ -1,6 +1,5 @@
 //! The error type of every fallible call.
 
-use cust::error::CudaError;
 use kernels_gpu::abi::Op;
 
 /// Everything that can go wrong in a reduction.
@@ -24,6 +23,11 @@ pub enum Error {
         /// The operator that was asked for.
         op: Op,
     },
+    /// The CUDA driver library (`libcuda.so.1`, `nvcuda.dll`) could not be
+    /// loaded: no NVIDIA driver is installed. The emulator
+    /// ([`crate::emulated`]) runs without one.
+    #[error("the CUDA driver library (libcuda) could not be loaded: is an NVIDIA driver installed? (reduce::emulated runs without one)")]
+    NoDriver,
     /// No CUDA context is current on the calling thread.
     #[error("no CUDA context is current on this thread; create one first, e.g. `let _ctx = cust::quick_init()?;`")]
     NoContext,
@@ -221,12 +225,9 @@ pub enum Error {
     /// A multi-GPU call with devices, ranks, shards or outputs that do not fit together.
     #[error("invalid multi-GPU call: {0}")]
     InvalidGroup(String),
-    /// An error reported by the CUDA driver through cudarc (the [`cudarc`](crate::cudarc) module).
-    #[cfg(feature = "cudarc")]
-    #[error("CUDA driver error (through cudarc): {0}")]
-    Cudarc(#[from] ::cudarc::driver::DriverError),
     /// An error reported by the CUDA driver (including errors of earlier,
-    /// asynchronous work on the same stream).
+    /// asynchronous work on the same stream), through this crate, cust or
+    /// cudarc.
     #[error("CUDA driver error: {0}")]
     Cuda(#[from] CudaError),
 }
@@ -240,3 +241,119 @@ pub enum Error {
 /// assert_eq!(total(&[1, 2, 3]).ok(), Some(6));
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+macro_rules! cuda_errors {
+    ($($(#[$doc:meta])* $variant:ident = $code:literal, $name:literal;)*) => {
+        /// A status of the CUDA driver other than success (a `CUresult`), by
+        /// the driver API's name; a status without a variant here keeps its
+        /// number in [`CudaError::Other`]. The same for this crate's driver
+        /// calls, cust's and cudarc's (both convert into [`Error::Cuda`]).
+        ///
+        /// ```
+        /// use reduce::error::CudaError;
+        /// assert_eq!(CudaError::OutOfMemory.to_string(), "CUDA_ERROR_OUT_OF_MEMORY (2)");
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum CudaError {
+            $($(#[$doc])* $variant,)*
+            /// Another status, by its number.
+            Other(u32),
+        }
+
+        impl CudaError {
+            /// The error of driver status `code` (not 0, which is success).
+            #[cfg_attr(not(any(feature = "cust", feature = "cudarc")), allow(dead_code))]
+            pub(crate) fn from_code(code: u32) -> Self {
+                match code {
+                    $($code => CudaError::$variant,)*
+                    other => CudaError::Other(other),
+                }
+            }
+        }
+
+        impl std::fmt::Display for CudaError {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match self {
+                    $(CudaError::$variant => write!(f, "{} ({})", $name, $code),)*
+                    CudaError::Other(code) => write!(f, "CUresult {code}"),
+                }
+            }
+        }
+    };
+}
+
+cuda_errors! {
+    /// An argument the driver refused.
+    InvalidValue = 1, "CUDA_ERROR_INVALID_VALUE";
+    /// The device has no memory left for an allocation.
+    OutOfMemory = 2, "CUDA_ERROR_OUT_OF_MEMORY";
+    /// `cuInit` was not called (no context was ever made).
+    NotInitialized = 3, "CUDA_ERROR_NOT_INITIALIZED";
+    /// The driver is shutting down.
+    Deinitialized = 4, "CUDA_ERROR_DEINITIALIZED";
+    /// No CUDA-capable device was found.
+    NoDevice = 100, "CUDA_ERROR_NO_DEVICE";
+    /// A device ordinal that names no device.
+    InvalidDevice = 101, "CUDA_ERROR_INVALID_DEVICE";
+    /// A kernel image the driver cannot load.
+    InvalidImage = 200, "CUDA_ERROR_INVALID_IMAGE";
+    /// No context, or a destroyed one, is current.
+    InvalidContext = 201, "CUDA_ERROR_INVALID_CONTEXT";
+    /// The image has no code for this GPU.
+    NoBinaryForGpu = 209, "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    /// PTX the driver could not compile.
+    InvalidPtx = 218, "CUDA_ERROR_INVALID_PTX";
+    /// PTX of a newer ISA version than the driver knows.
+    UnsupportedPtxVersion = 222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    /// A handle that names nothing (a destroyed stream, say).
+    InvalidHandle = 400, "CUDA_ERROR_INVALID_HANDLE";
+    /// A named symbol (a kernel) that is not in the module.
+    NotFound = 500, "CUDA_ERROR_NOT_FOUND";
+    /// A kernel accessed an address outside any allocation.
+    IllegalAddress = 700, "CUDA_ERROR_ILLEGAL_ADDRESS";
+    /// A launch that needs more registers or threads than a block has.
+    LaunchOutOfResources = 701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    /// A kernel ran past the display watchdog's time.
+    LaunchTimeout = 702, "CUDA_ERROR_LAUNCH_TIMEOUT";
+    /// The context was destroyed.
+    ContextIsDestroyed = 709, "CUDA_ERROR_CONTEXT_IS_DESTROYED";
+    /// A device-side assertion failed.
+    AssertError = 710, "CUDA_ERROR_ASSERT";
+    /// A kernel overflowed its call stack.
+    HardwareStackError = 714, "CUDA_ERROR_HARDWARE_STACK_ERROR";
+    /// A kernel ran an illegal instruction.
+    IllegalInstruction = 715, "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+    /// A kernel accessed memory at a misaligned address.
+    MisalignedAddress = 716, "CUDA_ERROR_MISALIGNED_ADDRESS";
+    /// A kernel failed (the context is then unusable).
+    LaunchFailed = 719, "CUDA_ERROR_LAUNCH_FAILED";
+    /// An operation the driver does not permit here.
+    NotPermitted = 800, "CUDA_ERROR_NOT_PERMITTED";
+    /// An operation this device or driver does not support.
+    NotSupported = 801, "CUDA_ERROR_NOT_SUPPORTED";
+    /// An operation not allowed while a stream is being captured into a graph.
+    StreamCaptureUnsupported = 900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    /// A stream capture that an earlier error invalidated.
+    StreamCaptureInvalidated = 901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    /// An error the driver does not describe.
+    Unknown = 999, "CUDA_ERROR_UNKNOWN";
+}
+
+impl std::error::Error for CudaError {}
+
+/// cust's errors (its `CudaError` numbers are the driver's statuses).
+#[cfg(feature = "cust")]
+impl From<cust::error::CudaError> for Error {
+    fn from(error: cust::error::CudaError) -> Self {
+        Error::Cuda(CudaError::from_code(error as u32))
+    }
+}
+
+/// cudarc's driver errors.
+#[cfg(feature = "cudarc")]
+impl From<::cudarc::driver::DriverError> for Error {
+    fn from(error: ::cudarc::driver::DriverError) -> Self {
+        Error::Cuda(CudaError::from_code(error.0 as u32))
+    }
+}

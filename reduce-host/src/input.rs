@@ -1,14 +1,10 @@
 //! The buffers the free functions take: [`DeviceInput`].
 
 use crate::axes::Reduced;
-use crate::backend;
-use crate::error::Error;
 use crate::error::Result;
 use crate::over::Over;
-use crate::reducer::Reducer;
 use crate::reduction::Reduction;
-use cust::memory::{DeviceBuffer, DeviceCopy, DeviceSlice};
-use std::cell::RefCell;
+use cust_core::DeviceCopy;
 
 pub(crate) mod sealed {
     /// Only the buffer kinds this crate knows how to read.
@@ -73,111 +69,121 @@ pub trait DeviceInput<T>: sealed::Sealed {
         Self::Kernel: crate::Element;
 }
 
-impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceSlice<T> {}
+/// cust's buffers, reduced by this thread's reducer for the current context.
+#[cfg(feature = "cust")]
+mod cust_buffers {
+    use super::*;
+    use crate::backend::driver;
+    use crate::error::Error;
+    use crate::reducer::Reducer;
+    use cust::memory::{DeviceBuffer, DeviceSlice};
+    use std::cell::RefCell;
+    impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceSlice<T> {}
 
-impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceSlice<T> {
-    type Kernel = T;
-    type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
-    type Offsets = DeviceSlice<u64>;
+    impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceSlice<T> {
+        type Kernel = T;
+        type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
+        type Offsets = DeviceSlice<u64>;
 
-    fn from_kernel(value: T) -> T {
-        value
+        fn from_kernel(value: T) -> T {
+            value
+        }
+
+        fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
+            with_thread_reducer(|r| r.reduce(self, what))
+        }
+
+        fn reduce_over<R: Reduction<T>>(
+            &self,
+            what: R,
+            over: Over<'_, &DeviceSlice<u64>>,
+        ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
+            with_thread_reducer(|r| r.reduce_over(self, what, over))
+        }
+
+        fn dot(&self, other: &Self) -> Result<T>
+        where
+            T: crate::Element,
+        {
+            with_thread_reducer(|r| r.dot(self, other))
+        }
     }
 
-    fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
-        with_thread_reducer(|r| r.reduce(self, what))
+    impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceBuffer<T> {}
+
+    /// A whole `DeviceBuffer`, as its `DeviceSlice`.
+    impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceBuffer<T> {
+        type Kernel = T;
+        type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
+        type Offsets = DeviceSlice<u64>;
+
+        fn from_kernel(value: T) -> T {
+            value
+        }
+
+        fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
+            (**self).reduce_whole(what)
+        }
+
+        fn reduce_over<R: Reduction<T>>(
+            &self,
+            what: R,
+            over: Over<'_, &DeviceSlice<u64>>,
+        ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
+            DeviceInput::<T>::reduce_over(&**self, what, over)
+        }
+
+        fn dot(&self, other: &Self) -> Result<T>
+        where
+            T: crate::Element,
+        {
+            DeviceInput::<T>::dot(&**self, &**other)
+        }
     }
 
-    fn reduce_over<R: Reduction<T>>(
-        &self,
-        what: R,
-        over: Over<'_, &DeviceSlice<u64>>,
-    ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
-        with_thread_reducer(|r| r.reduce_over(self, what, over))
+    thread_local! {
+        /// This thread's reducer, for the context that was current when it was made.
+        static THREAD_REDUCER: RefCell<ThreadReducer> = const { RefCell::new(ThreadReducer(None)) };
     }
 
-    fn dot(&self, other: &Self) -> Result<T>
-    where
-        T: crate::Element,
-    {
-        with_thread_reducer(|r| r.dot(self, other))
-    }
-}
+    /// The free functions' reducer of one thread.
+    struct ThreadReducer(Option<Reducer>);
 
-impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceBuffer<T> {}
-
-/// A whole `DeviceBuffer`, as its `DeviceSlice`.
-impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceBuffer<T> {
-    type Kernel = T;
-    type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
-    type Offsets = DeviceSlice<u64>;
-
-    fn from_kernel(value: T) -> T {
-        value
-    }
-
-    fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
-        (**self).reduce_whole(what)
-    }
-
-    fn reduce_over<R: Reduction<T>>(
-        &self,
-        what: R,
-        over: Over<'_, &DeviceSlice<u64>>,
-    ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
-        DeviceInput::<T>::reduce_over(&**self, what, over)
-    }
-
-    fn dot(&self, other: &Self) -> Result<T>
-    where
-        T: crate::Element,
-    {
-        DeviceInput::<T>::dot(&**self, &**other)
-    }
-}
-
-thread_local! {
-    /// This thread's reducer, for the context that was current when it was made.
-    static THREAD_REDUCER: RefCell<ThreadReducer> = const { RefCell::new(ThreadReducer(None)) };
-}
-
-/// The free functions' reducer of one thread.
-struct ThreadReducer(Option<Reducer>);
-
-impl ThreadReducer {
-    /// Lets go of the reducer: drops it if its context is alive; forgets it
-    /// (leaking a few host allocations) if the context is gone, since its
-    /// driver handles then name nothing, or another context's objects.
-    fn release(&mut self) {
-        if let Some(reducer) = self.0.take() {
-            if !reducer.backend.is_alive() {
-                std::mem::forget(reducer);
+    impl ThreadReducer {
+        /// Lets go of the reducer: drops it if its context is alive; forgets it
+        /// (leaking a few host allocations) if the context is gone, since its
+        /// driver handles then name nothing, or another context's objects.
+        fn release(&mut self) {
+            if let Some(reducer) = self.0.take() {
+                if !reducer.backend.gpu.is_alive() {
+                    std::mem::forget(reducer);
+                }
             }
         }
     }
-}
 
-impl Drop for ThreadReducer {
-    fn drop(&mut self) {
-        self.release();
+    impl Drop for ThreadReducer {
+        fn drop(&mut self) {
+            self.release();
+        }
     }
-}
 
-/// Runs `f` with this thread's reducer for the current context, made anew
-/// when the context is another one, or a new one that got a destroyed
-/// context's handle.
-fn with_thread_reducer<R>(f: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
-    let context = backend::current_context()?;
-    THREAD_REDUCER.with(|cell| {
-        let mut cached = cell.borrow_mut();
-        if !cached.0.as_ref().is_some_and(|r| r.backend.is_alive_in(context)) {
-            // Let go of the old reducer (and its module) before loading a new one.
-            cached.release();
-            cached.0 = Some(Reducer::new()?);
-        }
-        match cached.0.as_mut() {
-            Some(reducer) => f(reducer),
-            None => Err(Error::NoContext),
-        }
-    })
+    /// Runs `f` with this thread's reducer for the current context, made anew
+    /// when the context is another one, or a new one that got a destroyed
+    /// context's handle.
+    fn with_thread_reducer<R>(f: impl FnOnce(&mut Reducer) -> Result<R>) -> Result<R> {
+        let context = driver::current_context()?;
+        THREAD_REDUCER.with(|cell| {
+            let mut cached = cell.borrow_mut();
+            if !cached.0.as_ref().is_some_and(|r| r.backend.gpu.is_alive_in(context)) {
+                // Let go of the old reducer (and its module) before loading a new one.
+                cached.release();
+                cached.0 = Some(Reducer::new()?);
+            }
+            match cached.0.as_mut() {
+                Some(reducer) => f(reducer),
+                None => Err(Error::NoContext),
+            }
+        })
+    }
 }

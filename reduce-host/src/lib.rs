@@ -37,10 +37,10 @@
 //! GPU architecture from Volta to Blackwell and as PTX for the others
 //! (compute capability 7.0 or newer), so it builds on stable Rust with no
 //! CUDA toolkit and needs only the NVIDIA driver at run time (see
-//! [Which kernels run](#which-kernels-run)). One thing is needed at build
-//! time: `cust`'s build script links `libcuda.so`, which it finds only in
-//! `$CUDA_LIBRARY_PATH/lib64` or a toolkit's folder (`/usr/local/cuda`);
-//! the repository's `scripts/env.sh` points it at the driver's library.
+//! [Which kernels run](#which-kernels-run)). The library calls the driver
+//! through bindings that load `libcuda` at run time (cudarc's), so what a
+//! build needs depends only on the buffers you bring
+//! ([Configurations](#configurations)).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), reduce::Error> {
@@ -100,6 +100,21 @@
 //! backend, and the emulator takes host slices where a GPU takes device
 //! buffers.
 //!
+//! # Configurations
+//! | features | buffers | needs at build time | at run time |
+//! |---|---|---|---|
+//! | `cust` (the default) | cust's `DeviceBuffer`/`DeviceSlice`: everything on this page | `libcuda.so` for cust's build script, in `$CUDA_LIBRARY_PATH/lib64` or `/usr/local/cuda/lib64` (a toolkit, or a link to the driver's library) | the NVIDIA driver |
+//! | `cust`, `cudarc` | both | as above | the NVIDIA driver |
+//! | `default-features = false, features = ["cudarc"]` | cudarc's `CudaSlice`/`CudaView`s: the free functions and `reduce::cudarc::Reducer` (every reduction and place) | nothing: stable Rust on any machine, no CUDA, no variables | the NVIDIA driver, loaded when a GPU is first used |
+//! | `default-features = false` | none: the emulator only | nothing | nothing |
+//!
+//! [`Scope`], [`multi`] and `Reducer<Cuda>` are cust's (`Scope` also takes
+//! other runtimes' memory by address); cudarc's buffers have
+//! `reduce::cudarc::Reducer`, with the same reductions, places and forms.
+//! Where the driver library is missing, the GPU calls return
+//! [`Error::NoDriver`] (cudarc's own calls panic there: check
+//! `cudarc::driver::sys::is_culib_present()` before making a context).
+//!
 //! # Layers
 //! `ARCHITECTURE.md` has the map. From the top: the free functions (this
 //! page) → [`Reducer`] and [`Scope`], whose calls take a [`Reduction`] and
@@ -120,7 +135,11 @@
 //!   element type, in a tree order, so they differ from a sequential loop by
 //!   rounding (at most about `n·ε·Σ|x|`). Signed zeros compare equal in
 //!   `max`/`min`; which of `-0.0`/`+0.0` is returned is unspecified. Sums
-//!   start from `+0.0`, so a sum of only `-0.0` terms is `+0.0`.
+//!   start from `+0.0`, so a sum of only `-0.0` terms is `+0.0`. A NaN
+//!   result's bits are unspecified: the GPU's arithmetic gives its
+//!   canonical NaN, but a result that is one element passed through (a
+//!   product of one element, say) may keep that element's NaN, and which
+//!   happens can depend on the output's alignment.
 //! - **NaN-ignoring ops and norms** (`NanSum`, `NanMax`, `NanMin`,
 //!   `SumOfSquares`, `MaxAbs`, [`norm_l2`]): see the table in [`Op`].
 //! - **Integers**: `sum` and `product` wrap on overflow (two's complement, as
@@ -272,11 +291,13 @@ mod free;
 mod input;
 #[cfg(feature = "ladder")]
 pub mod ladder;
+#[cfg(feature = "cust")]
 pub mod multi;
 mod over;
 mod policy;
 mod reducer;
 pub mod reduction;
+#[cfg(feature = "cust")]
 pub mod scope;
 mod segmented;
 #[doc(hidden)]
@@ -284,11 +305,14 @@ pub mod shape;
 pub mod statistics;
 mod tuning;
 
-pub use backend::{Backend, Cuda, Emulated};
+#[cfg(feature = "cust")]
+pub use backend::Cuda;
+pub use backend::{Backend, Emulated};
 pub use element::{ArgInput, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, reduce_over, sum};
-/// The `half` crate, in the version whose `f16`/`bf16` `cust` can copy to the GPU.
+/// The `half` crate, in the version whose `f16`/`bf16` the kernels take
+/// (and `cust` copies to the GPU).
 pub use half;
 pub use input::DeviceInput;
 pub use kernels_gpu::abi::Op;
@@ -297,6 +321,7 @@ pub use over::Over;
 pub use policy::Policy;
 pub use reducer::Reducer;
 pub use reduction::{All, Any, ArgMax, ArgMin, Count, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened};
+#[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};
 #[doc(hidden)]
 pub use shape::{LaunchShape, SegmentedShape};

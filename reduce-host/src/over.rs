@@ -53,6 +53,7 @@ pub enum Over<'a, Offsets> {
 
 impl<'a, Offsets> Over<'a, Offsets> {
     /// The same place, with the offsets converted by `f`.
+    #[cfg(any(feature = "cust", feature = "cudarc"))]
     pub(crate) fn map<O>(self, f: impl FnOnce(Offsets) -> O) -> Over<'a, O> {
         match self {
             Over::Whole => Over::Whole,
@@ -74,6 +75,7 @@ impl<'a, Offsets> Over<'a, Offsets> {
     }
 
     /// The same place, borrowing the offsets.
+    #[cfg(any(feature = "cust", feature = "cudarc"))]
     pub(crate) fn as_ref(&self) -> Over<'a, &Offsets> {
         match self {
             Over::Whole => Over::Whole,

@@ -4,15 +4,22 @@
 //! calls, [`Reducer::reduce`] and [`Reducer::reduce_over`], take a
 //! [`Reduction`](crate::Reduction) and an [`Over`](crate::Over).
 
-use crate::backend::launcher::{element_address, Access, Launch, Launcher, StreamHandle};
-use crate::backend::{Backend, Cuda};
+#[cfg(feature = "cust")]
+use crate::backend::launcher::Launcher;
+use crate::backend::launcher::{element_address, Access, Launch, StreamHandle};
+use crate::backend::Backend;
+#[cfg(feature = "cust")]
+use crate::backend::Cuda;
 use crate::element::{ArgInput, Element, WidensTo};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
+#[cfg(feature = "cust")]
 use crate::policy::Policy;
 use crate::shape::{self, LaunchShape};
-use cust::error::CudaError;
-use cust::memory::{DeviceCopy, DeviceSlice};
+#[cfg(feature = "cust")]
+use cust::memory::DeviceSlice;
+#[cfg(feature = "cust")]
 use cust::stream::Stream;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
 
@@ -62,11 +69,24 @@ use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
 /// assert_eq!(rows.values.as_host_vec()?, [-0.5, 12.25]);
 /// # Ok(()) }
 /// ```
+#[cfg(feature = "cust")]
 #[derive(Debug)]
 pub struct Reducer<B: Backend = Cuda> {
     pub(crate) backend: B,
 }
 
+/// Reduces buffers with kernels loaded once: on the CPU under the SIMT
+/// emulator ([`Emulator`](crate::emulated::Emulator) = `Reducer<Emulated>`).
+/// With the feature `cust`, also on a GPU, over cust's buffers (`Cuda`, the
+/// default backend then); cudarc's buffers have their own reducer,
+/// `reduce::cudarc::Reducer` (feature `cudarc`).
+#[cfg(not(feature = "cust"))]
+#[derive(Debug)]
+pub struct Reducer<B: Backend> {
+    pub(crate) backend: B,
+}
+
+#[cfg(feature = "cust")]
 impl Reducer<Cuda> {
     /// A reducer for the current context's device, with the tuned launch
     /// policy for its compute capability.
@@ -391,7 +411,11 @@ impl<B: Backend> Reducer<B> {
 // A Reducer can move to another thread (with its context made current there).
 const _: () = {
     const fn assert_send<T: Send>() {}
-    assert_send::<Reducer>();
+    assert_send::<Reducer<crate::Emulated>>();
+    #[cfg(any(feature = "cust", feature = "cudarc"))]
+    assert_send::<Reducer<crate::backend::gpu::Gpu>>();
+    #[cfg(feature = "cust")]
+    assert_send::<Reducer<Cuda>>();
 };
 
 /// Whether `value` is a NaN: the one value unequal to itself.

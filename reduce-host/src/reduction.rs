@@ -29,7 +29,7 @@ use crate::over::{Over, Target};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
-use cust::memory::DeviceCopy;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::{Finish, Op};
 use std::marker::PhantomData;
 

@@ -84,16 +84,17 @@ use crate::axes::{plan_passes, AxisLaunch, Pass, SegmentsLaunch, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
+use crate::error::CudaError;
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, from_word, Reducer};
 use crate::segmented::Layout;
-use cust::error::CudaError;
-use cust::memory::DeviceCopy;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::{Finish, Kernel, Op, Statistic};
 
 /// What [`Count`](crate::Count), [`Any`](crate::Any) and [`All`](crate::All)
-/// test each element for.
+/// test each element for. `#[non_exhaustive]`: more may come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Predicate {
     /// The element is not zero (`-0.0` is zero; NaN is not): NumPy's
     /// `count_nonzero`, PyTorch's `any`/`all` of a tensor.

@@ -6,9 +6,9 @@
 #[macro_use]
 mod common;
 use common::*;
-use cust::error::CudaError;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
+use reduce::error::CudaError;
 use reduce::{Error, Op, Over, Reducer};
 
 #[test]

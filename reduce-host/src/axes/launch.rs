@@ -7,13 +7,13 @@ use super::{too_large, CheckedView, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{Element, ElementType, WidensTo};
+use crate::error::CudaError;
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::shape::{self, LaunchShape};
 use crate::tuning::Tuning;
-use cust::error::CudaError;
-use cust::memory::DeviceCopy;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
 
 impl<B: Backend> Reducer<B> {

@@ -6,7 +6,7 @@ use super::launcher::{partial_words, Launch, Launcher, Workspace, PARTIAL_SLOT_W
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::{self, Tuning};
-use cust::memory::DeviceCopy;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::Kernel;
 use kernels_gpu::dispatch::{self, EntryArgs};
 use kernels_gpu::emulator::{self, Buffer, LaunchConfig};
@@ -226,7 +226,7 @@ impl Launcher for Emulated {
         usize::try_from(index)
             .ok()
             .and_then(|index| slice.get(index).copied())
-            .ok_or(Error::Cuda(cust::error::CudaError::InvalidValue))
+            .ok_or(Error::Cuda(crate::error::CudaError::InvalidValue))
     }
 
     fn tuning(&self) -> Tuning {

@@ -5,8 +5,7 @@
 use crate::error::{Error, Result};
 use crate::shape::LaunchShape;
 use crate::tuning::Tuning;
-use cust::memory::DeviceCopy;
-use cust::sys::CUstream;
+use cust_core::DeviceCopy;
 use kernels_gpu::abi::{Kernel, KernelArgs, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
 
@@ -103,7 +102,7 @@ pub struct Launch<'a, A: KernelArgs> {
 /// `CudaStream`'s or another runtime's (the operations pass `None` for the
 /// backend's own stream).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamHandle(pub CUstream);
+pub struct StreamHandle(pub cudarc::driver::sys::CUstream);
 
 /// Device addresses of a stream's workspace (zero tickets between launches).
 #[derive(Clone, Copy, Debug)]

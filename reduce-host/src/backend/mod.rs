@@ -1,8 +1,11 @@
 //! Where kernels run: the [`Backend`] a [`Reducer`](crate::Reducer) launches
 //! through. Every operation is written once, in [`crate::reducer`],
 //! [`crate::segmented`] and [`crate::ladder`], over this interface:
-//! - [`Cuda`]: a GPU through the CUDA driver (`cust`), the kernels' modules
-//!   loaded into the current context as they are first used (`images`);
+//! - [`Cuda`] (feature `cust`): a GPU through the CUDA driver, over cust's
+//!   buffers; `gpu`, the same over raw views, is what the cudarc interop
+//!   uses. Both load the kernels' modules into the current context as they
+//!   are first used (`images`), through the driver calls of `driver`, which
+//!   load `libcuda` at run time;
 //! - [`Emulated`]: the same kernels on the CPU, under the SIMT emulator that
 //!   checks every access ([`crate::emulated`]).
 //!
@@ -12,12 +15,18 @@
 //! lists the caller's buffers it reads and writes (`launcher::Access`): the emulator
 //! checks every access against them.
 
+#[cfg(feature = "cust")]
 mod cuda;
+#[cfg(any(feature = "cust", feature = "cudarc"))]
+pub(crate) mod driver;
 mod emulated;
+#[cfg(any(feature = "cust", feature = "cudarc"))]
+pub(crate) mod gpu;
+#[cfg(any(feature = "cust", feature = "cudarc"))]
 mod images;
 pub(crate) mod launcher;
 
-pub(crate) use cuda::current_context;
+#[cfg(feature = "cust")]
 pub use cuda::Cuda;
 pub use emulated::{Emulated, HostBuffer};
 
@@ -26,7 +35,7 @@ pub use emulated::{Emulated, HostBuffer};
 /// Sealed: the operations rely on what each backend guarantees.
 ///
 /// Code written once over `Reducer<B>` runs on either backend; `B::Slice<T>`
-/// is a `cust` `DeviceSlice<T>` for [`Cuda`] and a `[T]` for [`Emulated`].
+/// is a `cust` `DeviceSlice<T>` for `Cuda` and a `[T]` for [`Emulated`].
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
 /// use reduce::{emulated::Emulator, Backend, Op, Reducer};

@@ -4,10 +4,10 @@
 use super::nccl::Comm;
 use crate::backend::launcher::element_address;
 use crate::element::Element;
+use crate::error::CudaError;
 use crate::error::{Error, Result};
 use crate::reducer::Reducer;
 use cust::context::{Context, CurrentContext};
-use cust::error::CudaError;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;

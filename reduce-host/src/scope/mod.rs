@@ -143,9 +143,9 @@ use crate::error::{Error, Result};
 use crate::over::{Over, Target};
 use crate::reducer::Reducer;
 use crate::reduction::Reduction;
-use cust::memory::DeviceCopy;
 #[cfg(doc)]
 use cust::memory::{DeviceBox, DeviceBuffer};
+use cust_core::DeviceCopy;
 use std::marker::PhantomData;
 
 /// Enqueues reductions on the caller's streams, holding what they borrow
@@ -155,11 +155,13 @@ use std::marker::PhantomData;
 ///
 /// Every call enqueues its kernels (one; one per pass left after merging
 /// for axes, and for statistics, widened and arg forms over rows or axes)
-/// and returns without waiting. It sets no memory and synchronizes
-/// nothing, and allocates nothing once its stream has a workspace in the
-/// scope ([`Scope::prepare`]), except the scratch that passes hand on
-/// through (statistics, axes of several passes, split axes), allocated on
-/// the first call that needs it or more of it: a whole-input or segmented
+/// and returns without waiting. It synchronizes nothing, and allocates
+/// nothing once its stream has a workspace in the scope
+/// ([`Scope::prepare`]), except the scratch that passes hand on through
+/// (statistics, axes of several passes, split axes), allocated on the
+/// first call that needs it or more of it (a scratch outgrown is kept until
+/// the scope ends, since calls enqueued before may still use it). What it
+/// allocates it zeroes on the call's stream, so a whole-input or segmented
 /// call can be captured in a CUDA graph after `prepare`; capture an axis or
 /// statistics call only after the same call has run once on that stream.
 /// Calls on one stream run in order; calls on different streams may overlap
@@ -230,7 +232,7 @@ impl Reducer<Cuda> {
         };
         let result = f(&mut scope);
         scope.wait_on_drop = false;
-        let waited = scope.reducer.backend.synchronize_scope();
+        let waited = scope.reducer.backend.gpu.synchronize_scope();
         let value = result?;
         waited?;
         Ok(value)
@@ -283,9 +285,9 @@ impl Drop for Scope<'_, '_> {
             // Only reached by a panic in `Reducer::scope`'s closure, which
             // carries its own message. A failed wait means the context is
             // broken and its work stopped: nothing is left running either way.
-            let _ = self.reducer.backend.synchronize_scope();
+            let _ = self.reducer.backend.gpu.synchronize_scope();
         }
-        self.reducer.backend.end_scope();
+        self.reducer.backend.gpu.end_scope();
     }
 }
 
@@ -315,7 +317,7 @@ impl<'b> Scope<'_, 'b> {
     /// # Ok(()) }
     /// ```
     pub fn prepare(&mut self, stream: impl Into<ScopeStream<'b>>) -> Result<()> {
-        self.reducer.backend.prepare(stream.into().handle())
+        self.reducer.backend.gpu.prepare(stream.into().handle())
     }
 
     /// Enqueues the reduction of `input` with `what` over `over` on

@@ -7,8 +7,9 @@ use crate::backend::launcher::{element_address, StreamHandle};
 use crate::error::{Error, Result};
 #[cfg(doc)]
 use crate::{Reducer, Scope};
-use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use cust::memory::{DeviceBox, DeviceBuffer, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
+use cust_core::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -99,7 +100,7 @@ pub struct ScopeStream<'b> {
 impl<'b> From<&'b Stream> for ScopeStream<'b> {
     fn from(stream: &'b Stream) -> Self {
         ScopeStream {
-            handle: StreamHandle(stream.as_inner()),
+            handle: StreamHandle(stream.as_inner().cast()),
             borrow: PhantomData,
         }
     }
@@ -143,7 +144,7 @@ impl ScopeStream<'_> {
     /// ([`Error::UnsupportedStream`]).
     pub unsafe fn from_raw(handle: cust::sys::CUstream) -> Self {
         ScopeStream {
-            handle: StreamHandle(handle),
+            handle: StreamHandle(handle.cast()),
             borrow: PhantomData,
         }
     }

@@ -620,6 +620,7 @@ fn count_of<T: Scalar>(predicate: Predicate, data: &[T]) -> usize {
             Predicate::Nonzero => x != 0.0,
             Predicate::Nan => x.is_nan(),
             Predicate::Inf => x.is_infinite(),
+            other => panic!("no reference for {other:?}"),
         })
         .count()
 }
@@ -865,22 +866,17 @@ struct Raw<O> {
     shape: (Vec<usize>, Vec<usize>),
 }
 
-fn bits<T: DeviceCopy>(values: &[T]) -> Vec<u8> {
-    values.iter().flat_map(bytes_of).collect()
-}
-
 /// `Ok` if `got` is the blocking call's outcome: the same results bit for
-/// bit, or the same kind of error.
-fn agree<O: DeviceCopy>(
-    form: &str,
-    blocking: &Result<Raw<O>, Error>,
-    got: Result<Raw<O>, String>,
-) -> Result<(), String> {
+/// bit (but for NaNs, below), or the same kind of error.
+fn agree<O: Scalar>(form: &str, blocking: &Result<Raw<O>, Error>, got: Result<Raw<O>, String>) -> Result<(), String> {
     match (blocking, got) {
         (Ok(a), Ok(b)) => {
-            let means = |raw: &Raw<O>| raw.means.as_deref().map(bits);
-            if bits(&a.values) != bits(&b.values) || means(a) != means(&b) || a.shape != b.shape {
-                return Err(format!("{form} disagrees with the blocking reduce_over"));
+            let means = |raw: &Raw<O>| raw.means.clone().unwrap_or_default();
+            let difference = first_difference(&a.values, &b.values)
+                .or_else(|| first_difference(&means(a), &means(&b)))
+                .or_else(|| (a.shape != b.shape).then(|| format!("shapes {:?} and {:?}", a.shape, b.shape)));
+            if let Some(difference) = difference {
+                return Err(format!("{form} disagrees with the blocking reduce_over: {difference}"));
             }
             Ok(())
         }
@@ -891,6 +887,28 @@ fn agree<O: DeviceCopy>(
             a.as_ref().map_or_else(|e| e.to_string(), |_| "results".into())
         )),
     }
+}
+
+/// Where `a` and `b` first differ: bit for bit, except that a NaN matches
+/// any NaN but the poison. A NaN's payload is unspecified (the crate's
+/// Semantics): the GPU's arithmetic gives its canonical NaN, where a kernel
+/// that passes an element through (a product of one element, whose `1 × x`
+/// the compiler folds) keeps the input's.
+fn first_difference<O: Scalar>(a: &[O], b: &[O]) -> Option<String> {
+    let nan = |x: &O| matches!(x.num(), Num::Float(f) if f.is_nan()) && bytes_of(x) != bytes_of(&O::poison());
+    if a.len() != b.len() {
+        return Some(format!("{} results against {}", a.len(), b.len()));
+    }
+    let (i, (x, y)) = a
+        .iter()
+        .zip(b)
+        .enumerate()
+        .find(|(_, (x, y))| bytes_of(*x) != bytes_of(*y) && !(nan(x) && nan(y)))?;
+    Some(format!(
+        "result {i}: {x:?} ({:02x?}) against {y:?} ({:02x?})",
+        bytes_of(x),
+        bytes_of(y)
+    ))
 }
 
 /// An error as what [`agree`] compares: its kind.

@@ -205,6 +205,7 @@ fn random_views_against_the_reference() {
                     Predicate::Nonzero => *v != 0.0,
                     Predicate::Nan => v.is_nan(),
                     Predicate::Inf => v.is_infinite(),
+                    other => panic!("no reference for {other:?}"),
                 };
                 let want: Vec<u64> = per_result
                     .iter()
@@ -656,6 +657,7 @@ fn segments_round<B: common::TestBackend>(backend: &mut Tester<B>, rng: &mut Std
             Predicate::Nonzero => *v != 0.0,
             Predicate::Nan => v.is_nan(),
             Predicate::Inf => v.is_infinite(),
+            other => panic!("no reference for {other:?}"),
         };
         let want: Vec<u64> = per_segment
             .iter()

@@ -1,0 +1,304 @@
+//! The CUDA driver calls the GPU backend makes, over cudarc's bindings
+//! (`cudarc::driver::sys`), which load `libcuda` when first used rather than
+//! link it: the crate builds on machines without CUDA, and a program that
+//! never touches a GPU never needs the driver. Each call's status becomes a
+//! [`CudaError`]; the owned driver objects free themselves when dropped.
+
+use crate::error::{CudaError, Error, Result};
+use cudarc::driver::sys;
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+pub(crate) use sys::{CUcontext, CUdevice_attribute as DeviceAttribute, CUfunction, CUpointer_attribute, CUstream};
+
+/// `Ok` for success, else the status as a [`CudaError`].
+pub(crate) fn check(status: sys::CUresult) -> Result<(), CudaError> {
+    match status {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        error => Err(CudaError::from_code(error as u32)),
+    }
+}
+
+/// [`Error::NoDriver`] unless the driver library loads. Every path into the
+/// driver starts here (cudarc's bindings panic on a missing library).
+fn require_driver() -> Result<()> {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to open the library.
+    match PRESENT.get_or_init(|| unsafe { sys::is_culib_present() }) {
+        true => Ok(()),
+        false => Err(Error::NoDriver),
+    }
+}
+
+/// The current context's handle: [`Error::NoDriver`] without a driver,
+/// [`Error::NoContext`] if none is current.
+pub(crate) fn current_context() -> Result<CUcontext> {
+    require_driver()?;
+    let mut context: CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one handle to a valid location.
+    let status = unsafe { sys::cuCtxGetCurrent(&mut context) };
+    if status != sys::CUresult::CUDA_SUCCESS || context.is_null() {
+        return Err(Error::NoContext);
+    }
+    Ok(context)
+}
+
+/// The current context's device, and its ordinal.
+pub(crate) fn current_device() -> Result<sys::CUdevice> {
+    let mut device: sys::CUdevice = 0;
+    // SAFETY: writes one device handle to a valid location.
+    check(unsafe { sys::cuCtxGetDevice(&mut device) })?;
+    Ok(device)
+}
+
+/// `attribute` of `device` (0 where the driver reports a negative value).
+pub(crate) fn device_attribute(device: sys::CUdevice, attribute: DeviceAttribute) -> Result<u32> {
+    let mut value = 0i32;
+    // SAFETY: writes one `int` to a valid location.
+    check(unsafe { sys::cuDeviceGetAttribute(&mut value, attribute, device) })?;
+    Ok(u32::try_from(value).unwrap_or(0))
+}
+
+/// What the driver says of `address`'s `attribute` (a context handle or
+/// an `int` or a 64-bit id, in the low bytes of a zeroed word).
+pub(crate) fn pointer_attribute(address: u64, attribute: CUpointer_attribute) -> Result<u64, CudaError> {
+    let mut value = 0u64;
+    // SAFETY: the driver writes one handle or id (8 bytes) or one `int` (4)
+    // to the word, and does not touch the memory at `address`.
+    check(unsafe { sys::cuPointerGetAttribute((&mut value as *mut u64).cast(), attribute, address) })?;
+    Ok(value)
+}
+
+/// Waits for the work on `stream`.
+pub(crate) fn synchronize(stream: CUstream) -> Result<(), CudaError> {
+    // SAFETY: the caller holds the stream (a handle the driver checks).
+    check(unsafe { sys::cuStreamSynchronize(stream) })
+}
+
+/// `len` `T`s of device memory at `address`: the operations' view of a
+/// caller's buffer (of any runtime) or of a [`DeviceMemory`]. An address
+/// and a length only: whoever makes one keeps the memory alive while the
+/// operations use it (the GPU backend checks each launch's buffers are its
+/// context's memory).
+#[derive(Debug)]
+pub(crate) struct RawSlice<T> {
+    address: u64,
+    len: usize,
+    element: PhantomData<T>,
+}
+
+impl<T> RawSlice<T> {
+    /// The `len` `T`s at `address`.
+    pub(crate) fn new(address: u64, len: usize) -> Self {
+        RawSlice {
+            address,
+            len,
+            element: PhantomData,
+        }
+    }
+
+    pub(crate) fn address(&self) -> u64 {
+        self.address
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// An allocation of `len` `T`s in the current context's device memory,
+/// freed when dropped (an empty one allocates nothing, at address 0).
+#[derive(Debug)]
+pub(crate) struct DeviceMemory<T> {
+    slice: RawSlice<T>,
+}
+
+impl<T> DeviceMemory<T> {
+    /// `len` `T`s, uninitialised: the caller writes each before reading it.
+    pub(crate) fn uninitialized(len: usize) -> Result<Self> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(Error::Cuda(CudaError::OutOfMemory))?;
+        let mut address = 0u64;
+        if bytes > 0 {
+            // SAFETY: writes one device address to a valid location.
+            check(unsafe { sys::cuMemAlloc_v2(&mut address, bytes) })?;
+        }
+        Ok(DeviceMemory {
+            slice: RawSlice::new(address, len),
+        })
+    }
+
+    /// `len` `T`s, zeroed on `stream` (so ordered before that stream's
+    /// later work).
+    pub(crate) fn zeroed(len: usize, stream: CUstream) -> Result<Self> {
+        let memory = Self::uninitialized(len)?;
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        if bytes > 0 {
+            // SAFETY: the allocation holds `bytes` bytes; the caller holds the stream.
+            check(unsafe { sys::cuMemsetD8Async(memory.slice.address, 0, bytes, stream) })?;
+        }
+        Ok(memory)
+    }
+
+    pub(crate) fn slice_mut(&mut self) -> &mut RawSlice<T> {
+        &mut self.slice
+    }
+
+    pub(crate) fn address(&self) -> u64 {
+        self.slice.address
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.slice.len
+    }
+}
+
+impl<T> Drop for DeviceMemory<T> {
+    fn drop(&mut self) {
+        if self.slice.address != 0 {
+            // SAFETY: the address came from `cuMemAlloc` and is freed once.
+            // A failure (a context already destroyed) leaves nothing to free.
+            let _ = unsafe { sys::cuMemFree_v2(self.slice.address) };
+        }
+    }
+}
+
+/// Copies `host.len()` `T`s from device memory at `address` to `host`,
+/// waiting for the copy (and, on `stream`, the work before it).
+///
+/// # Safety
+/// `address` holds `host.len()` initialised `T`s, and `T` is plain data
+/// (every bit pattern the device wrote is a valid `T`).
+pub(crate) unsafe fn copy_to_host<T>(address: u64, host: &mut [T], stream: CUstream) -> Result<()> {
+    let bytes = std::mem::size_of_val(host);
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: `host` is `bytes` writable bytes, which the copy fills before
+    // the synchronization below returns; the caller promises the source.
+    check(unsafe { sys::cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast::<c_void>(), address, bytes, stream) })?;
+    Ok(synchronize(stream)?)
+}
+
+/// Two `u64`s of pinned host memory: where a blocking call's 16-byte
+/// result is copied to (a pageable destination would make the copy
+/// synchronous with every stream).
+#[derive(Debug)]
+pub(crate) struct PinnedWords(*mut u64);
+
+// SAFETY: plain host memory, owned by this value alone.
+unsafe impl Send for PinnedWords {}
+
+impl PinnedWords {
+    pub(crate) fn new() -> Result<Self> {
+        let mut pointer: *mut c_void = std::ptr::null_mut();
+        // SAFETY: writes one host pointer to a valid location.
+        check(unsafe { sys::cuMemAllocHost_v2(&mut pointer, 16) })?;
+        Ok(PinnedWords(pointer.cast()))
+    }
+
+    /// Copies 16 bytes at `address` here on `stream` and waits for them.
+    pub(crate) fn read(&mut self, address: u64, stream: CUstream) -> Result<[u64; 2]> {
+        // SAFETY: 16 writable pinned bytes, read only after the stream is synchronized.
+        check(unsafe { sys::cuMemcpyDtoHAsync_v2(self.0.cast(), address, 16, stream) })?;
+        synchronize(stream)?;
+        // SAFETY: 16 bytes the copy wrote, 8-aligned (the driver's allocation).
+        Ok(unsafe { self.0.cast::<[u64; 2]>().read() })
+    }
+}
+
+impl Drop for PinnedWords {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `cuMemAllocHost`, freed once.
+        let _ = unsafe { sys::cuMemFreeHost(self.0.cast()) };
+    }
+}
+
+/// A module loaded into the current context, unloaded when dropped.
+#[derive(Debug)]
+pub(crate) struct LoadedModule(sys::CUmodule);
+
+// SAFETY: a module handle is usable from any thread that has its context
+// current.
+unsafe impl Send for LoadedModule {}
+
+impl LoadedModule {
+    /// Loads a cubin, or PTX ending in a NUL byte, into the current context.
+    pub(crate) fn load(image: &[u8]) -> Result<Self, CudaError> {
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `image` is a complete cubin or NUL-terminated PTX (the
+        // callers check), which the driver reads during the call.
+        check(unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) })?;
+        Ok(LoadedModule(module))
+    }
+
+    /// The kernel `name`, valid while the module is loaded.
+    pub(crate) fn function(&self, name: &std::ffi::CStr) -> Result<CUfunction, CudaError> {
+        let mut function: CUfunction = std::ptr::null_mut();
+        // SAFETY: a loaded module and a NUL-terminated name.
+        check(unsafe { sys::cuModuleGetFunction(&mut function, self.0, name.as_ptr()) })?;
+        Ok(function)
+    }
+}
+
+impl Drop for LoadedModule {
+    fn drop(&mut self) {
+        // SAFETY: loaded by `cuModuleLoadData`, unloaded once.
+        let _ = unsafe { sys::cuModuleUnload(self.0) };
+    }
+}
+
+/// Blocks of `threads` threads and `shared_bytes` of dynamic shared memory
+/// that fit on one SM at once.
+pub(crate) fn max_active_blocks(function: CUfunction, threads: u32, shared_bytes: usize) -> Result<u32> {
+    let mut blocks = 0i32;
+    let threads = i32::try_from(threads).map_err(|_| Error::Cuda(CudaError::InvalidValue))?;
+    // SAFETY: a function of a loaded module; writes one `int`.
+    check(unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut blocks, function, threads, shared_bytes) })?;
+    Ok(u32::try_from(blocks).unwrap_or(0))
+}
+
+/// Sets `count` 4-byte words at `address` to zero on `stream`.
+///
+/// # Safety
+/// `count` writable, 4-byte aligned words at `address`, not used by other
+/// work that may run at the same time.
+pub(crate) unsafe fn zero_words(address: u64, count: usize, stream: CUstream) -> Result<(), CudaError> {
+    // SAFETY: the caller's promise.
+    check(unsafe { sys::cuMemsetD32Async(address, 0, count, stream) })
+}
+
+/// Launches `function` with a 1-D grid.
+///
+/// # Safety
+/// `parameters` point to the kernel's arguments, each of the size the kernel
+/// takes; every address in them is valid for what the kernel does with it
+/// until the launch completes; `function` belongs to a loaded module of the
+/// current context.
+pub(crate) unsafe fn launch(
+    function: CUfunction,
+    blocks: u32,
+    threads: u32,
+    shared_bytes: u32,
+    stream: CUstream,
+    parameters: &mut [*mut c_void],
+) -> Result<(), CudaError> {
+    // SAFETY: the caller's promise.
+    check(unsafe {
+        sys::cuLaunchKernel(
+            function,
+            blocks,
+            1,
+            1,
+            threads,
+            1,
+            1,
+            shared_bytes,
+            stream,
+            parameters.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })
+}

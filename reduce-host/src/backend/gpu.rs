@@ -1,0 +1,567 @@
+//! The GPU backend: the kernels' modules loaded into the current context
+//! as they are first used, a stream, and a workspace per stream launched on,
+//! over the driver calls of [`super::driver`]. Its buffers are raw views
+//! ([`RawSlice`]), which the cudarc interop makes from cudarc's buffers; the
+//! cust backend ([`super::Cuda`]) is this one with cust's buffer types.
+
+use super::driver::{
+    self, current_context, device_attribute, pointer_attribute, synchronize, CUfunction, CUpointer_attribute, CUstream,
+    DeviceAttribute, DeviceMemory, LoadedModule, PinnedWords, RawSlice,
+};
+use super::images::Image;
+use super::launcher::{partial_words, Access, Launch, Launcher, StreamHandle, Workspace};
+use crate::error::{CudaError, Error, Result};
+use crate::policy::Policy;
+use crate::tuning::Tuning;
+use cust_core::DeviceCopy;
+use kernels_gpu::abi::{AxisArgs, Kernel, KernelArgs, KernelMap, Module, PARTIAL_SLOT_BYTES};
+use kernels_gpu::dispatch::EntryArgs;
+use std::collections::HashSet;
+use std::ffi::{c_void, CStr, CString};
+
+/// Kernels run on the GPU of the context that was current when the backend
+/// was created, on buffers given as raw views.
+#[derive(Debug)]
+pub(crate) struct Gpu {
+    /// Each kernel launched so far: its handle (valid while its module is
+    /// loaded) and its largest useful grid (SMs × resident blocks per SM).
+    loaded: KernelMap<(KernelHandle, u32)>,
+    /// The axis launches' blocks and grid caps, by kernel ([`Launcher::axis_block`]).
+    axis_blocks: KernelMap<(u32, u32)>,
+    tuning: Tuning,
+    /// Streaming multiprocessors of the device.
+    sms: u32,
+    /// An upper bound of every kernel's grid cap: the workspace's size.
+    max_grid: u32,
+    /// The blocking calls' stream, which the backend's owner keeps alive
+    /// ([`Gpu::new`]).
+    stream: CUstream,
+    /// The own stream's workspace.
+    own: StreamWorkspace,
+    /// The workspaces of the caller's streams launched on in the current
+    /// [`Scope`](crate::Scope), by stream handle: the scope borrows those
+    /// streams, so no handle is reused while it lasts.
+    scoped: Vec<(usize, StreamWorkspace)>,
+    /// The workspaces of ended scopes, for the next scopes' streams. Bounded
+    /// by the most streams one scope used.
+    idle: Vec<StreamWorkspace>,
+    /// Buffers of the current scope found to be this context's memory: the
+    /// scope borrows them until it ends, so they stay so, and each is asked
+    /// of the driver once per scope rather than once per launch (about
+    /// 0.3 µs a query on an H100, which a 2^10-element reduction would feel).
+    owned_in_scope: HashSet<u64>,
+    /// The context the module is loaded in, and its device's ordinal: the
+    /// buffers a launch touches must be its memory.
+    context: u64,
+    ordinal: u64,
+    /// The blocking calls' result slot (16 bytes), and its pinned host copy.
+    result: DeviceMemory<u64>,
+    /// The driver's process-wide unique id of the `result` allocation, never
+    /// reused: while it still names that allocation, the context is alive.
+    #[cfg_attr(not(feature = "cust"), allow(dead_code))]
+    result_id: u64,
+    result_host: PinnedWords,
+    /// Where modules are loaded from: the device's machine code or PTX, and
+    /// the PTX to fall back on if the machine code does not load (a driver
+    /// older than the assembler that made it).
+    image: Image,
+    fallback: Option<Image>,
+    /// The modules loaded so far. Declared last, so dropped after everything
+    /// that points into them.
+    modules: Vec<(Module, LoadedModule)>,
+}
+
+// SAFETY: the driver handles (stream, kernels, modules) are usable from any
+// thread that has their context current, which every call makes sure of
+// (`Reducer::new` checks the context; the cudarc interop binds it).
+unsafe impl Send for Gpu {}
+
+/// What one stream's launches write besides their results.
+#[derive(Debug)]
+struct StreamWorkspace {
+    partials: DeviceMemory<u64>,
+    /// Zero between launches (every launch leaves it at zero).
+    ticket: DeviceMemory<u32>,
+    /// Zero between launches.
+    segment_tickets: DeviceMemory<u32>,
+    /// The axis and ladder launches' scratch; grown on demand, never shrunk.
+    scratch: Option<DeviceMemory<u64>>,
+    /// Scratch outgrown on a caller's stream: launches enqueued there may
+    /// still use it, so it is freed when the stream is known idle (the
+    /// workspace goes idle: the scope ended, the stream was released).
+    retired: Vec<DeviceMemory<u64>>,
+    /// Written, never read ([`Workspace::sink`]).
+    sink: DeviceMemory<u64>,
+}
+
+impl Gpu {
+    /// A backend for the current context's device, with `policy` or the
+    /// tuned one for the device, whose blocking calls run on `stream`.
+    /// Loads no kernel: each module is loaded when one of its kernels is
+    /// first launched.
+    ///
+    /// # Safety
+    /// `stream` is a stream of the current context that outlives the backend.
+    pub(crate) unsafe fn new(policy: Option<Policy>, stream: CUstream) -> Result<Self> {
+        let context = current_context()?;
+        let device = driver::current_device()?;
+        let attribute = |a: DeviceAttribute| device_attribute(device, a);
+        let (major, minor) = (
+            attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let tuned = Policy::tuning_for(major, minor)?;
+        let tuning = Tuning {
+            block_threads: policy.map_or(tuned.block_threads, Policy::block_threads),
+            ..tuned
+        };
+        let image = Image::for_device(major, minor)?;
+        let fallback = Image::ptx_for_device(major, minor)
+            .ok()
+            .filter(|_| matches!(image, Image::Cubin(_)));
+        let sms = attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let threads_per_sm = attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
+        let blocks_per_sm = threads_per_sm
+            .checked_div(tuning.block_threads)
+            .ok_or_else(|| Error::InvalidPolicy("a block of 0 threads cannot be launched".to_string()))?;
+        let max_grid = sms.saturating_mul(blocks_per_sm.max(1)).max(1);
+        let result = DeviceMemory::zeroed(2, stream)?;
+        let result_id = pointer_attribute(result.address(), CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID)?;
+        Ok(Gpu {
+            loaded: KernelMap::default(),
+            axis_blocks: KernelMap::default(),
+            tuning,
+            sms,
+            max_grid,
+            stream,
+            own: StreamWorkspace::new(max_grid, stream)?,
+            scoped: Vec::new(),
+            idle: Vec::new(),
+            owned_in_scope: HashSet::new(),
+            context: context as u64,
+            ordinal: u64::try_from(device).unwrap_or(u64::MAX),
+            result,
+            result_id,
+            result_host: PinnedWords::new()?,
+            image,
+            fallback,
+            modules: Vec::new(),
+        })
+    }
+
+    /// Whether the context this backend was made in is still alive and is
+    /// `context`. A destroyed context's handle may be given to a new
+    /// context, so the handle alone cannot tell; the unique id of the
+    /// backend's own allocation can.
+    #[cfg(feature = "cust")]
+    pub(crate) fn is_alive_in(&self, context: driver::CUcontext) -> bool {
+        self.is_alive() && self.context == context as u64
+    }
+
+    /// Whether this backend's context still exists (its allocations do):
+    /// only then may its driver handles be used, or freed.
+    #[cfg(feature = "cust")]
+    pub(crate) fn is_alive(&self) -> bool {
+        let address = self.result.address();
+        pointer_attribute(address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID) == Ok(self.result_id)
+    }
+
+    /// `stream`'s workspace (the own stream's for `None`). A caller's stream
+    /// gets one on its first use in a scope (an idle one, or a new one), which
+    /// also enrolls it among the streams the scope waits for: every launch
+    /// and memset on a caller's stream comes through here.
+    fn stream_workspace(&mut self, stream: Option<StreamHandle>) -> Result<&mut StreamWorkspace> {
+        let Some(stream) = stream else {
+            return Ok(&mut self.own);
+        };
+        let handle = stream.0 as usize;
+        let entry = match self.scoped.iter().position(|(h, _)| *h == handle) {
+            Some(index) => self.scoped.get_mut(index),
+            None => {
+                if stream.0 == PER_THREAD_STREAM {
+                    return Err(Error::UnsupportedStream(
+                        "the per-thread default stream (CU_STREAM_PER_THREAD) is another stream on each host thread, \
+                         so the workspace of its launches cannot be tied to it; use a stream made for the purpose"
+                            .to_string(),
+                    ));
+                }
+                let workspace = match self.idle.pop() {
+                    Some(idle) => idle,
+                    None => StreamWorkspace::new(self.max_grid, stream.0)?,
+                };
+                self.scoped.push((handle, workspace));
+                self.scoped.last_mut()
+            }
+        };
+        // `position` found it, or it was just pushed.
+        entry.map(|(_, w)| w).ok_or(Error::Cuda(CudaError::InvalidValue))
+    }
+
+    /// `stream`'s handle (the own stream's for `None`), with the stream
+    /// enrolled in the current scope.
+    fn enqueue_on(&mut self, stream: Option<StreamHandle>) -> Result<CUstream> {
+        self.stream_workspace(stream)?;
+        Ok(stream.map_or(self.stream, |s| s.0))
+    }
+
+    /// Allocates `stream`'s workspace in the current scope now, if it has
+    /// none (see [`Scope::prepare`](crate::Scope::prepare)).
+    #[cfg(feature = "cust")]
+    pub(crate) fn prepare(&mut self, stream: StreamHandle) -> Result<()> {
+        self.enqueue_on(Some(stream)).map(|_| ())
+    }
+
+    /// Waits for every stream launched on in the current scope; the first
+    /// error, after waiting for all.
+    #[cfg(feature = "cust")]
+    pub(crate) fn synchronize_scope(&self) -> Result<()> {
+        let mut first_error = Ok(());
+        for &(handle, _) in &self.scoped {
+            // The scope borrows the stream, so the handle is live.
+            let status = synchronize(handle as CUstream);
+            first_error = first_error.and(status.map_err(Error::from));
+        }
+        first_error
+    }
+
+    /// Ends the current scope: its streams' workspaces become idle, for the
+    /// next scope (the caller has waited for the work that used them).
+    #[cfg(feature = "cust")]
+    pub(crate) fn end_scope(&mut self) {
+        self.idle
+            .extend(self.scoped.drain(..).map(|(_, workspace)| workspace.idle()));
+        self.forget_owned();
+    }
+
+    /// Takes back the workspace lent to `stream` (the caller has waited for
+    /// the work that used it): idle again, for the next stream.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn release(&mut self, stream: StreamHandle) {
+        if let Some(index) = self.scoped.iter().position(|(h, _)| *h == stream.0 as usize) {
+            self.idle.push(self.scoped.swap_remove(index).1.idle());
+        }
+    }
+
+    /// Forgets which buffers were found to be this context's memory: for a
+    /// caller whose buffers are borrowed for one call only.
+    pub(crate) fn forget_owned(&mut self) {
+        self.owned_in_scope.clear();
+    }
+
+    /// [`Error::ForeignBuffer`] unless every buffer of `accesses` is memory
+    /// of this backend's context (or, for allocations the driver ties to no
+    /// context, such as stream-ordered pools', of its device). In a scope
+    /// (`in_scope`), each buffer is asked of the driver once.
+    fn check_owned(&mut self, accesses: &[Access], in_scope: bool) -> Result<()> {
+        for access in accesses.iter().filter(|a| a.bytes > 0) {
+            if in_scope && self.owned_in_scope.contains(&access.address) {
+                continue;
+            }
+            let foreign = |found: String| Error::ForeignBuffer {
+                buffer: access.name,
+                address: access.address,
+                found,
+            };
+            let context = pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT)
+                .map_err(|status| foreign(format!("not CUDA memory ({status:?})")))?;
+            if context != self.context {
+                if context != 0 {
+                    return Err(foreign(format!("memory of another context ({context:#x})")));
+                }
+                let ordinal =
+                    pointer_attribute(access.address, CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+                        .map_err(|status| foreign(format!("memory of no device ({status:?})")))?;
+                if ordinal != self.ordinal {
+                    return Err(foreign(format!("memory of device {ordinal}")));
+                }
+            }
+            if in_scope {
+                self.owned_in_scope.insert(access.address);
+            }
+        }
+        Ok(())
+    }
+
+    /// `kernel`'s handle and grid cap, loading it on first use, checked to
+    /// run with the smallest block it is launched with: the tuning row's, or
+    /// for an axis kernel a quarter of it ([`Launcher::axis_block`] then
+    /// picks among those it can run).
+    fn kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
+        if let Some(&loaded) = self.loaded.get(&kernel) {
+            return Ok(loaded);
+        }
+        let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
+        let block = match AxisArgs::fits(kernel) {
+            true => *axis_blocks(self.tuning.block_threads).last().unwrap_or(&32),
+            false => self.tuning.block_threads,
+        };
+        let (sms, max_grid) = (self.sms, self.max_grid);
+        let function = self.function(kernel, name)?;
+        let per_sm = driver::max_active_blocks(function, block, 0)?;
+        if per_sm == 0 {
+            return Err(Error::InvalidPolicy(format!(
+                "{name} cannot run with {block} threads per block on this device"
+            )));
+        }
+        let loaded = (KernelHandle(function), sms.saturating_mul(per_sm).min(max_grid));
+        self.loaded.insert(kernel, loaded);
+        Ok(loaded)
+    }
+
+    /// `kernel`, named `name`, from its module (loaded on first use).
+    fn function(&mut self, kernel: Kernel, name: &str) -> Result<CUfunction> {
+        let name = CString::new(name).map_err(|_| Error::MissingKernel(kernel))?;
+        Ok(self.module(kernel.module())?.function(&name)?)
+    }
+
+    /// `module`, loaded on first use: from the device's machine code, or
+    /// from PTX, which the driver compiles (and caches on disk).
+    fn module(&mut self, module: Module) -> Result<&LoadedModule> {
+        let index = match self.modules.iter().position(|(loaded, _)| *loaded == module) {
+            Some(index) => index,
+            None => {
+                let loaded = match load(self.image, module) {
+                    Err(cubin_error) => match self.fallback {
+                        Some(ptx) => load(ptx, module).map_err(|_| cubin_error)?,
+                        None => return Err(cubin_error),
+                    },
+                    loaded => loaded?,
+                };
+                self.modules.push((module, loaded));
+                self.modules.len().saturating_sub(1)
+            }
+        };
+        self.modules
+            .get(index)
+            .map(|(_, loaded)| loaded)
+            .ok_or(Error::Cuda(CudaError::InvalidValue))
+    }
+}
+
+/// The blocks an axis kernel may launch with, largest first: the power of
+/// two of the tuning row's `tuned` threads, half and a quarter of it (at
+/// least a warp).
+fn axis_blocks(tuned: u32) -> [u32; 3] {
+    let largest = tuned.checked_ilog2().map_or(32, |log2| 1 << log2);
+    [largest, largest / 2, largest / 4].map(|threads| threads.max(32))
+}
+
+/// Loads `module` from `image` into the current context.
+fn load(image: Image, module: Module) -> Result<LoadedModule> {
+    let bytes = image.module(module)?;
+    if let Image::Ptx(_) = image {
+        // The driver reads PTX up to its NUL.
+        CStr::from_bytes_with_nul(&bytes).map_err(|e| Error::BrokenModule {
+            module: module.to_string(),
+            image: image.describe(),
+            problem: e.to_string(),
+        })?;
+    }
+    Ok(LoadedModule::load(&bytes)?)
+}
+
+/// `CU_STREAM_PER_THREAD`: the handle of the calling thread's default stream.
+const PER_THREAD_STREAM: CUstream = 0x2 as CUstream;
+
+/// Most parameters any entry point has (the axis ones).
+const MAX_PARAMETERS: usize = kernels_gpu::abi::MAX_KERNEL_WORDS;
+
+impl Launcher for Gpu {
+    type Slice<T: DeviceCopy> = RawSlice<T>;
+    type Buffer<T: DeviceCopy> = DeviceMemory<T>;
+
+    fn parts<T: DeviceCopy>(slice: &RawSlice<T>) -> (u64, usize) {
+        (slice.address(), slice.len())
+    }
+
+    fn as_slice_mut<T: DeviceCopy>(buffer: &mut DeviceMemory<T>) -> &mut RawSlice<T> {
+        buffer.slice_mut()
+    }
+
+    fn alloc<T: DeviceCopy>(&mut self, len: usize) -> Result<DeviceMemory<T>> {
+        // The caller writes every element before reading it (each segment's
+        // team writes its result), or drops the buffer.
+        DeviceMemory::uninitialized(len)
+    }
+
+    fn to_host<T: DeviceCopy + Default>(&mut self, slice: &RawSlice<T>) -> Result<Vec<T>> {
+        let mut host = vec![T::default(); slice.len()];
+        // SAFETY: the operations read back only what their kernels wrote, of
+        // plain-data types (`DeviceCopy`).
+        unsafe { driver::copy_to_host(slice.address(), &mut host, self.stream)? };
+        Ok(host)
+    }
+
+    fn element_to_host<T: DeviceCopy + Default>(&mut self, slice: &RawSlice<T>, index: u64) -> Result<T> {
+        let address = usize::try_from(index)
+            .ok()
+            .filter(|&index| index < slice.len())
+            .and_then(|index| super::launcher::element_address::<T>(slice.address(), index))
+            .ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let mut element = [T::default()];
+        // SAFETY: an element of the caller's input, of a plain-data type.
+        unsafe { driver::copy_to_host(address, &mut element, self.stream)? };
+        let [element] = element;
+        Ok(element)
+    }
+
+    fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
+    fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
+        Ok(self.kernel(kernel)?.1)
+    }
+
+    fn axis_block(&mut self, kernel: Kernel) -> Result<(u32, u32)> {
+        if let Some(&chosen) = self.axis_blocks.get(&kernel) {
+            return Ok(chosen);
+        }
+        // Loaded, and checked to run with the smallest candidate.
+        let (_, smallest_cap) = self.kernel(kernel)?;
+        let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
+        let (tuned, sms, max_grid) = (self.tuning.block_threads, self.sms, self.max_grid);
+        let function = self.function(kernel, name)?;
+        // Threads resident per SM with blocks of `threads`, within the
+        // workspace's grid (its tickets bound an axis launch's tiles).
+        let resident = |threads: u32| -> Result<u32> {
+            let shared = threads.saturating_mul(PARTIAL_SLOT_BYTES as u32) as usize;
+            let per_sm = driver::max_active_blocks(function, threads, shared)?;
+            Ok(per_sm
+                .min(max_grid.checked_div(sms).unwrap_or(1))
+                .saturating_mul(threads))
+        };
+        let mut candidates = Vec::with_capacity(3);
+        for threads in axis_blocks(tuned) {
+            candidates.push((threads, resident(threads)?));
+        }
+        // A block the kernel's registers do not fit has none resident.
+        let best = candidates.iter().map(|&(_, here)| here).max().unwrap_or(0);
+        let mut chosen = (axis_blocks(tuned).last().copied().unwrap_or(32), smallest_cap);
+        for (threads, here) in candidates {
+            if u64::from(here) * 4 > u64::from(best) * 3 {
+                let blocks = here
+                    .checked_div(threads)
+                    .unwrap_or(1)
+                    .saturating_mul(sms)
+                    .clamp(1, max_grid);
+                chosen = (threads, blocks);
+                break;
+            }
+        }
+        self.axis_blocks.insert(kernel, chosen);
+        Ok(chosen)
+    }
+
+    fn workspace(&mut self, stream: Option<StreamHandle>) -> Result<Workspace> {
+        let w = self.stream_workspace(stream)?;
+        Ok(Workspace {
+            partials: w.partials.address(),
+            ticket: w.ticket.address(),
+            segment_tickets: w.segment_tickets.address(),
+            sink: w.sink.address(),
+        })
+    }
+
+    fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
+        let on = self.enqueue_on(stream)?;
+        let w = self.stream_workspace(stream)?;
+        let held = w.scratch.as_ref().map_or(0, DeviceMemory::len);
+        if held < words {
+            // Grown geometrically, so that a stream retires few.
+            let grown = DeviceMemory::zeroed(words.max(held.saturating_mul(2)).max(1), on)?;
+            if let Some(outgrown) = w.scratch.replace(grown) {
+                match stream {
+                    Some(_) => w.retired.push(outgrown),
+                    // The own stream: idle once waited for.
+                    None => {
+                        synchronize(on)?;
+                        drop(outgrown);
+                    }
+                }
+            }
+        }
+        Ok(w.scratch.as_ref().map_or(0, DeviceMemory::address))
+    }
+
+    fn result_slot(&mut self) -> u64 {
+        self.result.address()
+    }
+
+    fn read_result_slot(&mut self) -> Result<[u64; 2]> {
+        self.result_host.read(self.result.address(), self.stream)
+    }
+
+    unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<StreamHandle>) -> Result<()> {
+        let stream = self.enqueue_on(stream)?;
+        // SAFETY: `count` writable 4-byte words at `address`, as the caller promises.
+        Ok(unsafe { driver::zero_words(address, count, stream) }?)
+    }
+
+    unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<StreamHandle>) -> Result<()> {
+        if !A::fits(launch.kernel) {
+            return Err(Error::MissingKernel(launch.kernel));
+        }
+        self.check_owned(launch.accesses, stream.is_some())?;
+        let stream = self.enqueue_on(stream)?;
+        let (handle, _) = self.kernel(launch.kernel)?;
+        // Arrays, not vectors: no allocation per launch.
+        let mut words = [0u64; MAX_PARAMETERS];
+        let source = launch.args.as_words();
+        let used = words
+            .get_mut(..source.len())
+            .ok_or(Error::MissingKernel(launch.kernel))?;
+        used.copy_from_slice(source);
+        let mut parameters = [std::ptr::null_mut::<c_void>(); MAX_PARAMETERS];
+        for (parameter, word) in parameters.iter_mut().zip(words.iter_mut()) {
+            *parameter = word as *mut u64 as *mut c_void;
+        }
+        // SAFETY: `handle` belongs to the module this backend keeps loaded in
+        // the current context; each parameter points to one `u64` of the
+        // argument struct, which `A::fits` matched to the kernel's family;
+        // the caller promises the addresses, shape and shared memory.
+        Ok(unsafe {
+            driver::launch(
+                handle.0,
+                launch.shape.blocks,
+                launch.shape.threads_per_block,
+                launch.shared_bytes,
+                stream,
+                &mut parameters,
+            )
+        }?)
+    }
+}
+
+impl StreamWorkspace {
+    /// This workspace once its stream's work is done: what it retired freed.
+    fn idle(mut self) -> Self {
+        self.retired.clear();
+        self
+    }
+
+    /// A workspace for grids of up to `max_grid` blocks, for launches on
+    /// `stream` (which zeroes it first).
+    fn new(max_grid: u32, stream: CUstream) -> Result<Self> {
+        let slots = max_grid as usize;
+        let partials = partial_words(max_grid).ok_or(CudaError::OutOfMemory)?;
+        Ok(StreamWorkspace {
+            partials: DeviceMemory::zeroed(partials, stream)?,
+            // Zeroed once: every launch leaves the tickets at zero again.
+            ticket: DeviceMemory::zeroed(1, stream)?,
+            segment_tickets: DeviceMemory::zeroed(slots.max(4), stream)?,
+            scratch: None,
+            retired: Vec::new(),
+            sink: DeviceMemory::zeroed(2, stream)?,
+        })
+    }
+}
+
+/// A kernel handle, valid while the module it came from is loaded.
+#[derive(Clone, Copy, Debug)]
+struct KernelHandle(CUfunction);
+
+// SAFETY: a CUfunction is an opaque driver handle usable from any thread that
+// has its context current (the same reasoning as cust's `Function`).
+unsafe impl Send for KernelHandle {}
+unsafe impl Sync for KernelHandle {}
