@@ -14,7 +14,7 @@ cargo clippy --workspace --all-targets --release --features cudarc -- -D warning
 # Without cust (the library; its tests and examples use cust): with cudarc,
 # the configuration that builds with no CUDA at all, so built here with no
 # CUDA variable and no stub library; and the emulator alone.
-for features in cudarc ""; do
+for features in "cudarc ladder" cudarc ""; do
   env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH cargo clippy -p reduce-host --lib --release --no-default-features \
     --features "$features" -- -D warnings
 done

@@ -14,6 +14,10 @@ cargo test --workspace --release "$@"
 cargo build --release --features cudarc --example cudarc
 cargo test -p reduce-host --release --features cudarc --test cudarc "$@"
 cargo test -p reduce-host --release --features cudarc --doc "$@" -- cudarc
+# The library's unit tests without cust, with cudarc: the configuration that
+# builds with no CUDA, so built with no CUDA variable and no stub library.
+env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH cargo test -p reduce-host --lib --release --no-default-features \
+  --features cudarc "$@"
 # The host crate's tests again in a debug build: overflow checks and debug
 # assertions on, in the emulated kernels too (the workspace's Cargo.toml).
 cargo test -p reduce-host "$@"

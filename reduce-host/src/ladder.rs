@@ -25,6 +25,7 @@ use crate::backend::Backend;
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::reducer::{checked_pair, checked_parts, Reducer};
+#[cfg(feature = "cust")]
 use crate::scope::{Input, Output, Scope, ScopeStream};
 use crate::shape::{self, LaunchShape};
 use kernels_gpu::abi::Op;
@@ -135,6 +136,7 @@ pub fn reduce<B: Backend, T: Element>(
 /// assert_eq!(out.as_host_value()?, 10_000);
 /// # Ok(()) }
 /// ```
+#[cfg(feature = "cust")]
 pub fn reduce_into<'b, T: Element>(
     scope: &mut Scope<'_, 'b>,
     input: impl Into<Input<'b, T>>,
@@ -265,6 +267,7 @@ pub fn dot<B: Backend, T: Element>(
 /// assert_eq!(out.as_host_value()?, 1000.0); // exact here: every partial sum is an integer
 /// # Ok(()) }
 /// ```
+#[cfg(feature = "cust")]
 pub fn dot_into<'b, T: Element>(
     scope: &mut Scope<'_, 'b>,
     a: impl Into<Input<'b, T>>,
