@@ -26,8 +26,8 @@ use std::path::PathBuf;
 // Only with `build-kernels`: the kernel crate's files are not part of this
 // package (a module that is configured out is never read).
 #[cfg(feature = "build-kernels")]
-#[path = "../kernels-gpu/src/abi.rs"]
-#[allow(dead_code)]
+#[path = "../kernels-gpu/src/abi/mod.rs"]
+#[allow(dead_code, unused_imports)]
 mod abi;
 #[cfg(feature = "build-kernels")]
 #[path = "build/from_source.rs"]

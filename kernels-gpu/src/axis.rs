@@ -124,23 +124,6 @@ pub trait AxisFold {
     unsafe fn write(acc: Self::Acc, output: &Output, o: u64);
 }
 
-/// `acc` combined with `lift` of each of `values` in turn, with `O`.
-#[inline(always)]
-pub(crate) fn fold_in_order<A: Accumulator, O: Operator<A>, V: Copy>(
-    acc: A,
-    values: [V; 8],
-    lift: impl Fn(V) -> A,
-) -> A {
-    let [v0, v1, v2, v3, v4, v5, v6, v7] = values;
-    let mut acc = acc;
-    // Named values: an array folded in a loop went to local memory.
-    macro_rules! fold {
-        ($($v:ident)*) => {$(acc = O::combine(acc, lift($v));)*};
-    }
-    fold!(v0 v1 v2 v3 v4 v5 v6 v7);
-    acc
-}
-
 /// `M` then `O` over elements of `In`, each converted to `T` as it is read
 /// (`In` = `T` but for a widened reduction), each result a `T` at `out`.
 pub struct Plain<In, T, M, O>(PhantomData<(In, T, M, O)>);
@@ -158,7 +141,7 @@ impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Pl
 
     #[inline(always)]
     unsafe fn fold_batch(acc: T, values: [T; 8]) -> T {
-        fold_in_order::<T, O, T>(acc, values, M::map)
+        thread::fold_in_order::<T, O, T>(acc, values, M::map)
     }
 
     #[inline(always)]
@@ -271,7 +254,7 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
 
     #[inline(always)]
     unsafe fn fold_batch(acc: Indexed<A>, values: [Indexed<A>; 8]) -> Indexed<A> {
-        fold_in_order::<_, O, _>(acc, values, |value| value)
+        thread::fold_in_order::<_, O, _>(acc, values, |value| value)
     }
 
     #[inline(always)]

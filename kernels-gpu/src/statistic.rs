@@ -16,11 +16,11 @@
 //! instruction, so the GPU and the emulator compute the same bits.
 
 use crate::abi::Finish;
-use crate::axis::fold_in_order;
 use crate::device;
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::math;
 use crate::op::{Operator, Sum};
+use crate::thread::fold_in_order;
 use core::marker::PhantomData;
 use core::mem::size_of;
 

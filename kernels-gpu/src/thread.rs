@@ -47,6 +47,25 @@ fn fold_vector<T: Element, O: Operator<T>>(acc: T, words: [u32; 4]) -> T {
     }
 }
 
+/// `acc` combined with `lift` of each of `values` in turn, with `O`: one
+/// batch of a thread's loads, all issued before this first combine (the axis
+/// kernel's folds and the statistics' summaries).
+#[inline(always)]
+pub(crate) fn fold_in_order<A: Accumulator, O: Operator<A>, V: Copy>(
+    acc: A,
+    values: [V; 8],
+    lift: impl Fn(V) -> A,
+) -> A {
+    let [v0, v1, v2, v3, v4, v5, v6, v7] = values;
+    let mut acc = acc;
+    // Named values: an array folded in a loop went to local memory.
+    macro_rules! fold {
+        ($($v:ident)*) => {$(acc = O::combine(acc, lift($v));)*};
+    }
+    fold!(v0 v1 v2 v3 v4 v5 v6 v7);
+    acc
+}
+
 /// One element through the read-only path.
 ///
 /// # Safety

@@ -15,7 +15,7 @@
 //! `abi::Module` (the whole-input kernels of one type, the segmented kernels
 //! of one schedule and type, ...), so that a program loads only the modules
 //! it uses. Which entry points exist, are segmented, and go in which module
-//! comes from the kernel ABI (`kernels-gpu/src/abi.rs`). Both files are
+//! comes from the kernel ABI (`kernels-gpu/src/abi/`). Both are
 //! compiled into the build script as they are (`#[path]`): they depend on
 //! nothing else.
 

@@ -217,7 +217,7 @@ fn enqueue_reduce<B: Backend, T: Element>(
             },
             accesses: &accesses,
         };
-        // SAFETY: the parameters of a ladder entry point (kernels-gpu/src/abi.rs):
+        // SAFETY: the parameters of a ladder entry point (kernels-gpu/src/abi/):
         // `destination` has a slot per block (the scratch holds the plan's
         // regions); the shared memory is what the rung needs at this block size.
         unsafe { backend.launch(&launch, stream)? };

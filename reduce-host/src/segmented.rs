@@ -264,7 +264,7 @@ impl<B: Backend> Reducer<B> {
             },
             accesses: &accesses,
         };
-        // SAFETY: the parameters of a segmented entry point (kernels-gpu/src/abi.rs,
+        // SAFETY: the parameters of a segmented entry point (kernels-gpu/src/abi/plans.rs,
         // `SegmentPlan`): `out` has one element per segment; the workspace has a
         // partial slot per part and a zeroed ticket per segment, since a split
         // plan's grid is at most the largest grid; the rows layout was checked

@@ -325,7 +325,7 @@ impl<B: Backend> Reducer<B> {
             accesses: &accesses,
         };
         // SAFETY: the parameters of an axis entry point
-        // (kernels-gpu/src/abi.rs, `AxisPlan`): every element the kept and
+        // (kernels-gpu/src/abi/plans.rs, `AxisPlan`): every element the kept and
         // reduced axes reach lies in `launch.input` (the callers checked the
         // view against the input, or it is a previous pass's results);
         // `out` (and `means`, where given) has room for `pass.outputs()`

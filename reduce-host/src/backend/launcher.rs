@@ -183,7 +183,7 @@ pub trait Launcher: Sized {
     ///
     /// # Safety
     /// `launch.args` are what `launch.kernel`'s family expects
-    /// (`kernels-gpu/src/abi.rs`), every address in them is either in
+    /// (`kernels-gpu/src/abi/`), every address in them is either in
     /// `launch.accesses` (with the size the kernel touches) or the
     /// backend's own workspace, scratch or result slot, and the shape and
     /// shared memory are what the kernel needs.

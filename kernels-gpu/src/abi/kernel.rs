@@ -1,0 +1,311 @@
+//! A kernel's identity: [`Kernel`] (its family and what it computes on
+//! which types), whose [`Kernel::name`] is the PTX entry point, spelled by
+//! [`kernel_name!`](crate::kernel_name) alone; the [`Module`] it ships in;
+//! and [`KernelMap`], the host's map keyed by kernels.
+
+use super::operations::{Op, Rung, SeedDot, Statistic};
+use super::plans::SegmentSchedule;
+use super::scalar::Scalar;
+#[cfg(doc)]
+use super::{ArgArgs, AxisArgs, AxisPlan, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentedArgs};
+#[cfg(not(target_arch = "nvptx64"))]
+use core::fmt;
+
+/// One entry point of the PTX module (and of the emulator's dispatch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `op` over a whole input of `element`s: [`ReduceArgs`].
+    Reduce { op: Op, element: Scalar },
+    /// `op` per segment or row of `element`s, handed out as `schedule` says: [`SegmentedArgs`].
+    Segmented {
+        op: Op,
+        element: Scalar,
+        schedule: SegmentSchedule,
+    },
+    /// `op` over `input`s, each converted to `accumulator` as it is read: [`ReduceArgs`].
+    Widened { op: Op, input: Scalar, accumulator: Scalar },
+    /// `op` along one axis of a strided tensor of `element`s, one result per
+    /// position of the other axes: [`AxisArgs`] (see [`AxisPlan`]).
+    Axis { op: Op, element: Scalar },
+    /// `op` along one axis of a strided tensor of `input`s, each converted
+    /// to `accumulator` as it is read: [`AxisArgs`] (the first pass of a
+    /// widened reduction along axes; later passes are [`Kernel::Axis`]
+    /// launches over the accumulators).
+    WidenedAxis { op: Op, input: Scalar, accumulator: Scalar },
+    /// A [`Statistic`] along one axis of a strided tensor of `input`s, each
+    /// converted to `accumulator` as it is read: [`AxisArgs`], with `finish`.
+    Statistic {
+        statistic: Statistic,
+        input: Scalar,
+        accumulator: Scalar,
+    },
+    /// A [`Statistic`] along one axis of a tensor of summaries in
+    /// `accumulator` that an earlier launch stored ([`Finish::State`]):
+    /// [`AxisArgs`], with `finish`.
+    StatisticStates { statistic: Statistic, accumulator: Scalar },
+    /// A [`Statistic`] per segment of a contiguous input of `input`s given
+    /// by offsets, each converted to `accumulator` as it is read:
+    /// [`AxisArgs`], with `finish`, `offsets` and `status`.
+    StatisticSegments {
+        statistic: Statistic,
+        input: Scalar,
+        accumulator: Scalar,
+    },
+    /// argmax (`op` = `Max`) or argmin (`Min`) of `input`s: [`ArgArgs`].
+    Arg { op: Op, input: Scalar },
+    /// argmax (`op` = `Max`) or argmin (`Min`) along one axis of a strided
+    /// tensor of `input`s, one `u64` position per position of the other
+    /// axes: [`AxisArgs`].
+    ArgAxis { op: Op, input: Scalar },
+    /// The dot product of two inputs of `element`s: [`DotArgs`].
+    Dot { element: Scalar },
+    /// A ladder rung's `op` over `element`s (one pass): [`LadderArgs`].
+    Ladder { rung: Rung, op: Op, element: Scalar },
+    /// One of seed 004's dot products: [`SeedDotArgs`].
+    SeedDot { kind: SeedDot, element: Scalar },
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Kernel {
+    /// The entry point's name in the PTX module; `None` where the module has
+    /// no such kernel (`MaxAbs` of integers, an op a widening lacks, ...).
+    pub fn name(self) -> Option<&'static str> {
+        // A table, not a scan: the host asks on every launch.
+        static NAMES: std::sync::OnceLock<KernelMap<&'static str>> = std::sync::OnceLock::new();
+        NAMES.get_or_init(|| Kernel::all().collect()).get(&self).copied()
+    }
+}
+
+// With the kernels rather than the operators: an operator is defined for a
+// type where the lists give it a kernel.
+#[cfg(not(target_arch = "nvptx64"))]
+impl Op {
+    /// Whether the operator is defined for `element` (all are, except
+    /// `MaxAbs` of integers); the others are `Error::UnsupportedOp`.
+    pub fn is_defined_for(self, element: Scalar) -> bool {
+        Kernel::Reduce { op: self, element }.name().is_some()
+    }
+}
+
+/// The PTX entry-point name of a kernel, as a string literal: the one place
+/// that spells kernel names. `kernel_name!(reduce, stem, type)`,
+/// `(segmented, Schedule, stem, type)`, `(axis, stem, type)`, `(widened, stem, input, accumulator)`,
+/// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`,
+/// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
+/// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
+/// `(seed_dot, Kind, type)`.
+#[macro_export]
+macro_rules! kernel_name {
+    (reduce, $stem:ident, $t:ident) => {
+        concat!("reduce_", stringify!($stem), "_", stringify!($t))
+    };
+    (segmented, FixedOrder, $stem:ident, $t:ident) => {
+        concat!("segmented_", stringify!($stem), "_", stringify!($t))
+    };
+    (segmented, WarpsTake, $stem:ident, $t:ident) => {
+        concat!("segmented_balanced_", stringify!($stem), "_", stringify!($t))
+    };
+    (segmented, BlocksTake, $stem:ident, $t:ident) => {
+        concat!("segmented_block_balanced_", stringify!($stem), "_", stringify!($t))
+    };
+    (axis, $stem:ident, $t:ident) => {
+        concat!("axis_", stringify!($stem), "_", stringify!($t))
+    };
+    (statistic, $stem:ident, $input:ident, $acc:ident) => {
+        concat!(
+            "axis_",
+            stringify!($stem),
+            "_",
+            stringify!($input),
+            "_as_",
+            stringify!($acc)
+        )
+    };
+    (statistic_segments, $stem:ident, $input:ident, $acc:ident) => {
+        concat!(
+            "segments_",
+            stringify!($stem),
+            "_",
+            stringify!($input),
+            "_as_",
+            stringify!($acc)
+        )
+    };
+    (statistic_states, $stem:ident, $acc:ident) => {
+        concat!("axis_", stringify!($stem), "_states_", stringify!($acc))
+    };
+    (widened_axis, $stem:ident, $input:ident, $acc:ident) => {
+        $crate::kernel_name!(statistic, $stem, $input, $acc)
+    };
+    (widened, $stem:ident, $input:ident, $acc:ident) => {
+        concat!(
+            "reduce_",
+            stringify!($stem),
+            "_",
+            stringify!($input),
+            "_as_",
+            stringify!($acc)
+        )
+    };
+    (arg, Max, $input:ident) => {
+        concat!("argmax_", stringify!($input))
+    };
+    (arg, Min, $input:ident) => {
+        concat!("argmin_", stringify!($input))
+    };
+    (arg_axis, Max, $input:ident) => {
+        concat!("axis_argmax_", stringify!($input))
+    };
+    (arg_axis, Min, $input:ident) => {
+        concat!("axis_argmin_", stringify!($input))
+    };
+    (dot, $t:ident) => {
+        concat!("reduce_dot_", stringify!($t))
+    };
+    (ladder, $rung:ident, $op:ident, $t:ident) => {
+        concat!("ladder_", stringify!($rung), "_", stringify!($op), "_", stringify!($t))
+    };
+    (seed_dot, AtomicPerElement, $t:ident) => {
+        concat!("ladder_dot_atomic_per_element_", stringify!($t))
+    };
+    (seed_dot, BlockTree, $t:ident) => {
+        concat!("ladder_dot_block_tree_", stringify!($t))
+    };
+}
+
+/// The image a kernel ships in: the PTX (and machine code) of each module is
+/// an image of its own, which the host loads the first time it launches one
+/// of the module's kernels. A program that only sums `f32`s thus loads the
+/// dozen kernels of [`Module::Whole`]`(F32)`, not all 300: loading a module
+/// from PTX makes the driver compile it, about 0.1 s per kernel on an H100.
+///
+/// The grouping follows what one call needs: a whole-input call of any
+/// operator on one input type, the segmented calls of one schedule and type,
+/// or the ladder of one type.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Module {
+    /// Every whole-input kernel that reads `Scalar`s: [`Kernel::Reduce`],
+    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`] and [`Kernel::Dot`].
+    Whole(Scalar),
+    /// The [`Kernel::Segmented`] kernels of one schedule and element type.
+    Segmented(SegmentSchedule, Scalar),
+    /// The ladder's [`Kernel::Ladder`] and [`Kernel::SeedDot`] kernels of one element type.
+    Ladder(Scalar),
+    /// The [`Kernel::Axis`], [`Kernel::WidenedAxis`] and [`Kernel::ArgAxis`]
+    /// kernels of one input type.
+    Axis(Scalar),
+    /// Every [`Kernel::Statistic`], [`Kernel::StatisticStates`] and
+    /// [`Kernel::StatisticSegments`] kernel.
+    Statistics,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Kernel {
+    /// The module this kernel ships in.
+    pub fn module(self) -> Module {
+        match self {
+            Kernel::Reduce { element, .. } | Kernel::Dot { element } => Module::Whole(element),
+            Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
+            Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
+            Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
+                Module::Axis(input)
+            }
+            Kernel::Statistic { .. } | Kernel::StatisticStates { .. } | Kernel::StatisticSegments { .. } => {
+                Module::Statistics
+            }
+            Kernel::Ladder { element, .. } | Kernel::SeedDot { element, .. } => Module::Ladder(element),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Module {
+    /// Every module, each once, in the order of [`Kernel::all`].
+    pub fn all() -> Vec<Module> {
+        let mut modules: Vec<Module> = Vec::new();
+        for (kernel, _) in Kernel::all() {
+            if !modules.contains(&kernel.module()) {
+                modules.push(kernel.module());
+            }
+        }
+        modules
+    }
+}
+
+/// The module's file stem: `whole_f32`, `segmented_balanced_u64`,
+/// `ladder_i32` (the prefix its segmented kernels' names share).
+#[cfg(not(target_arch = "nvptx64"))]
+impl fmt::Display for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Module::Whole(input) => write!(f, "whole_{}", input.name()),
+            Module::Segmented(SegmentSchedule::FixedOrder, element) => write!(f, "segmented_{}", element.name()),
+            Module::Segmented(SegmentSchedule::WarpsTake, element) => {
+                write!(f, "segmented_balanced_{}", element.name())
+            }
+            Module::Segmented(SegmentSchedule::BlocksTake, element) => {
+                write!(f, "segmented_block_balanced_{}", element.name())
+            }
+            Module::Ladder(element) => write!(f, "ladder_{}", element.name()),
+            Module::Axis(element) => write!(f, "axis_{}", element.name()),
+            Module::Statistics => f.write_str("statistics"),
+        }
+    }
+}
+
+/// A map keyed by [`Kernel`], with a hash that costs a few nanoseconds
+/// (the host looks kernels up on every launch; SipHash took ~26 ns a lookup).
+#[cfg(not(target_arch = "nvptx64"))]
+pub type KernelMap<V> = std::collections::HashMap<Kernel, V, core::hash::BuildHasherDefault<KernelHasher>>;
+
+/// The hash of [`KernelMap`]: a multiply-rotate over the few small integers a
+/// [`Kernel`] hashes as (not for keys an adversary chooses).
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelHasher(u64);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl core::hash::Hasher for KernelHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(byte as u64);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_isize(&mut self, value: isize) {
+        self.write_u64(value as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::{Kernel, Module, Op, Scalar};
+
+    #[test]
+    fn modules_group_kernels_by_call() {
+        let modules = Module::all();
+        // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types, 12
+        // axis input types (6 elements; i8, i16, u8, u16 widened; f16, bf16
+        // widened and argmax), the statistics.
+        assert_eq!(modules.len(), 12 + 18 + 2 + 12 + 1);
+        let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
+        assert_eq!(names.len(), modules.len(), "two modules share a file stem");
+        let sum_f32 = Kernel::Reduce {
+            op: Op::Sum,
+            element: Scalar::F32,
+        };
+        let members: Vec<&str> = Kernel::all()
+            .filter(|(kernel, _)| kernel.module() == sum_f32.module())
+            .map(|(_, name)| name)
+            .collect();
+        assert_eq!(sum_f32.module().to_string(), "whole_f32");
+        assert_eq!(members.len(), 13, "{members:?}");
+        assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
+    }
+}

@@ -1,0 +1,224 @@
+//! What a kernel computes: a reduction operator ([`Op`]), a statistic
+//! ([`Statistic`]), or one of the seed tutorials' kernels ([`Rung`],
+//! [`SeedDot`]).
+
+#[cfg(not(target_arch = "nvptx64"))]
+use super::scalar::Scalar;
+#[cfg(doc)]
+use super::{Finish, Kernel};
+#[cfg(not(target_arch = "nvptx64"))]
+use core::fmt;
+
+/// A reduction operator: what the host asks for, and the `<stem>` of the
+/// entry points that implement it.
+///
+/// | op             | identity (empty input)    | integers           | floats |
+/// |----------------|---------------------------|--------------------|--------|
+/// | `Sum`          | `0`                       | wraps in the type  | IEEE 754 (`inf + -inf` is NaN) |
+/// | `Product`      | `1`                       | wraps in the type  | IEEE 754 |
+/// | `Max`          | none: `Err(Error::Empty)` | exact              | NaN if any element is NaN; `-inf` is a value like any other |
+/// | `Min`          | none: `Err(Error::Empty)` | exact              | NaN if any element is NaN; `+inf` is a value like any other |
+/// | `NanSum`       | `0`                       | as `Sum`           | NaN elements count as 0 (a NaN from `inf + -inf` still is NaN), like `numpy.nansum` |
+/// | `NanMax`       | none: `Err(Error::Empty)` | as `Max`           | NaN elements are skipped; NaN only if every element is NaN, like `numpy.nanmax` / `torch.fmax` |
+/// | `NanMin`       | none: `Err(Error::Empty)` | as `Min`           | as `NanMax`, for the minimum |
+/// | `SumOfSquares` | `0`                       | `Σ x·x`, wraps     | `Σ x·x`, IEEE 754 (overflows to `inf` past the type's range; no scaling) |
+/// | `MaxAbs`       | none: `Err(Error::Empty)` | `Err(Error::UnsupportedOp)` | `max \|x\|`, NaN if any element is NaN (the ∞-norm) |
+///
+/// More operators will be added, so matches on `Op` need a wildcard arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Op {
+    /// The sum of the elements.
+    Sum,
+    /// The largest element.
+    Max,
+    /// The smallest element.
+    Min,
+    /// The product of the elements.
+    Product,
+    /// The sum of the elements that are not NaN.
+    NanSum,
+    /// The largest element that is not NaN.
+    NanMax,
+    /// The smallest element that is not NaN.
+    NanMin,
+    /// The sum of the squares of the elements (its square root is the L2 norm).
+    SumOfSquares,
+    /// The largest absolute value (floats only).
+    MaxAbs,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Op {
+    /// Every operator, in a fixed order.
+    pub const ALL: [Op; 9] = [
+        Op::Sum,
+        Op::Max,
+        Op::Min,
+        Op::Product,
+        Op::NanSum,
+        Op::NanMax,
+        Op::NanMin,
+        Op::SumOfSquares,
+        Op::MaxAbs,
+    ];
+
+    /// Whether the operator has a value for an empty input (its identity).
+    pub fn defined_on_empty(self) -> bool {
+        !matches!(self, Op::Max | Op::Min | Op::NanMax | Op::NanMin | Op::MaxAbs)
+    }
+
+    /// The operator that combines two partial results of `self` (results of
+    /// `self` over two parts of an input) into the result over the whole: the
+    /// operator itself, without its element map (`NanSum`, `SumOfSquares` →
+    /// `Sum`; `MaxAbs` → `Max`). A NaN in a partial `NanSum` comes from
+    /// `inf + -inf` and must survive, so it is not combined with `NanSum`.
+    pub fn combiner(self) -> Op {
+        match self {
+            Op::NanSum | Op::SumOfSquares => Op::Sum,
+            Op::MaxAbs => Op::Max,
+            op => op,
+        }
+    }
+
+    /// Lower-case name, as in the kernel names (`"sum"`, `"nan_max"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Sum => "sum",
+            Op::Max => "max",
+            Op::Min => "min",
+            Op::Product => "product",
+            Op::NanSum => "nan_sum",
+            Op::NanMax => "nan_max",
+            Op::NanMin => "nan_min",
+            Op::SumOfSquares => "sum_of_squares",
+            Op::MaxAbs => "max_abs",
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A statistic of the [`Kernel::Statistic`] family: its summary is more
+/// than one element (see `kernels-gpu/src/statistic.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Statistic {
+    /// Count, mean and sum of squared deviations: variance, standard
+    /// deviation, mean.
+    Moments,
+    /// Largest element and the sum of exponentials scaled to it: logsumexp.
+    LogSumExp,
+    /// The elements that are not zero.
+    CountNonzero,
+    /// The elements that are NaN.
+    CountNan,
+    /// The elements that are `+inf` or `-inf`.
+    CountInf,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Statistic {
+    /// Bytes of one summary stored with [`Finish::State`] (what a
+    /// [`Kernel::StatisticStates`] launch reads per element) when it
+    /// accumulates in `accumulator`: whole 8-byte words of the count, mean
+    /// and `M2` (moments), of the maximum and sum (logsumexp), of the count.
+    pub fn state_bytes(self, accumulator: Scalar) -> u64 {
+        // Two values (mean and M2, or maximum and sum) fill one word when
+        // they are 4 bytes each, two when they are 8; moments add a u64 count.
+        let wide = matches!(accumulator, Scalar::F64 | Scalar::I64 | Scalar::U64);
+        match self {
+            Statistic::Moments if wide => 24,
+            Statistic::Moments => 16,
+            Statistic::LogSumExp if wide => 16,
+            Statistic::LogSumExp => 8,
+            Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf => 8,
+        }
+    }
+
+    /// The accumulator of the [`Kernel::StatisticStates`] kernel that goes
+    /// on merging summaries accumulated in `accumulator`: counts are `u64`s
+    /// whatever the input; the others keep their accumulator.
+    pub fn states_accumulator(self, accumulator: Scalar) -> Scalar {
+        match self {
+            Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf => Scalar::U64,
+            Statistic::Moments | Statistic::LogSumExp => accumulator,
+        }
+    }
+}
+
+/// A rung of the ladder the seed tutorials climb: each is a kernel that shows
+/// one technique (`docs/LADDER.md` says what each costs on an H200).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rung {
+    /// 1. One element per thread into shared memory; at stride `s` the threads
+    ///    with `tid % 2s == 0` combine: divergent warps at every step.
+    InterleavedDivergent,
+    /// 2. Thread `t` combines at `2·s·t`: contiguous active threads, but
+    ///    2-, 4-, 8-…-way shared-memory bank conflicts.
+    InterleavedStrided,
+    /// 3. Strides halve from `B/2`, thread `t < s` combines `t` and `t + s`:
+    ///    no divergence in busy warps, no bank conflicts.
+    SequentialAddressing,
+    /// 4. Each thread adds two elements (`B` apart) while loading: half the blocks.
+    FirstAddDuringLoad,
+    /// 5. One 16-byte vector per thread stored into a shared array of `4·B`
+    ///    values, then summed from there: 4× fewer load instructions, 4× the
+    ///    shared memory.
+    VectorViaShared,
+    /// 6. One 16-byte vector per thread, summed in registers: shared memory
+    ///    back to `B` values.
+    CoarsenedVector,
+    /// 7. As 6, but the block combines with warp shuffles (`shfl.sync`) and
+    ///    one barrier instead of a shared-memory tree.
+    WarpShuffle,
+}
+
+/// Seed 004's two dot-product kernels (the ladder's dot products).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SeedDot {
+    /// Every thread atomically adds its product into the result: one atomic per element.
+    AtomicPerElement,
+    /// Products into shared memory, a block tree, one atomic per block.
+    BlockTree,
+}
+
+macro_rules! rung_table {
+    (
+        ops [$(($op:ident, $op_stem:ident))*] types $types:tt;
+        $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?
+    ) => {
+        impl Op {
+            /// The operators the ladder's rungs implement (the seeds' four).
+            pub const LADDER: [Op; [$(stringify!($op)),*].len()] = [$(Op::$op),*];
+        }
+
+        impl Rung {
+            /// Every rung, in ladder order.
+            pub const ALL: [Rung; 7] = [$(Rung::$rung),*];
+
+            /// The rung's number on the ladder, 1 to 7.
+            pub fn number(self) -> u32 {
+                match self { $(Rung::$rung => $number,)* }
+            }
+
+            /// The rung's kernel-name stem.
+            pub fn name(self) -> &'static str {
+                match self { $(Rung::$rung => stringify!($stem),)* }
+            }
+        }
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_ladder_rung!(rung_table);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl fmt::Display for Rung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}. {}", self.number(), self.name())
+    }
+}

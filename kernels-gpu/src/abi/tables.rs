@@ -1,0 +1,203 @@
+//! Every kernel of the lists with its name: each list expanded into a table
+//! of `(Kernel, name)` rows, which [`Kernel::all`] chains and the host's
+//! lookups ([`Kernel::name`]) and the build script read. Host only: the PTX
+//! needs no names.
+
+use super::kernel::Kernel;
+use super::operations::{Op, Rung, SeedDot, Statistic};
+use super::plans::SegmentSchedule;
+
+impl Kernel {
+    /// Every kernel of the module with its name.
+    pub fn all() -> impl Iterator<Item = (Kernel, &'static str)> {
+        let per_kind = [ARG_KERNELS, ARG_AXIS_KERNELS, SEED_DOT_KERNELS]
+            .into_iter()
+            .flatten()
+            .copied()
+            .flatten();
+        let ladder = LADDER_KERNELS.iter().copied().flatten().copied().flatten();
+        [REDUCE_KERNELS, WIDENED_KERNELS, DOT_KERNELS, STATISTIC_KERNELS]
+            .into_iter()
+            .flatten()
+            .chain(per_kind)
+            .chain(ladder)
+            .copied()
+    }
+}
+
+macro_rules! reduce_kernel_table {
+    ($(($op:ident, $stem:ident, $map:ident, $operator:ident, [$($t:ident)*])),* $(,)?) => {
+        const REDUCE_KERNELS: &[(Kernel, &str)] = &[$($(
+            (Kernel::Reduce { op: Op::$op, element: scalar!($t) }, kernel_name!(reduce, $stem, $t)),
+            segmented_row!($op, $stem, $t, FixedOrder),
+            segmented_row!($op, $stem, $t, WarpsTake),
+            segmented_row!($op, $stem, $t, BlocksTake),
+            (Kernel::Axis { op: Op::$op, element: scalar!($t) }, kernel_name!(axis, $stem, $t)),
+        )*)*];
+    };
+}
+macro_rules! segmented_row {
+    ($op:ident, $stem:ident, $t:ident, $schedule:ident) => {
+        (
+            Kernel::Segmented {
+                op: Op::$op,
+                element: scalar!($t),
+                schedule: SegmentSchedule::$schedule,
+            },
+            kernel_name!(segmented, $schedule, $stem, $t),
+        )
+    };
+}
+for_each_reduce_kernel!(reduce_kernel_table);
+
+macro_rules! widened_kernel_table {
+    ($(($input:ident, $name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {
+        const WIDENED_KERNELS: &[(Kernel, &str)] = &[$($(
+            (
+                Kernel::Widened { op: Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
+                kernel_name!(widened, $stem, $name, $acc),
+            ),
+            (
+                Kernel::WidenedAxis { op: Op::$op, input: scalar!($name), accumulator: scalar!($acc) },
+                kernel_name!(widened_axis, $stem, $name, $acc),
+            ),
+        )*)*];
+    };
+}
+for_each_widened_kernel!(widened_kernel_table);
+
+macro_rules! statistic_kernel_table {
+    ($(($statistic:ident, $stem:ident, $type:ident, [$(($input:ident, $name:ident, $acc:ident))*], [$($state:ident)*])),* $(,)?) => {
+        const STATISTIC_KERNELS: &[(Kernel, &str)] = &[$(
+            $((
+                Kernel::Statistic {
+                    statistic: Statistic::$statistic,
+                    input: scalar!($name),
+                    accumulator: scalar!($acc),
+                },
+                kernel_name!(statistic, $stem, $name, $acc),
+            ),)*
+            $((
+                Kernel::StatisticSegments {
+                    statistic: Statistic::$statistic,
+                    input: scalar!($name),
+                    accumulator: scalar!($acc),
+                },
+                kernel_name!(statistic_segments, $stem, $name, $acc),
+            ),)*
+            $((
+                Kernel::StatisticStates { statistic: Statistic::$statistic, accumulator: scalar!($state) },
+                kernel_name!(statistic_states, $stem, $state),
+            ),)*
+        )*];
+    };
+}
+for_each_statistic_kernel!(statistic_kernel_table);
+
+/// One type's kernels of a family that comes in kinds (argmax and argmin,
+/// seed 004's two dot products), a row per kind: a slice, as a
+/// `macro_rules` transcription cannot repeat the kinds within the types.
+macro_rules! rows_per_kind {
+    ($family:ident { $kind_field:ident: $kinds:ident::[$($kind:ident)*], $type_field:ident: $t:ident }, $stem:ident) => {
+        &[$((Kernel::$family { $kind_field: $kinds::$kind, $type_field: scalar!($t) }, kernel_name!($stem, $kind, $t))),*]
+    };
+}
+
+macro_rules! arg_kernel_table {
+    ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {
+        const ARG_KERNELS: &[&[(Kernel, &str)]] = &[$(rows_per_kind!(Arg { op: Op::[Max Min], input: $name }, arg)),*];
+        const ARG_AXIS_KERNELS: &[&[(Kernel, &str)]] =
+            &[$(rows_per_kind!(ArgAxis { op: Op::[Max Min], input: $name }, arg_axis)),*];
+    };
+}
+for_each_arg_kernel!(arg_kernel_table);
+
+macro_rules! dot_kernel_table {
+    ($($t:ident),* $(,)?) => {
+        const DOT_KERNELS: &[(Kernel, &str)] = &[$((Kernel::Dot { element: scalar!($t) }, kernel_name!(dot, $t)),)*];
+    };
+}
+for_each_dot_kernel!(dot_kernel_table);
+
+/// The ladder's kernels: a slice per rung, of a slice per op, of a row per
+/// type (a `macro_rules` transcription repeats one list at a time).
+type LadderTable = &'static [&'static [&'static [(Kernel, &'static str)]]];
+
+macro_rules! ladder_kernel_table {
+    (ops $ops:tt types $types:tt; $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
+        const LADDER_KERNELS: LadderTable = &[$(ladder_rung_rows!($rung, $stem, $ops, $types)),*];
+    };
+}
+macro_rules! ladder_rung_rows {
+    ($rung:ident, $stem:ident, [$(($op:ident, $op_stem:ident))*], $types:tt) => {
+        &[$(ladder_op_rows!($rung, $stem, $op, $op_stem, $types)),*]
+    };
+}
+macro_rules! ladder_op_rows {
+    ($rung:ident, $stem:ident, $op:ident, $op_stem:ident, [$($t:ident)*]) => {
+        &[$((
+            Kernel::Ladder { rung: Rung::$rung, op: Op::$op, element: scalar!($t) },
+            kernel_name!(ladder, $stem, $op_stem, $t),
+        )),*]
+    };
+}
+for_each_ladder_rung!(ladder_kernel_table);
+
+macro_rules! seed_dot_kernel_table {
+    (ops $ops:tt types [$($t:ident)*]; $($rungs:tt)*) => {
+        const SEED_DOT_KERNELS: &[&[(Kernel, &str)]] =
+            &[$(rows_per_kind!(SeedDot { kind: SeedDot::[AtomicPerElement BlockTree], element: $t }, seed_dot)),*];
+    };
+}
+for_each_ladder_rung!(seed_dot_kernel_table);
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::{Kernel, Op, Rung, Scalar, SegmentSchedule};
+
+    #[test]
+    fn every_op_and_element_has_its_kernels_except_max_abs_of_integers() {
+        for op in Op::ALL {
+            for element in Scalar::ELEMENTS {
+                let float = matches!(element, Scalar::F32 | Scalar::F64);
+                let expected = op != Op::MaxAbs || float;
+                assert_eq!(op.is_defined_for(element), expected, "{op} × {element:?}");
+                for schedule in [
+                    SegmentSchedule::FixedOrder,
+                    SegmentSchedule::WarpsTake,
+                    SegmentSchedule::BlocksTake,
+                ] {
+                    let segmented = Kernel::Segmented { op, element, schedule };
+                    assert_eq!(segmented.name().is_some(), expected, "{segmented:?}");
+                }
+                let axis = Kernel::Axis { op, element };
+                assert_eq!(axis.name().is_some(), expected, "{axis:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_every_family_is_listed() {
+        let all: Vec<(Kernel, &str)> = Kernel::all().collect();
+        let names: std::collections::HashSet<&str> = all.iter().map(|(_, name)| *name).collect();
+        let kernels: std::collections::HashSet<Kernel> = all.iter().map(|(kernel, _)| *kernel).collect();
+        assert_eq!(names.len(), all.len(), "two kernels share a name");
+        assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
+        // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
+        // schedule and along an axis; 18 widenings, whole and along an axis;
+        // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
+        // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
+        // states, logsumexp 2 + 2, three counts of 6 types and a state each;
+        // each statistic's inputs again over segments (3 + 2 + 3 × 6).
+        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23);
+        assert_eq!(
+            Kernel::Ladder {
+                rung: Rung::WarpShuffle,
+                op: Op::Max,
+                element: Scalar::F32
+            }
+            .name(),
+            Some("ladder_warp_shuffle_max_f32")
+        );
+    }
+}
