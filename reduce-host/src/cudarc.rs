@@ -71,7 +71,7 @@
 //! as [`half`].
 
 use crate::axes::Reduced;
-use crate::backend::driver::RawSlice;
+use crate::backend::driver::{OwnedStream, RawSlice};
 use crate::backend::gpu::Gpu;
 use crate::backend::launcher::StreamHandle;
 use crate::blocking::results_of;
@@ -168,9 +168,8 @@ pub struct Reducer {
     /// Declared first, so dropped first, with its stream and the context
     /// still held.
     inner: crate::Reducer<Gpu>,
-    /// The blocking calls' stream: held, for the backend launches on its handle.
-    #[allow(dead_code)]
-    own_stream: Arc<CudaStream>,
+    /// The blocking calls' stream.
+    own_stream: OwnedStream,
     /// The streams lent a workspace, least recently used first.
     streams: Vec<Arc<CudaStream>>,
     context: Arc<CudaContext>,
@@ -194,10 +193,10 @@ impl Reducer {
     /// CUDA errors.
     pub fn new(context: &Arc<CudaContext>) -> Result<Self> {
         context.bind_to_thread()?;
-        let own_stream = context.new_stream()?;
+        let own_stream = OwnedStream::new()?;
         // SAFETY: the stream is of the context just made current, and the
         // reducer drops it after the backend (field order).
-        let backend = unsafe { Gpu::new(None, own_stream.cu_stream())? };
+        let backend = unsafe { Gpu::new(None, own_stream.handle())? };
         Ok(Reducer {
             inner: crate::Reducer { backend },
             own_stream,
@@ -495,7 +494,7 @@ impl Reducer {
         if stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
             return Err(Error::UnsupportedStream(
                 "it is being captured into a CUDA graph, whose replays would share the stream's workspace \
-                 with later launches; capture through Reducer::scope_unsynchronized instead"
+                 with later launches; capture through Reducer::scope_unsynchronized (feature cust) instead"
                     .to_string(),
             ));
         }
@@ -529,6 +528,10 @@ impl Drop for Reducer {
         for stream in &self.streams {
             let _ = stream.synchronize();
         }
+        // A blocking call that failed between launches may have left work
+        // on the own stream.
+        // SAFETY: the own stream, alive until after the backend.
+        let _ = unsafe { crate::backend::driver::synchronize(self.own_stream.handle()) };
         // The inner reducer is dropped next, with the context current.
         let _ = self.context.bind_to_thread();
     }

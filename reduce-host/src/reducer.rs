@@ -408,9 +408,10 @@ impl<B: Backend> Reducer<B> {
     }
 }
 
-// A Reducer can move to another thread (with its context made current there).
+// A Reducer can move to another thread (with its context made current
+// there), and be shared behind a lock.
 const _: () = {
-    const fn assert_send<T: Send>() {}
+    const fn assert_send<T: Send + Sync>() {}
     assert_send::<Reducer<crate::Emulated>>();
     #[cfg(any(feature = "cust", feature = "cudarc"))]
     assert_send::<Reducer<crate::backend::gpu::Gpu>>();

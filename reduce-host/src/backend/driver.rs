@@ -71,9 +71,48 @@ pub(crate) fn pointer_attribute(address: u64, attribute: CUpointer_attribute) ->
 }
 
 /// Waits for the work on `stream`.
-pub(crate) fn synchronize(stream: CUstream) -> Result<(), CudaError> {
-    // SAFETY: the caller holds the stream (a handle the driver checks).
+///
+/// # Safety
+/// `stream` is a live stream of the current context (or the null stream).
+pub(crate) unsafe fn synchronize(stream: CUstream) -> Result<(), CudaError> {
+    // SAFETY: the caller's promise.
     check(unsafe { sys::cuStreamSynchronize(stream) })
+}
+
+/// A non-blocking stream of the current context, destroyed when dropped:
+/// the cudarc interop's own stream. Made by the driver rather than by
+/// cudarc, whose first stream beside a context's default one makes the
+/// context wait for all its work and turns on event tracking for every
+/// later use of its buffers (cudarc's multi-stream mode).
+#[derive(Debug)]
+pub(crate) struct OwnedStream(CUstream);
+
+// SAFETY: a stream handle is usable from any thread with its context current.
+unsafe impl Send for OwnedStream {}
+// SAFETY: as `Send`; shared, only its handle is read.
+unsafe impl Sync for OwnedStream {}
+
+impl OwnedStream {
+    /// A new non-blocking stream of the current context.
+    pub(crate) fn new() -> Result<Self> {
+        let mut stream: CUstream = std::ptr::null_mut();
+        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
+        // SAFETY: writes one handle to a valid location.
+        check(unsafe { sys::cuStreamCreate(&mut stream, flags) })?;
+        Ok(OwnedStream(stream))
+    }
+
+    pub(crate) fn handle(&self) -> CUstream {
+        self.0
+    }
+}
+
+impl Drop for OwnedStream {
+    fn drop(&mut self) {
+        // SAFETY: made by `cuStreamCreate`, destroyed once; the driver lets
+        // its pending work finish first.
+        let _ = unsafe { sys::cuStreamDestroy_v2(self.0) };
+    }
 }
 
 /// `len` `T`s of device memory at `address`: the operations' view of a
@@ -132,11 +171,14 @@ impl<T> DeviceMemory<T> {
 
     /// `len` `T`s, zeroed on `stream` (so ordered before that stream's
     /// later work).
-    pub(crate) fn zeroed(len: usize, stream: CUstream) -> Result<Self> {
+    ///
+    /// # Safety
+    /// `stream` is a live stream of the current context.
+    pub(crate) unsafe fn zeroed(len: usize, stream: CUstream) -> Result<Self> {
         let memory = Self::uninitialized(len)?;
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
         if bytes > 0 {
-            // SAFETY: the allocation holds `bytes` bytes; the caller holds the stream.
+            // SAFETY: the allocation holds `bytes` bytes; the caller's promise.
             check(unsafe { sys::cuMemsetD8Async(memory.slice.address, 0, bytes, stream) })?;
         }
         Ok(memory)
@@ -158,8 +200,10 @@ impl<T> DeviceMemory<T> {
 impl<T> Drop for DeviceMemory<T> {
     fn drop(&mut self) {
         if self.slice.address != 0 {
-            // SAFETY: the address came from `cuMemAlloc` and is freed once.
-            // A failure (a context already destroyed) leaves nothing to free.
+            // SAFETY: the address came from `cuMemAlloc` and is freed once,
+            // while its context lives: the GPU backend's owners drop it with
+            // the context alive (the free functions' reducer is forgotten,
+            // not dropped, once its context is gone: `input.rs`).
             let _ = unsafe { sys::cuMemFree_v2(self.slice.address) };
         }
     }
@@ -169,8 +213,9 @@ impl<T> Drop for DeviceMemory<T> {
 /// waiting for the copy (and, on `stream`, the work before it).
 ///
 /// # Safety
-/// `address` holds `host.len()` initialised `T`s, and `T` is plain data
-/// (every bit pattern the device wrote is a valid `T`).
+/// `address` holds `host.len()` initialised `T`s, `T` is plain data (every
+/// bit pattern the device wrote is a valid `T`), and `stream` is a live
+/// stream of the current context.
 pub(crate) unsafe fn copy_to_host<T>(address: u64, host: &mut [T], stream: CUstream) -> Result<()> {
     let bytes = std::mem::size_of_val(host);
     if bytes == 0 {
@@ -179,7 +224,8 @@ pub(crate) unsafe fn copy_to_host<T>(address: u64, host: &mut [T], stream: CUstr
     // SAFETY: `host` is `bytes` writable bytes, which the copy fills before
     // the synchronization below returns; the caller promises the source.
     check(unsafe { sys::cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast::<c_void>(), address, bytes, stream) })?;
-    Ok(synchronize(stream)?)
+    // SAFETY: the caller's stream (`copy_to_host`'s promise).
+    Ok(unsafe { synchronize(stream) }?)
 }
 
 /// Two `u64`s of pinned host memory: where a blocking call's 16-byte
@@ -188,8 +234,11 @@ pub(crate) unsafe fn copy_to_host<T>(address: u64, host: &mut [T], stream: CUstr
 #[derive(Debug)]
 pub(crate) struct PinnedWords(*mut u64);
 
-// SAFETY: plain host memory, owned by this value alone.
+// SAFETY: plain host memory, owned by this value alone, written only
+// through `&mut self`.
 unsafe impl Send for PinnedWords {}
+// SAFETY: as `Send`: a shared `PinnedWords` is never read or written.
+unsafe impl Sync for PinnedWords {}
 
 impl PinnedWords {
     pub(crate) fn new() -> Result<Self> {
@@ -200,10 +249,16 @@ impl PinnedWords {
     }
 
     /// Copies 16 bytes at `address` here on `stream` and waits for them.
-    pub(crate) fn read(&mut self, address: u64, stream: CUstream) -> Result<[u64; 2]> {
-        // SAFETY: 16 writable pinned bytes, read only after the stream is synchronized.
+    ///
+    /// # Safety
+    /// `address` holds 16 bytes of device memory, and `stream` is a live
+    /// stream of the current context.
+    pub(crate) unsafe fn read(&mut self, address: u64, stream: CUstream) -> Result<[u64; 2]> {
+        // SAFETY: 16 writable pinned bytes, read only after the stream is
+        // synchronized; the caller's promise for the source and stream.
         check(unsafe { sys::cuMemcpyDtoHAsync_v2(self.0.cast(), address, 16, stream) })?;
-        synchronize(stream)?;
+        // SAFETY: the caller's promise.
+        unsafe { synchronize(stream) }?;
         // SAFETY: 16 bytes the copy wrote, 8-aligned (the driver's allocation).
         Ok(unsafe { self.0.cast::<[u64; 2]>().read() })
     }
@@ -223,6 +278,8 @@ pub(crate) struct LoadedModule(sys::CUmodule);
 // SAFETY: a module handle is usable from any thread that has its context
 // current.
 unsafe impl Send for LoadedModule {}
+// SAFETY: as `Send`; shared, only its handle is read.
+unsafe impl Sync for LoadedModule {}
 
 impl LoadedModule {
     /// Loads a cubin, or PTX ending in a NUL byte, into the current context.

@@ -72,9 +72,13 @@ pub(crate) struct Gpu {
 }
 
 // SAFETY: the driver handles (stream, kernels, modules) are usable from any
-// thread that has their context current, which every call makes sure of
-// (`Reducer::new` checks the context; the cudarc interop binds it).
+// thread that has their context current (the cudarc interop binds it for
+// each call; a `Reducer<Cuda>` is used where its context is current, as
+// cust's objects are).
 unsafe impl Send for Gpu {}
+// SAFETY: nothing of a shared `Gpu` is written (every change takes `&mut`),
+// and its handles may be read from several threads at once.
+unsafe impl Sync for Gpu {}
 
 /// What one stream's launches write besides their results.
 #[derive(Debug)]
@@ -125,7 +129,8 @@ impl Gpu {
             .checked_div(tuning.block_threads)
             .ok_or_else(|| Error::InvalidPolicy("a block of 0 threads cannot be launched".to_string()))?;
         let max_grid = sms.saturating_mul(blocks_per_sm.max(1)).max(1);
-        let result = DeviceMemory::zeroed(2, stream)?;
+        // SAFETY: the caller's stream (`new`'s promise).
+        let result = unsafe { DeviceMemory::zeroed(2, stream)? };
         let result_id = pointer_attribute(result.address(), CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID)?;
         Ok(Gpu {
             loaded: KernelMap::default(),
@@ -134,7 +139,8 @@ impl Gpu {
             sms,
             max_grid,
             stream,
-            own: StreamWorkspace::new(max_grid, stream)?,
+            // SAFETY: as `result`.
+            own: unsafe { StreamWorkspace::new(max_grid, stream)? },
             scoped: Vec::new(),
             idle: Vec::new(),
             owned_in_scope: HashSet::new(),
@@ -187,7 +193,9 @@ impl Gpu {
                 }
                 let workspace = match self.idle.pop() {
                     Some(idle) => idle,
-                    None => StreamWorkspace::new(self.max_grid, stream.0)?,
+                    // SAFETY: a caller's stream is live while it is lent a
+                    // workspace (a scope borrows it; the cudarc interop holds it).
+                    None => unsafe { StreamWorkspace::new(self.max_grid, stream.0)? },
                 };
                 self.scoped.push((handle, workspace));
                 self.scoped.last_mut()
@@ -217,8 +225,8 @@ impl Gpu {
     pub(crate) fn synchronize_scope(&self) -> Result<()> {
         let mut first_error = Ok(());
         for &(handle, _) in &self.scoped {
-            // The scope borrows the stream, so the handle is live.
-            let status = synchronize(handle as CUstream);
+            // SAFETY: the scope borrows the stream, so the handle is live.
+            let status = unsafe { synchronize(handle as CUstream) };
             first_error = first_error.and(status.map_err(Error::from));
         }
         first_error
@@ -466,18 +474,16 @@ impl Launcher for Gpu {
     fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
         let on = self.enqueue_on(stream)?;
         let w = self.stream_workspace(stream)?;
-        let held = w.scratch.as_ref().map_or(0, DeviceMemory::len);
-        if held < words {
-            // Grown geometrically, so that a stream retires few.
-            let grown = DeviceMemory::zeroed(words.max(held.saturating_mul(2)).max(1), on)?;
+        if w.scratch.as_ref().is_none_or(|b| b.len() < words) {
+            // SAFETY: the own stream, or a caller's, live while lent a workspace.
+            let grown = unsafe { DeviceMemory::zeroed(words.max(1), on)? };
             if let Some(outgrown) = w.scratch.replace(grown) {
-                match stream {
-                    Some(_) => w.retired.push(outgrown),
-                    // The own stream: idle once waited for.
-                    None => {
-                        synchronize(on)?;
-                        drop(outgrown);
-                    }
+                w.retired.push(outgrown);
+                if stream.is_none() {
+                    // The own stream is idle once waited for.
+                    // SAFETY: the own stream, which the backend's owner keeps alive.
+                    unsafe { synchronize(on) }?;
+                    w.retired.clear();
                 }
             }
         }
@@ -489,7 +495,8 @@ impl Launcher for Gpu {
     }
 
     fn read_result_slot(&mut self) -> Result<[u64; 2]> {
-        self.result_host.read(self.result.address(), self.stream)
+        // SAFETY: the 16-byte result slot, and the own stream.
+        unsafe { self.result_host.read(self.result.address(), self.stream) }
     }
 
     unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<StreamHandle>) -> Result<()> {
@@ -542,17 +549,28 @@ impl StreamWorkspace {
 
     /// A workspace for grids of up to `max_grid` blocks, for launches on
     /// `stream` (which zeroes it first).
-    fn new(max_grid: u32, stream: CUstream) -> Result<Self> {
+    ///
+    /// # Safety
+    /// `stream` is a live stream of the current context.
+    unsafe fn new(max_grid: u32, stream: CUstream) -> Result<Self> {
         let slots = max_grid as usize;
         let partials = partial_words(max_grid).ok_or(CudaError::OutOfMemory)?;
+        let zeroed = |len: usize| -> Result<DeviceMemory<u64>> {
+            // SAFETY: the caller's promise.
+            unsafe { DeviceMemory::zeroed(len, stream) }
+        };
+        let zeroed_u32 = |len: usize| -> Result<DeviceMemory<u32>> {
+            // SAFETY: the caller's promise.
+            unsafe { DeviceMemory::zeroed(len, stream) }
+        };
         Ok(StreamWorkspace {
-            partials: DeviceMemory::zeroed(partials, stream)?,
+            partials: zeroed(partials)?,
             // Zeroed once: every launch leaves the tickets at zero again.
-            ticket: DeviceMemory::zeroed(1, stream)?,
-            segment_tickets: DeviceMemory::zeroed(slots.max(4), stream)?,
+            ticket: zeroed_u32(1)?,
+            segment_tickets: zeroed_u32(slots.max(4))?,
             scratch: None,
             retired: Vec::new(),
-            sink: DeviceMemory::zeroed(2, stream)?,
+            sink: zeroed(2)?,
         })
     }
 }

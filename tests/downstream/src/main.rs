@@ -34,7 +34,7 @@ fn on_gpu(data: &[f32]) -> Result<(f32, f32, &'static str), String> {
 }
 
 /// The sum and maximum of `data` on the GPU, through cudarc's buffers.
-#[cfg(not(feature = "cust"))]
+#[cfg(all(feature = "cudarc", not(feature = "cust")))]
 fn on_gpu(data: &[f32]) -> Result<(f32, f32, &'static str), String> {
     // SAFETY: only tries to open the driver library (cudarc's calls panic without it).
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -44,4 +44,10 @@ fn on_gpu(data: &[f32]) -> Result<(f32, f32, &'static str), String> {
     let buf = context.default_stream().clone_htod(data).map_err(|e| e.to_string())?;
     let sum: f32 = reduce::sum(&buf).map_err(|e| e.to_string())?;
     Ok((sum, reduce::max(&buf).map_err(|e| e.to_string())?, "the GPU (cudarc)"))
+}
+
+/// Built with neither buffer kind: the emulator only.
+#[cfg(not(any(feature = "cust", feature = "cudarc")))]
+fn on_gpu(_: &[f32]) -> Result<(f32, f32, &'static str), String> {
+    Err("built without cust and cudarc".to_string())
 }
