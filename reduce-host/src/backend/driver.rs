@@ -84,14 +84,18 @@ pub(crate) unsafe fn synchronize(stream: CUstream) -> Result<(), CudaError> {
 /// cudarc, whose first stream beside a context's default one makes the
 /// context wait for all its work and turns on event tracking for every
 /// later use of its buffers (cudarc's multi-stream mode).
+#[cfg(feature = "cudarc")]
 #[derive(Debug)]
 pub(crate) struct OwnedStream(CUstream);
 
+#[cfg(feature = "cudarc")]
 // SAFETY: a stream handle is usable from any thread with its context current.
 unsafe impl Send for OwnedStream {}
+#[cfg(feature = "cudarc")]
 // SAFETY: as `Send`; shared, only its handle is read.
 unsafe impl Sync for OwnedStream {}
 
+#[cfg(feature = "cudarc")]
 impl OwnedStream {
     /// A new non-blocking stream of the current context.
     pub(crate) fn new() -> Result<Self> {
@@ -107,6 +111,7 @@ impl OwnedStream {
     }
 }
 
+#[cfg(feature = "cudarc")]
 impl Drop for OwnedStream {
     fn drop(&mut self) {
         // SAFETY: made by `cuStreamCreate`, destroyed once; the driver lets
