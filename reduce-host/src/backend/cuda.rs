@@ -54,6 +54,16 @@ impl Cuda {
     }
 }
 
+impl Drop for Cuda {
+    fn drop(&mut self) {
+        // A blocking call that failed between launches may have left work on
+        // the own stream, which must not outlive the workspace and modules
+        // freed next. A failed wait means the context is gone or broken:
+        // nothing of it is left running either way.
+        let _ = self.stream.synchronize();
+    }
+}
+
 impl Launcher for Cuda {
     type Slice<T: DeviceCopy> = DeviceSlice<T>;
     type Buffer<T: DeviceCopy> = DeviceBuffer<T>;
