@@ -44,7 +44,7 @@ pub(crate) fn current_context() -> Result<CUcontext> {
     Ok(context)
 }
 
-/// The current context's device, and its ordinal.
+/// The current context's device (a `CUdevice` is its ordinal).
 pub(crate) fn current_device() -> Result<sys::CUdevice> {
     let mut device: sys::CUdevice = 0;
     // SAFETY: writes one device handle to a valid location.
