@@ -310,6 +310,17 @@ pub fn check_segments<T: TestElement>(results: &[T], values: &[T], offsets: &[u6
 }
 
 /// Offsets of consecutive segments of the given lengths, starting at `first`.
+/// Whether `predicate` holds for `x` (`Nonzero`: NaN is nonzero, -0.0 is
+/// zero): the CPU reference of `Count`, `Any` and `All`.
+pub fn predicate_holds(predicate: reduce::Predicate, x: f64) -> bool {
+    match predicate {
+        reduce::Predicate::Nonzero => x != 0.0,
+        reduce::Predicate::Nan => x.is_nan(),
+        reduce::Predicate::Inf => x.is_infinite(),
+        other => panic!("no reference for {other:?}"),
+    }
+}
+
 pub fn offsets_of(first: u64, lengths: &[usize]) -> Vec<u64> {
     let mut offsets = vec![first];
     for length in lengths {

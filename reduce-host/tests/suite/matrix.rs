@@ -616,12 +616,7 @@ fn count_data<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
 fn count_of<T: Scalar>(predicate: Predicate, data: &[T]) -> usize {
     numbers(data)
         .iter()
-        .filter(|&&x| match predicate {
-            Predicate::Nonzero => x != 0.0,
-            Predicate::Nan => x.is_nan(),
-            Predicate::Inf => x.is_infinite(),
-            other => panic!("no reference for {other:?}"),
-        })
+        .filter(|&&x| common::predicate_holds(predicate, x))
         .count()
 }
 

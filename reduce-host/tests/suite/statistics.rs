@@ -201,12 +201,7 @@ fn random_views_against_the_reference() {
             );
 
             for predicate in [Predicate::Nonzero, Predicate::Nan, Predicate::Inf] {
-                let holds = |v: &f64| match predicate {
-                    Predicate::Nonzero => *v != 0.0,
-                    Predicate::Nan => v.is_nan(),
-                    Predicate::Inf => v.is_infinite(),
-                    other => panic!("no reference for {other:?}"),
-                };
+                let holds = |v: &f64| common::predicate_holds(predicate, *v);
                 let want: Vec<u64> = per_result
                     .iter()
                     .map(|x| x.iter().filter(|v| holds(v)).count() as u64)
@@ -653,12 +648,7 @@ fn segments_round<B: common::TestBackend>(backend: &mut Tester<B>, rng: &mut Std
         1e-13
     );
     for predicate in [Predicate::Nonzero, Predicate::Nan, Predicate::Inf] {
-        let holds = |v: &f64| match predicate {
-            Predicate::Nonzero => *v != 0.0,
-            Predicate::Nan => v.is_nan(),
-            Predicate::Inf => v.is_infinite(),
-            other => panic!("no reference for {other:?}"),
-        };
+        let holds = |v: &f64| common::predicate_holds(predicate, *v);
         let want: Vec<u64> = per_segment
             .iter()
             .map(|x| x.iter().filter(|v| holds(v)).count() as u64)
