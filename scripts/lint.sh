@@ -27,4 +27,6 @@ done
 # maintainers, so private items included).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p reduce-host
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p reduce-host --features cudarc
+env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p reduce-host \
+  --no-default-features --features cudarc
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release -p kernels-gpu --document-private-items

@@ -93,6 +93,7 @@ impl<B: Backend> Reducer<B> {
         what: R,
         over: Over<'_, &B::Slice<u64>>,
     ) -> Result<Reduced<R::Results<B::Buffer<R::Output>>>> {
+        what.check_over(&over)?;
         let len = B::parts(input).1;
         let offsets_len = match over {
             Over::Segments(offsets) => B::parts(offsets).1,

@@ -273,6 +273,7 @@ impl Reducer {
         what: R,
         over: Over<'_, &dyn DevicePtr<u64>>,
     ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+        what.check_over(&over)?;
         let offsets_len = match over {
             Over::Segments(offsets) => offsets.len(),
             _ => 0,

@@ -78,68 +78,56 @@ mod cust_buffers {
     use crate::reducer::Reducer;
     use cust::memory::{DeviceBuffer, DeviceSlice};
     use std::cell::RefCell;
-    impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceSlice<T> {}
+    /// `DeviceInput` for a cust buffer kind, through its `DeviceSlice`
+    /// (`$slice`, of `$this`).
+    macro_rules! cust_input {
+        ($(#[$doc:meta])* $buffer:ident, |$this:ident| $slice:expr) => {
+            const _: () = {
+                fn slice<T: DeviceCopy>($this: &$buffer<T>) -> &DeviceSlice<T> {
+                    $slice
+                }
 
-    impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceSlice<T> {
-        type Kernel = T;
-        type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
-        type Offsets = DeviceSlice<u64>;
+                impl<T: DeviceCopy + 'static> sealed::Sealed for $buffer<T> {}
 
-        fn from_kernel(value: T) -> T {
-            value
-        }
+                $(#[$doc])*
+                impl<T: DeviceCopy + 'static> DeviceInput<T> for $buffer<T> {
+                    type Kernel = T;
+                    type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
+                    type Offsets = DeviceSlice<u64>;
 
-        fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
-            with_thread_reducer(|r| r.reduce(self, what))
-        }
+                    fn from_kernel(value: T) -> T {
+                        value
+                    }
 
-        fn reduce_over<R: Reduction<T>>(
-            &self,
-            what: R,
-            over: Over<'_, &DeviceSlice<u64>>,
-        ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
-            with_thread_reducer(|r| r.reduce_over(self, what, over))
-        }
+                    fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
+                        with_thread_reducer(|r| r.reduce(slice(self), what))
+                    }
 
-        fn dot(&self, other: &Self) -> Result<T>
-        where
-            T: crate::Element,
-        {
-            with_thread_reducer(|r| r.dot(self, other))
-        }
+                    fn reduce_over<R: Reduction<T>>(
+                        &self,
+                        what: R,
+                        over: Over<'_, &DeviceSlice<u64>>,
+                    ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
+                        with_thread_reducer(|r| r.reduce_over(slice(self), what, over))
+                    }
+
+                    fn dot(&self, other: &Self) -> Result<T>
+                    where
+                        T: crate::Element,
+                    {
+                        with_thread_reducer(|r| r.dot(slice(self), slice(other)))
+                    }
+                }
+            };
+        };
     }
 
-    impl<T: DeviceCopy + 'static> sealed::Sealed for DeviceBuffer<T> {}
-
-    /// A whole `DeviceBuffer`, as its `DeviceSlice`.
-    impl<T: DeviceCopy + 'static> DeviceInput<T> for DeviceBuffer<T> {
-        type Kernel = T;
-        type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
-        type Offsets = DeviceSlice<u64>;
-
-        fn from_kernel(value: T) -> T {
-            value
-        }
-
-        fn reduce_whole<R: Reduction<T>>(&self, what: R) -> Result<R::Value> {
-            (**self).reduce_whole(what)
-        }
-
-        fn reduce_over<R: Reduction<T>>(
-            &self,
-            what: R,
-            over: Over<'_, &DeviceSlice<u64>>,
-        ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
-            DeviceInput::<T>::reduce_over(&**self, what, over)
-        }
-
-        fn dot(&self, other: &Self) -> Result<T>
-        where
-            T: crate::Element,
-        {
-            DeviceInput::<T>::dot(&**self, &**other)
-        }
-    }
+    cust_input!(DeviceSlice, |slice| slice);
+    cust_input!(
+        /// A whole `DeviceBuffer`, as its `DeviceSlice`.
+        DeviceBuffer,
+        |buffer| buffer
+    );
 
     thread_local! {
         /// This thread's reducer, for the context that was current when it was made.

@@ -263,6 +263,10 @@
 //! axis and statistics calls).
 
 #![warn(missing_docs)]
+// The docs are written for the default configuration (docs.rs builds it);
+// without `cust`, their links to `Scope`, `multi` and cust's types name
+// items that are not built, and render as plain text.
+#![cfg_attr(not(feature = "cust"), allow(rustdoc::broken_intra_doc_links))]
 // Nothing reachable from the public API may panic, or let a number wrap
 // silently: errors are `Result`s.
 #![cfg_attr(

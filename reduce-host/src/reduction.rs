@@ -67,6 +67,15 @@ pub trait Reduction<In: DeviceCopy>: Copy + std::fmt::Debug + sealed::Sealed {
     #[doc(hidden)]
     const MEANS: bool = false;
 
+    /// [`Error::UnsupportedOver`] (or [`Error::InvalidAxes`] for argmax
+    /// along several axes) where no kernel computes the reduction over
+    /// `over`: checked before anything is allocated or launched.
+    #[doc(hidden)]
+    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
+        let _ = over;
+        Ok(())
+    }
+
     /// Reduces the whole of `input` on `reducer`'s stream and returns the value.
     #[doc(hidden)]
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<Self::Value>;
@@ -191,6 +200,13 @@ impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
     type Value = A;
     one_output!();
 
+    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
+        match over {
+            Over::Segments(_) => Err(no_kernel_over_segments(WIDENED)),
+            _ => Ok(()),
+        }
+    }
+
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<A> {
         reducer.blocking(|reducer, out| reducer.enqueue_widened::<A, In>(input, self.op, out, None))
     }
@@ -206,10 +222,7 @@ impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
         let out = (target.out, target.len);
         match over {
             Over::Whole => reducer.enqueue_widened::<A, In>(input, self.op, target.single()?, stream),
-            Over::Segments(_) => Err(Error::UnsupportedOver {
-                reduction: "a widened reduction",
-                over: "segments",
-            }),
+            Over::Segments(_) => Err(no_kernel_over_segments(WIDENED)),
             Over::Rows { rows, len } => {
                 let layout = rows_layout(B::parts(input).1, rows, len)?;
                 reducer.enqueue_widened_axes::<A, In>(input, &layout, &[1], self.op, out, stream)
@@ -218,6 +231,18 @@ impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
                 reducer.enqueue_widened_axes::<A, In>(input, layout, axes, self.op, out, stream)
             }
         }
+    }
+}
+
+/// The name of [`Widened`] in errors.
+const WIDENED: &str = "a widened reduction";
+
+/// [`Error::UnsupportedOver`] for `reduction` over segments, which no
+/// kernel of it takes.
+fn no_kernel_over_segments(reduction: &'static str) -> Error {
+    Error::UnsupportedOver {
+        reduction,
+        over: "segments",
     }
 }
 
@@ -286,6 +311,9 @@ pub struct ArgMax;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArgMin;
 
+/// The name of [`ArgMax`] and [`ArgMin`] in errors.
+const ARG: &str = "argmax/argmin";
+
 macro_rules! arg_reduction {
     ($($name:ident => $op:ident),*) => {$(
         impl sealed::Sealed for $name {}
@@ -294,6 +322,16 @@ macro_rules! arg_reduction {
             type Output = u64;
             type Value = (u64, T);
             one_output!();
+
+            fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
+                match over {
+                    Over::Segments(_) => Err(no_kernel_over_segments(ARG)),
+                    Over::Axes(_, axes) if axes.len() != 1 => Err(Error::InvalidAxes(format!(
+                        "argmax and argmin take one axis, not {axes:?}"
+                    ))),
+                    _ => Ok(()),
+                }
+            }
 
             fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<(u64, T)> {
                 reducer.arg_to_host(input, Op::$op)
@@ -307,6 +345,7 @@ macro_rules! arg_reduction {
                 target: Target,
                 stream: Option<StreamHandle>,
             ) -> Result<()> {
+                <Self as Reduction<T>>::check_over(self, &over)?;
                 match over {
                     // The whole-input kernel (one pass, as `value`): its
                     // value goes to the stream's sink, the index to `target`.
@@ -314,10 +353,6 @@ macro_rules! arg_reduction {
                         let sink = reducer.backend.workspace(stream)?.sink;
                         reducer.enqueue_arg(input, Op::$op, (sink, target.single()?), stream)
                     }
-                    Over::Segments(_) => Err(Error::UnsupportedOver { reduction: "argmax/argmin", over: "segments" }),
-                    Over::Axes(_, axes) if axes.len() != 1 => Err(Error::InvalidAxes(format!(
-                        "argmax and argmin take one axis, not {axes:?}"
-                    ))),
                     _ => enqueue_call(Call::arg::<T>(Op::$op)?, reducer, input, over, target, stream),
                 }
             }
@@ -350,6 +385,13 @@ impl<In: MeanInput> Reduction<In> for Mean {
     type Value = In::Mean;
     one_output!();
 
+    fn check_over<O>(self, _over: &Over<'_, O>) -> Result<()> {
+        Err(Error::UnsupportedOver {
+            reduction: "Mean",
+            over: "a device output (reduce_over, reduce_into): only Reducer::reduce, to the host, computes it; MeanVar gives the means of floats over any place",
+        })
+    }
+
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<In::Mean> {
         let sum: In::Mean = Widened::<In::Mean>::new(Op::Sum).value(reducer, input)?;
         Ok(sum.divide_by_count(B::parts(input).1))
@@ -359,14 +401,11 @@ impl<In: MeanInput> Reduction<In> for Mean {
         self,
         _reducer: &mut Reducer<B>,
         _input: &B::Slice<In>,
-        _over: Over<'_, &B::Slice<u64>>,
+        over: Over<'_, &B::Slice<u64>>,
         _target: Target,
         _stream: Option<StreamHandle>,
     ) -> Result<()> {
-        Err(Error::UnsupportedOver {
-            reduction: "Mean",
-            over: "a device output (reduce_over, reduce_into): only Reducer::reduce, to the host, computes it; MeanVar gives the means of floats over any place",
-        })
+        <Self as Reduction<In>>::check_over(self, &over)
     }
 }
 

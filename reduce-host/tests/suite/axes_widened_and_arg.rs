@@ -13,7 +13,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::half::{bf16, f16};
-use reduce::{ArgInput, ArgMax, ArgMin, Element, Error, Op, Over, Widened, WidensTo};
+use reduce::{ArgInput, ArgMax, ArgMin, Element, Error, Mean, Op, Over, Widened, WidensTo};
 use std::fmt::Debug;
 
 /// The axes `axes` of a rank-`rank` view as non-negative indices.
@@ -403,6 +403,28 @@ fn errors_on<B: TestBackend>(backend: &mut Tester<B>) {
     assert!(
         matches!(widened_segments, Err(Error::UnsupportedOver { .. })),
         "{widened_segments:?}"
+    );
+    // A pair no kernel computes is refused before the place is checked (or
+    // anything allocated): one offset past the end, or none at all, would
+    // otherwise be `InvalidSegments`.
+    let past_the_end = B::stage(&[7u64], 0, u64::MAX);
+    let no_offsets = B::stage(&[0u64; 0], 0, u64::MAX);
+    for offsets in [&past_the_end, &no_offsets] {
+        let widened = r
+            .reduce_over(bytes, Widened::<u64>::new(Op::Sum), Over::Segments(B::slice(offsets)))
+            .map(|_| ());
+        assert!(matches!(widened, Err(Error::UnsupportedOver { .. })), "{widened:?}");
+        let arg = r
+            .reduce_over(ints, ArgMin, Over::Segments(B::slice(offsets)))
+            .map(|_| ());
+        assert!(matches!(arg, Err(Error::UnsupportedOver { .. })), "{arg:?}");
+        let mean = r.reduce_over(ints, Mean, Over::Segments(B::slice(offsets))).map(|_| ());
+        assert!(matches!(mean, Err(Error::UnsupportedOver { .. })), "{mean:?}");
+    }
+    let rows_of_nothing = r.reduce_over(ints, Mean, Over::Rows { rows: 5, len: 5 }).map(|_| ());
+    assert!(
+        matches!(rows_of_nothing, Err(Error::UnsupportedOver { .. })),
+        "{rows_of_nothing:?}"
     );
     // An empty axis has no position; an empty kept axis, no results.
     let empty_rows = Strided::contiguous(&[0, 3]).unwrap();
