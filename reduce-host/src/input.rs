@@ -130,30 +130,10 @@ mod cust_buffers {
     );
 
     thread_local! {
-        /// This thread's reducer, for the context that was current when it was made.
-        static THREAD_REDUCER: RefCell<ThreadReducer> = const { RefCell::new(ThreadReducer(None)) };
-    }
-
-    /// The free functions' reducer of one thread.
-    struct ThreadReducer(Option<Reducer>);
-
-    impl ThreadReducer {
-        /// Lets go of the reducer: drops it if its context is alive; forgets it
-        /// (leaking a few host allocations) if the context is gone, since its
-        /// driver handles then name nothing, or another context's objects.
-        fn release(&mut self) {
-            if let Some(reducer) = self.0.take() {
-                if !reducer.backend.gpu.is_alive() {
-                    std::mem::forget(reducer);
-                }
-            }
-        }
-    }
-
-    impl Drop for ThreadReducer {
-        fn drop(&mut self) {
-            self.release();
-        }
+        /// This thread's reducer, for the context that was current when it
+        /// was made. Dropping one whose context is gone leaks its host side
+        /// (see `Cuda`'s `Drop`).
+        static THREAD_REDUCER: RefCell<Option<Reducer>> = const { RefCell::new(None) };
     }
 
     /// Runs `f` with this thread's reducer for the current context, made anew
@@ -163,12 +143,12 @@ mod cust_buffers {
         let context = driver::current_context()?;
         THREAD_REDUCER.with(|cell| {
             let mut cached = cell.borrow_mut();
-            if !cached.0.as_ref().is_some_and(|r| r.backend.gpu.is_alive_in(context)) {
+            if !cached.as_ref().is_some_and(|r| r.backend.gpu.is_alive_in(context)) {
                 // Let go of the old reducer (and its module) before loading a new one.
-                cached.release();
-                cached.0 = Some(Reducer::new()?);
+                *cached = None;
+                *cached = Some(Reducer::new()?);
             }
-            match cached.0.as_mut() {
+            match cached.as_mut() {
                 Some(reducer) => f(reducer),
                 None => Err(Error::NoContext),
             }

@@ -12,7 +12,7 @@ use common::skipped;
 use cust::context::legacy::{Context as OwnContext, ContextFlags};
 use cust::device::Device;
 use cust::memory::DeviceBuffer;
-use reduce::{Error, Op, Reducer};
+use reduce::{Error, Op, Over, Reducer};
 use std::sync::Mutex;
 
 /// One test at a time: another test's retain of the primary context would
@@ -108,5 +108,50 @@ fn a_view_of_a_freed_buffer_is_a_foreign_buffer() {
     match reducer.reduce(&view, Op::Max) {
         Err(Error::ForeignBuffer { buffer: "input", .. }) => {}
         other => panic!("a freed buffer's view gave {other:?}"),
+    }
+}
+
+/// A `Reducer` that outlives its context (cust lets it) must not free its
+/// memory when dropped: a context made since may hold the same addresses.
+/// The second reducer, made the same way in the new context, most likely
+/// got exactly the first one's addresses; it and a buffer of the new
+/// context must work after the first reducer is dropped.
+#[test]
+fn a_reducer_that_outlives_its_context_frees_nothing_of_the_next() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !has_gpu("a_reducer_that_outlives_its_context_frees_nothing_of_the_next") {
+        return;
+    }
+    let values: Vec<u64> = (1..=1u64 << 16).collect();
+    let expected = values.iter().sum::<u64>();
+    let offsets = [0u64, 1 << 10, 1 << 16];
+    let context = cust::quick_init().unwrap();
+    let mut outlived = Reducer::new().unwrap();
+    {
+        let (data, offsets) = (
+            DeviceBuffer::from_slice(&values).unwrap(),
+            DeviceBuffer::from_slice(&offsets).unwrap(),
+        );
+        assert_eq!(outlived.reduce(&data, Op::Sum).unwrap(), expected);
+        outlived.reduce_over(&data, Op::Max, Over::Segments(&offsets)).unwrap();
+    }
+    drop(context);
+    let _context = cust::quick_init().unwrap();
+    let mut reducer = Reducer::new().unwrap();
+    let (data, offsets) = (
+        DeviceBuffer::from_slice(&values).unwrap(),
+        DeviceBuffer::from_slice(&offsets).unwrap(),
+    );
+    assert_eq!(reducer.reduce(&data, Op::Sum).unwrap(), expected);
+    drop(outlived);
+    for round in 0..3 {
+        assert_eq!(reducer.reduce(&data, Op::Sum).unwrap(), expected, "round {round}");
+        let maxima = reducer.reduce_over(&data, Op::Max, Over::Segments(&offsets)).unwrap();
+        assert_eq!(
+            maxima.values.as_host_vec().unwrap(),
+            [1 << 10, 1 << 16],
+            "round {round}"
+        );
+        assert_eq!(data.as_host_vec().unwrap(), values, "round {round}");
     }
 }

@@ -11,6 +11,7 @@ use cust::stream::{Stream, StreamFlags};
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Kernel;
 use kernels_gpu::dispatch::EntryArgs;
+use std::mem::ManuallyDrop;
 
 /// Kernels run on the GPU of the context that was current when the backend
 /// was created (see [`Reducer::new`](crate::Reducer::new)). The default
@@ -31,9 +32,10 @@ use kernels_gpu::dispatch::EntryArgs;
 /// ```
 #[derive(Debug)]
 pub struct Cuda {
-    /// Declared first, so dropped before the stream it runs on.
-    pub(crate) gpu: Gpu,
-    stream: Stream,
+    /// Dropped before the stream it runs on, while their context lives
+    /// (see `Drop`).
+    pub(crate) gpu: ManuallyDrop<Gpu>,
+    stream: ManuallyDrop<Stream>,
 }
 
 impl Cuda {
@@ -45,7 +47,10 @@ impl Cuda {
         // SAFETY: the stream is of the current context, and `Cuda` drops it
         // after the `Gpu` (field order).
         let gpu = unsafe { Gpu::new(policy, stream.as_inner().cast())? };
-        Ok(Cuda { gpu, stream })
+        Ok(Cuda {
+            gpu: ManuallyDrop::new(gpu),
+            stream: ManuallyDrop::new(stream),
+        })
     }
 
     /// The stream the blocking calls run on.
@@ -56,11 +61,24 @@ impl Cuda {
 
 impl Drop for Cuda {
     fn drop(&mut self) {
+        if !self.gpu.is_alive() {
+            // The context was destroyed first (cust lets a `Reducer` outlive
+            // its `Context`): the handles and addresses name nothing now, or
+            // objects of a context made since; freeing them could free
+            // another buffer. Their host side is leaked instead.
+            return;
+        }
         // A blocking call that failed between launches may have left work on
         // the own stream, which must not outlive the workspace and modules
-        // freed next. A failed wait means the context is gone or broken:
-        // nothing of it is left running either way.
+        // freed next. A failed wait means the context is broken: nothing of
+        // it is left running either way.
         let _ = self.stream.synchronize();
+        // SAFETY: each is dropped once, here, and not used after; the
+        // backend before the stream its work runs on.
+        unsafe {
+            ManuallyDrop::drop(&mut self.gpu);
+            ManuallyDrop::drop(&mut self.stream);
+        }
     }
 }
 

@@ -207,8 +207,8 @@ impl<T> Drop for DeviceMemory<T> {
         if self.slice.address != 0 {
             // SAFETY: the address came from `cuMemAlloc` and is freed once,
             // while its context lives: the GPU backend's owners drop it with
-            // the context alive (the free functions' reducer is forgotten,
-            // not dropped, once its context is gone: `input.rs`).
+            // the context alive (the cudarc reducer holds its context; the
+            // cust backend leaks it once its context is gone: `cuda.rs`).
             let _ = unsafe { sys::cuMemFree_v2(self.slice.address) };
         }
     }
