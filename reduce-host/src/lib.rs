@@ -115,6 +115,20 @@
 //! [`Error::NoDriver`] (cudarc's own calls panic there: check
 //! `cudarc::driver::sys::is_culib_present()` before making a context).
 //!
+//! # Buffers
+//! | calls | inputs | outputs | what keeps them alive while the GPU works |
+//! |---|---|---|---|
+//! | the free functions | any [`DeviceInput`]: cust's `DeviceBuffer`/`DeviceSlice`, cudarc's `CudaSlice`/`CudaView`/`CudaViewMut` | new buffers of the input's kind | the call waits |
+//! | [`Reducer::reduce`], [`Reducer::reduce_over`] | its backend's slices (cust's `DeviceSlice`; host slices on the emulator) | new buffers of that kind | the call waits |
+//! | [`Scope::reduce_into`], [`Scope::dot_into`] | [`Input`]: `&` a `DeviceBuffer`/`DeviceBox`, part of one ([`Input::get`]), another runtime's memory ([`Input::from_raw`], `unsafe`) | [`Output`]: `&mut` the same, or parts of them | the scope's borrows, until it has waited |
+//! | `reduce::cudarc::Reducer`'s (feature `cudarc`) | cudarc's `DevicePtr`: its slices and views | cudarc's `DevicePtrMut`: `&mut` its slices and mutable views | cudarc's event tracking |
+//!
+//! The two enqueueing forms take their own runtime's buffers because what
+//! keeps an enqueued call's buffers alive belongs to that runtime: a borrow
+//! held by the scope (which a cust view, not tied to its buffer, cannot
+//! give), or cudarc's events (which cust buffers do not have). A trait
+//! shared by both would admit buffers one of them cannot keep alive.
+//!
 //! # Layers
 //! `ARCHITECTURE.md` has the map. From the top: the free functions (this
 //! page) → [`Reducer`] and [`Scope`], whose calls take a [`Reduction`] and
