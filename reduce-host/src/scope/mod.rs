@@ -41,8 +41,8 @@
 //! them too); so are the offsets of segments
 //! (`Over::Segments(Input::from(&offsets))`). Outputs are [`Output`]s:
 //! `&mut` a [`DeviceBox`] or [`DeviceBuffer`], or part of one, borrowed
-//! uniquely (for [`MeanVar`](crate::MeanVar), a pair:
-//! `(Output::from(&mut means), Output::from(&mut variances))`); to enqueue
+//! uniquely (for [`MeanVar`](crate::MeanVar), a pair of the same kind:
+//! `(&mut means, &mut variances)`); to enqueue
 //! several calls into one output (on one stream, where they run in order),
 //! make the `Output` once and pass it each time.
 //!
@@ -344,22 +344,26 @@ impl<'b> Scope<'_, 'b> {
     /// # fn main() -> Result<(), reduce::Error> {
     /// use cust::memory::{DeviceBox, DeviceBuffer};
     /// use cust::prelude::*;
-    /// use reduce::{axes::Strided, Input, Op, Over, Reducer, Var};
+    /// use reduce::{axes::Strided, Input, MeanVar, Op, Over, Reducer, Var};
     /// let _ctx = cust::quick_init()?;
     /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0])?; // 2 × 3
     /// let offsets = DeviceBuffer::from_slice(&[0u64, 2, 6])?;
     /// let (mut total, mut columns, mut segments) =
     ///     (DeviceBox::new(&0.0f32)?, DeviceBuffer::from_slice(&[0.0f32; 3])?, DeviceBuffer::from_slice(&[0.0f32; 2])?);
+    /// let (mut means, mut variances) = (DeviceBuffer::from_slice(&[0.0f32; 2])?, DeviceBuffer::from_slice(&[0.0f32; 2])?);
     /// let layout = Strided::contiguous(&[2, 3])?;
     /// Reducer::new()?.scope(|scope| {
     ///     scope.reduce_into(&x, Op::Sum, Over::Whole, &mut total, &stream)?;
     ///     scope.reduce_into(&x, Var::<f32>::new(1.0)?, Over::Axes(&layout, &[0]), &mut columns, &stream)?;
-    ///     scope.reduce_into(&x, Op::Max, Over::Segments(Input::from(&offsets)), &mut segments, &stream)
+    ///     scope.reduce_into(&x, Op::Max, Over::Segments(Input::from(&offsets)), &mut segments, &stream)?;
+    ///     let rows = Over::Rows { rows: 2, len: 3 };
+    ///     scope.reduce_into(&x, MeanVar::<f32>::new(0.0)?, rows, (&mut means, &mut variances), &stream)
     /// })?;
     /// assert_eq!(total.as_host_value()?, 24.0);
     /// assert_eq!(columns.as_host_vec()?, [4.5, 8.0, 12.5]);
     /// assert_eq!(segments.as_host_vec()?, [2.0, 8.0]);
+    /// assert_eq!(means.as_host_vec()?, [2.0, 6.0]);
     /// # Ok(()) }
     /// ```
     pub fn reduce_into<In: DeviceCopy + 'static, R: Reduction<In>>(
@@ -367,10 +371,11 @@ impl<'b> Scope<'_, 'b> {
         input: impl Into<Input<'b, In>>,
         what: R,
         over: Over<'_, Input<'b, u64>>,
-        out: impl Into<R::Results<Output<'b, R::Output>>>,
+        out: R::Results<impl Into<Output<'b, R::Output>>>,
         stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
-        let (values, means) = R::outputs(out.into());
+        let (values, means) = R::outputs(out);
+        let (values, means) = (values.into(), means.map(Into::into));
         if let Some(means) = means.filter(|means| means.len != values.len) {
             return Err(Error::OutputLength {
                 output: "means",

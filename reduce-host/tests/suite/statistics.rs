@@ -555,8 +555,13 @@ fn scope_forms_agree_with_the_blocking_calls() {
     );
     let mut vars_of_3 = padded(0.0f32, 2);
     let refused = reducer.scope(|s| {
-        let both = (Output::from(&mut means), Output::from(&mut vars_of_3));
-        s.reduce_into(&x, mean_var, Over::Axes(&layout, &[1]), both, &stream)
+        s.reduce_into(
+            &x,
+            mean_var,
+            Over::Axes(&layout, &[1]),
+            (&mut means, &mut vars_of_3),
+            &stream,
+        )
     });
     assert!(matches!(refused, Err(Error::InvalidAxes(_))), "{refused:?}");
     // Means and variances in one place: refused before any launch.
