@@ -12,26 +12,65 @@ use crate::reduction::Reduction;
 use crate::segmented::{check_rows, invalid_offsets, segment_count};
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::SEGMENTS_INVALID;
-/// The results' count and the shape to give them, of `over` an input of
-/// `len` elements whose offsets (if any) number `offsets_len`.
+/// The number of results of `over` an input of `len` elements whose
+/// offsets (if any) number `offsets_len`; the place's errors
+/// ([`Error::InvalidSegments`], [`Error::InvalidAxes`], …) if it has none.
+pub(crate) fn result_count<O>(over: &Over<'_, O>, len: usize, offsets_len: usize) -> Result<usize> {
+    match *over {
+        Over::Whole => Ok(1),
+        Over::Segments(_) => segment_count(offsets_len),
+        Over::Rows { rows, len: row_len } => {
+            // Before any allocation, whose size it bounds.
+            check_rows(len, rows, row_len)?;
+            Ok(rows)
+        }
+        Over::Axes(layout, axes) => layout.kept_outputs(axes),
+    }
+}
+
+/// The results' count and the shape to give them ([`result_count`]).
 pub(crate) fn results_of<O>(
     over: &Over<'_, O>,
     len: usize,
     offsets_len: usize,
 ) -> Result<(usize, Strided, Vec<isize>)> {
+    let results = result_count(over, len, offsets_len)?;
     Ok(match *over {
-        Over::Whole => (1, Strided::contiguous(&[len])?, vec![0]),
-        Over::Segments(_) => {
-            let segments = segment_count(offsets_len)?;
-            (segments, Strided::contiguous(&[segments])?, vec![])
-        }
-        Over::Rows { rows, len: row_len } => {
-            // Before the allocation, whose size it bounds.
-            check_rows(len, rows, row_len)?;
-            (rows, Strided::contiguous(&[rows, row_len])?, vec![1])
-        }
-        Over::Axes(layout, axes) => (layout.kept_outputs(axes)?, *layout, axes.to_vec()),
+        Over::Whole => (results, Strided::contiguous(&[len])?, vec![0]),
+        Over::Segments(_) => (results, Strided::contiguous(&[results])?, vec![]),
+        Over::Rows { rows, len: row_len } => (results, Strided::contiguous(&[rows, row_len])?, vec![1]),
+        Over::Axes(layout, axes) => (results, *layout, axes.to_vec()),
     })
+}
+
+/// The `_into` forms' outputs, checked before anything is enqueued:
+/// `what` computes over `over` (else [`Error::UnsupportedOver`]), the place
+/// is valid for an input of `len` elements and `offsets_len` offsets, and
+/// the output (`out_len` elements; and the means, `means_len`) holds one
+/// element per result, else [`Error::OutputLength`].
+#[cfg(any(feature = "cust", feature = "cudarc"))]
+pub(crate) fn check_into<In: DeviceCopy, R: Reduction<In>, O>(
+    what: R,
+    over: &Over<'_, O>,
+    (len, offsets_len): (usize, usize),
+    out_len: usize,
+    means_len: Option<usize>,
+) -> Result<()> {
+    what.check_over(over)?;
+    let expected = result_count(over, len, offsets_len)?;
+    for (output, found) in [("out", Some(out_len)), ("means", means_len)] {
+        match found {
+            Some(found) if found != expected => {
+                return Err(Error::OutputLength {
+                    output,
+                    found,
+                    expected,
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl<B: Backend> Reducer<B> {

@@ -74,7 +74,7 @@ use crate::axes::Reduced;
 use crate::backend::driver::{OwnedStream, RawSlice};
 use crate::backend::gpu::Gpu;
 use crate::backend::launcher::StreamHandle;
-use crate::blocking::results_of;
+use crate::blocking::{check_into, results_of};
 use crate::element::{sealed::Sealed, Element};
 use crate::error::{CudaError, Error, Result};
 use crate::input::DeviceInput;
@@ -340,8 +340,14 @@ impl Reducer {
         out: R::Results<&mut O>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let on = self.lend(stream)?;
         let (values, means) = R::outputs(out);
+        let offsets_len = match over {
+            Over::Segments(offsets) => offsets.len(),
+            _ => 0,
+        };
+        let means_len = means.as_ref().map(|means| means.len());
+        check_into(what, &over, (input.len(), offsets_len), values.len(), means_len)?;
+        let on = self.lend(stream)?;
         let offsets = over.map(|offsets| read::<u64, u64, _>(offsets, stream));
         let (input, read_input) = read::<T, T::Kernel, _>(input, stream);
         let ((out, len), write_values) = write(values, stream);
@@ -358,13 +364,6 @@ impl Reducer {
         let over = over.as_ref();
         let guards = (read_input, read_offsets, write_values, write_means);
         self.enqueue(stream, on, guards, |inner, on| {
-            if let Some((_, means_len)) = means.filter(|&(_, means_len)| means_len != len) {
-                return Err(Error::OutputLength {
-                    output: "means",
-                    found: means_len,
-                    expected: len,
-                });
-            }
             let target = Target {
                 out,
                 len,

@@ -138,8 +138,11 @@ mod views;
 pub use views::{Input, Output, ScopeStream};
 
 use crate::backend::Cuda;
+use crate::blocking::check_into;
 use crate::element::Element;
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use crate::over::{Over, Target};
 use crate::reducer::Reducer;
 use crate::reduction::Reduction;
@@ -331,14 +334,11 @@ impl<'b> Scope<'_, 'b> {
     /// input writes the value; [`ArgMax`](crate::ArgMax)/[`ArgMin`](crate::ArgMin)
     /// write the index.
     ///
-    /// Errors, found before anything is enqueued: an output whose length is
-    /// not the results' is [`Error::OutputLength`] for an op, a widened op or
-    /// argmax/argmin over the whole input (and for means and variances of
-    /// different lengths), [`Error::InvalidSegments`] for an op over
-    /// segments or rows and for statistics over segments, and
-    /// [`Error::InvalidAxes`] otherwise (statistics over the whole input
-    /// or rows, and every reduction along axes; the kinds of the calls this
-    /// one replaced); those of [`Reducer::reduce_over`]; [`Error::Aliasing`].
+    /// Errors, found before anything is enqueued: [`Error::UnsupportedOver`]
+    /// for a pair no kernel computes; the place's errors (offsets, a matrix
+    /// or axes that do not fit the input); [`Error::OutputLength`] for an
+    /// output (`out`, or `means`) whose length is not the number of results;
+    /// then those of [`Reducer::reduce_over`]; [`Error::Aliasing`].
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
@@ -375,21 +375,21 @@ impl<'b> Scope<'_, 'b> {
         stream: impl Into<ScopeStream<'b>>,
     ) -> Result<()> {
         let (values, means) = R::outputs(out);
-        let (values, means) = (values.into(), means.map(Into::into));
-        if let Some(means) = means.filter(|means| means.len != values.len) {
-            return Err(Error::OutputLength {
-                output: "means",
-                found: means.len,
-                expected: values.len,
-            });
-        }
+        let (values, means): (Output<'b, R::Output>, Option<Output<'b, R::Output>>) =
+            (values.into(), means.map(Into::into));
+        let input = input.into();
+        let offsets_len = match over {
+            Over::Segments(offsets) => offsets.len,
+            _ => 0,
+        };
+        check_into(what, &over, (input.len, offsets_len), values.len, means.map(|m| m.len))?;
         let target = Target {
             out: values.address,
             len: values.len,
             means: means.map(|means| means.address),
             status: None,
         };
-        let input = input.into().slice();
+        let input = input.slice();
         let offsets = over.map(Input::slice);
         let stream = Some(stream.into().handle());
         what.enqueue(self.reducer, &input, offsets.as_ref(), target, stream)
