@@ -184,10 +184,12 @@ impl Call {
             empty: None,
             finish,
             finish_param: 0,
+            // Every statistic named, so that a new one cannot fall into
+            // another's size unnoticed.
             result_bytes: match (finish, statistic) {
                 (Finish::Any | Finish::All, _) => 1,
                 (_, Statistic::Moments | Statistic::LogSumExp) => accumulator.size(),
-                _ => std::mem::size_of::<u64>(),
+                (_, Statistic::CountNonzero | Statistic::CountNan | Statistic::CountInf) => std::mem::size_of::<u64>(),
             },
         }
     }
