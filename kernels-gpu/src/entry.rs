@@ -6,8 +6,8 @@
 //! run exactly this code.
 
 use crate::abi::{
-    ArgArgs, AxisArgs, AxisPlan, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule,
-    SegmentedArgs,
+    ArgArgs, AxisArgs, AxisPlan, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan,
+    SegmentSchedule, SegmentedArgs,
 };
 use crate::axis;
 use crate::device;
@@ -20,7 +20,7 @@ use crate::op::{AnyElement, Operator, Sum};
 #[cfg(doc)]
 use crate::op::{Max, Min};
 use crate::segment;
-use crate::statistic::{Output, Statistic};
+use crate::statistic::{Output, Real, Statistic};
 use crate::thread;
 use crate::widen::Widen;
 
@@ -261,6 +261,27 @@ pub unsafe fn dot<T: Element>(args: DotArgs) {
     };
     let total = grid::reduce::<T, Sum, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
     store(total, args.out)
+}
+
+/// The mean from a sum: each of the `len` `T`s at `out` divided, in place,
+/// by `count` rounded to `T` (`sum / count as T`, as the host divides a
+/// whole input's sum), by a grid-stride loop.
+///
+/// # Safety
+/// `out` holds `len` readable and writable `T`s that no other thread of
+/// the launch touches.
+#[inline(always)]
+pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
+    let count = T::from_count(args.count);
+    let bytes = u64::from(T::WORDS) * 4;
+    let stride = u64::from(device::grid_dim_x()) * u64::from(device::block_dim_x());
+    let mut i = device::index_1d();
+    while i < args.len {
+        let address = device::to_global(args.out + i * bytes);
+        let sum: T = thread::load_written_element(address);
+        thread::store_element(address, sum.div(count));
+        i += stride;
+    }
 }
 
 /// A ladder rung's entry point; see [`ladder::rung`].

@@ -98,6 +98,9 @@ macro_rules! instances_of_args {
     (@ LadderArgs $fields:tt, $($pass:tt)*) => {
         for_each_ladder_rung!(ladder_instances $($pass)* LadderArgs $fields;);
     };
+    (@ DivideArgs $fields:tt, $($pass:tt)*) => {
+        for_each_divide_kernel!(divide_instances $($pass)* DivideArgs $fields;);
+    };
     (@ SeedDotArgs $fields:tt, $($pass:tt)*) => {
         for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; AtomicPerElement dot_atomic_per_element);
         for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; BlockTree dot_block_tree);
@@ -213,6 +216,16 @@ macro_rules! dot_instances {
     };
 }
 
+macro_rules! divide_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::DivideByCount { element: scalar!($t) },
+            kernel_name!(divide_by_count, $t),
+            entry::divide_by_count::<$t>
+        ),)* }
+    };
+}
+
 macro_rules! ladder_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; ops $ops:tt types $types:tt;
      $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
@@ -290,6 +303,7 @@ pub mod dispatch {
         Dot(unsafe fn(abi::DotArgs)),
         Ladder(unsafe fn(abi::LadderArgs)),
         SeedDot(unsafe fn(abi::SeedDotArgs)),
+        DivideByCount(unsafe fn(abi::DivideArgs)),
     }
 
     /// Argument structs with their [`Entry`] variant.
@@ -323,6 +337,7 @@ pub mod dispatch {
         DotArgs => Dot,
         LadderArgs => Ladder,
         SeedDotArgs => SeedDot,
+        DivideArgs => DivideByCount,
     );
 
     macro_rules! dispatch_rows {

@@ -79,6 +79,19 @@ pub(crate) unsafe fn load_element<T: Element>(address: u64) -> T {
     }
 }
 
+/// One element through the coherent path: for memory the launch also writes.
+///
+/// # Safety
+/// `address` is a global address of a readable, element-aligned `T`.
+#[inline(always)]
+pub(crate) unsafe fn load_written_element<T: Element>(address: u64) -> T {
+    if T::WORDS == 1 {
+        T::from_bits(device::load_global_u32(address) as u64)
+    } else {
+        T::from_bits(device::load_global_u64(address))
+    }
+}
+
 /// Writes one element to global memory.
 ///
 /// # Safety

@@ -198,10 +198,8 @@
 //!   argmax/argmin of an axis of length 0 are [`Error::Empty`], as
 //!   PyTorch's `amax`; so are rows of length 0 of [`Widened`] `Max`/`Min`
 //!   and of argmax/argmin, which run as a reduction along the rows' axis.
-//! - **Unsupported pairs**: [`Widened`] and [`ArgMax`]/[`ArgMin`] over
-//!   segments, and [`Mean`] into any device output (`reduce_over`,
-//!   `reduce_into`; it is a host value of [`reduce()`]: use [`MeanVar`] for
-//!   the means of floats), are [`Error::UnsupportedOver`];
+//! - **Unsupported pairs**: [`Widened`], [`Mean`] and
+//!   [`ArgMax`]/[`ArgMin`] over segments are [`Error::UnsupportedOver`];
 //!   [`ArgMax`]/[`ArgMin`] over axes take exactly one axis
 //!   ([`Error::InvalidAxes`] otherwise).
 //!

@@ -10,7 +10,7 @@ use crate::backend::launcher::{element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
 #[cfg(feature = "cust")]
 use crate::backend::Cuda;
-use crate::element::{ArgInput, Element, WidensTo};
+use crate::element::{ArgInput, Element, FloatElement, WidensTo};
 use crate::error::{CudaError, Error, Result};
 #[cfg(feature = "cust")]
 use crate::policy::Policy;
@@ -21,7 +21,7 @@ use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{ArgArgs, DotArgs, Kernel, ReduceArgs};
+use kernels_gpu::abi::{ArgArgs, DivideArgs, DotArgs, Kernel, ReduceArgs};
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
@@ -352,6 +352,38 @@ impl<B: Backend> Reducer<B> {
                 out,
             }
         })
+    }
+
+    /// Enqueues the division of each of the `len` sums at `out` by `count`,
+    /// in place: a mean ([`crate::Mean`]) over any place, after its sums.
+    pub(crate) fn enqueue_divide_by_count<A: FloatElement>(
+        &mut self,
+        out: u64,
+        len: usize,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let kernel = Kernel::DivideByCount { element: A::TYPE };
+        let shape = self.production_shape(kernel, len, A::TYPE.size())?;
+        let accesses = [Access::write::<A>("out", out, len)];
+        let launch = Launch {
+            kernel,
+            shape,
+            shared_bytes: 0,
+            args: DivideArgs {
+                out,
+                len: len as u64,
+                count: count as u64,
+            },
+            accesses: &accesses,
+        };
+        // SAFETY: `out` holds the `len` results the caller's earlier launch
+        // on `stream` wrote (checked writable by `Launcher::launch`), which
+        // the grid-stride loop reads and rewrites, each by one thread.
+        unsafe { self.backend.launch(&launch, stream) }
     }
 
     /// Launches a whole-input kernel over `len` elements of `element_bytes`

@@ -7,7 +7,7 @@
 //! | [`Op`] (`Op::Sum`, `Op::Max`, …) | every [`Element`] the op is defined for | `In` | `In` |
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
 //! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis | `(index, value)` |
-//! | [`Mean`] | every [`MeanInput`] | — (a host value only) | [`MeanInput::Mean`] |
+//! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] | [`MeanInput::Mean`] |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -16,9 +16,9 @@
 //!
 //! *Where* it is computed is an [`Over`]: the whole input, each
 //! segment, each row, or along axes of a strided view. Every reduction runs
-//! over every [`Over`], except [`Mean`] (a host value only: `reduce`) and
-//! these, which have no kernel and are [`Error::UnsupportedOver`]:
-//! `Widened` and `ArgMax`/`ArgMin` over segments.
+//! over every [`Over`], except these, which have no kernel and are
+//! [`Error::UnsupportedOver`]: `Widened`, `Mean` and `ArgMax`/`ArgMin` over
+//! segments.
 
 use crate::axes::Strided;
 use crate::backend::launcher::StreamHandle;
@@ -311,6 +311,9 @@ pub struct ArgMax;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArgMin;
 
+/// The name of [`Mean`] in errors.
+const MEAN: &str = "Mean";
+
 /// The name of [`ArgMax`] and [`ArgMin`] in errors.
 const ARG: &str = "argmax/argmin";
 
@@ -361,18 +364,25 @@ macro_rules! arg_reduction {
 }
 arg_reduction!(ArgMax => Max, ArgMin => Min);
 
-/// The arithmetic mean of a whole input: its sum in [`MeanInput::Mean`]
-/// (`f64` for integers, `f32` and `f64`; `f32` for `f16`/`bf16`) divided
-/// by the length; NaN for an empty input (as NumPy and PyTorch). A host
-/// value only, from [`Reducer::reduce`] or [`crate::mean`]:
-/// [`Reducer::reduce_over`] and the `_into` forms, `Over::Whole` included,
-/// are [`Error::UnsupportedOver`] (no kernel divides); over segments, rows
-/// or axes of floats, [`MeanVar`] gives the means (with the variances).
+/// The arithmetic mean (PyTorch's `x.mean(dim)`): the sum in
+/// [`MeanInput::Mean`] (`f64` for integers, `f32` and `f64`; `f32` for
+/// `f16`/`bf16`), as [`Widened`] sums, divided by the number of elements
+/// summed (`sum / n as f64`, correctly rounded); NaN for none (as NumPy and
+/// PyTorch). Over the whole input, rows or axes: over a place, the sums'
+/// launches and then one that divides each result, so each result has the
+/// bits of the whole-input mean of its elements' sum. No kernel takes it
+/// over segments ([`Error::UnsupportedOver`]).
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, Mean};
-/// assert_eq!(Emulator::default().reduce(&[1u32, 2, 3, 4], Mean)?, 2.5);
+/// use reduce::{axes::Strided, emulated::Emulator, Mean, Over};
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce(&[1u32, 2, 3, 4], Mean)?, 2.5);
+/// let x = [1.0f32, 2.0, 3.0, 4.0, 6.0, 8.0]; // 2 × 3
+/// let rows = emulator.reduce_over(&x, Mean, Over::Rows { rows: 2, len: 3 })?;
+/// assert_eq!(rows.values.to_vec(), [2.0f64, 6.0]);
+/// let columns = emulator.reduce_over(&x, Mean, Over::Axes(&Strided::contiguous(&[2, 3])?, &[0]))?;
+/// assert_eq!(columns.values.to_vec(), [2.5, 4.0, 5.5]);
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -385,11 +395,11 @@ impl<In: MeanInput> Reduction<In> for Mean {
     type Value = In::Mean;
     one_output!();
 
-    fn check_over<O>(self, _over: &Over<'_, O>) -> Result<()> {
-        Err(Error::UnsupportedOver {
-            reduction: "Mean",
-            over: "a device output (reduce_over, reduce_into): only Reducer::reduce, to the host, computes it; MeanVar gives the means of floats over any place",
-        })
+    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
+        match over {
+            Over::Segments(_) => Err(no_kernel_over_segments(MEAN)),
+            _ => Ok(()),
+        }
     }
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<In::Mean> {
@@ -399,13 +409,22 @@ impl<In: MeanInput> Reduction<In> for Mean {
 
     fn enqueue<B: Backend>(
         self,
-        _reducer: &mut Reducer<B>,
-        _input: &B::Slice<In>,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<In>,
         over: Over<'_, &B::Slice<u64>>,
-        _target: Target,
-        _stream: Option<StreamHandle>,
+        target: Target,
+        stream: Option<StreamHandle>,
     ) -> Result<()> {
-        <Self as Reduction<In>>::check_over(self, &over)
+        let count = match over {
+            Over::Whole => B::parts(input).1,
+            Over::Segments(_) => return Err(no_kernel_over_segments(MEAN)),
+            Over::Rows { len, .. } => len,
+            Over::Axes(layout, axes) => layout.reduced_count(axes)?,
+        };
+        // The sums as `Widened` computes them (for the whole input, the
+        // kernel `value` reads back), then each divided as `value` divides.
+        Widened::<In::Mean>::new(Op::Sum).enqueue(reducer, input, over, target, stream)?;
+        reducer.enqueue_divide_by_count::<In::Mean>(target.out, target.len, count, stream)
     }
 }
 

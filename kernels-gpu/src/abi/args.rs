@@ -33,6 +33,7 @@ macro_rules! for_each_kernel_args {
                 plan partials tickets finish finish_param means out offsets status],
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
+            DivideArgs [out len count],
         }
     };
 }
@@ -95,4 +96,5 @@ kernel_args_words!(
     DotArgs: Dot,
     LadderArgs: Ladder,
     SeedDotArgs: SeedDot,
+    DivideArgs: DivideByCount,
 );

@@ -7,7 +7,9 @@ use super::operations::{Op, Rung, SeedDot, Statistic};
 use super::plans::SegmentSchedule;
 use super::scalar::Scalar;
 #[cfg(doc)]
-use super::{ArgArgs, AxisArgs, AxisPlan, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentedArgs};
+use super::{
+    ArgArgs, AxisArgs, AxisPlan, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentedArgs,
+};
 #[cfg(not(target_arch = "nvptx64"))]
 use core::fmt;
 
@@ -63,6 +65,9 @@ pub enum Kernel {
     Ladder { rung: Rung, op: Op, element: Scalar },
     /// One of seed 004's dot products: [`SeedDotArgs`].
     SeedDot { kind: SeedDot, element: Scalar },
+    /// Each of `len` sums of `element`s divided, in place, by the `count`
+    /// of elements summed (a mean): [`DivideArgs`].
+    DivideByCount { element: Scalar },
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -93,7 +98,7 @@ impl Op {
 /// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`,
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
-/// `(seed_dot, Kind, type)`.
+/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -171,6 +176,9 @@ macro_rules! kernel_name {
     (seed_dot, BlockTree, $t:ident) => {
         concat!("ladder_dot_block_tree_", stringify!($t))
     };
+    (divide_by_count, $t:ident) => {
+        concat!("divide_by_count_", stringify!($t))
+    };
 }
 
 /// The image a kernel ships in: the PTX (and machine code) of each module is
@@ -186,7 +194,8 @@ macro_rules! kernel_name {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
     /// Every whole-input kernel that reads `Scalar`s: [`Kernel::Reduce`],
-    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`] and [`Kernel::Dot`].
+    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`] and [`Kernel::Dot`];
+    /// and [`Kernel::DivideByCount`] of `Scalar` results.
     Whole(Scalar),
     /// The [`Kernel::Segmented`] kernels of one schedule and element type.
     Segmented(SegmentSchedule, Scalar),
@@ -205,7 +214,9 @@ impl Kernel {
     /// The module this kernel ships in.
     pub fn module(self) -> Module {
         match self {
-            Kernel::Reduce { element, .. } | Kernel::Dot { element } => Module::Whole(element),
+            Kernel::Reduce { element, .. } | Kernel::Dot { element } | Kernel::DivideByCount { element } => {
+                Module::Whole(element)
+            }
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
             Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
@@ -305,7 +316,9 @@ mod tests {
             .map(|(_, name)| name)
             .collect();
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
-        assert_eq!(members.len(), 13, "{members:?}");
+        // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's division.
+        assert_eq!(members.len(), 14, "{members:?}");
         assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
+        assert!(members.contains(&"divide_by_count_f32"));
     }
 }

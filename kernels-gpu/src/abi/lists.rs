@@ -108,6 +108,15 @@ macro_rules! for_each_dot_kernel {
     };
 }
 
+/// Calls `$callback! { $extra element_type, ... }` with every type a mean is
+/// computed in ([`Kernel::DivideByCount`]).
+#[macro_export]
+macro_rules! for_each_divide_kernel {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)* f32, f64 }
+    };
+}
+
 /// Calls `$callback! { $extra ops [(Op, stem) ...] types [type ...];
 /// (rung number, Rung variant, kernel-name stem, load shape, tree shape), ... }`
 /// with the seeds' operators and element types and every rung of the

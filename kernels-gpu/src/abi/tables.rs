@@ -16,12 +16,18 @@ impl Kernel {
             .copied()
             .flatten();
         let ladder = LADDER_KERNELS.iter().copied().flatten().copied().flatten();
-        [REDUCE_KERNELS, WIDENED_KERNELS, DOT_KERNELS, STATISTIC_KERNELS]
-            .into_iter()
-            .flatten()
-            .chain(per_kind)
-            .chain(ladder)
-            .copied()
+        [
+            REDUCE_KERNELS,
+            WIDENED_KERNELS,
+            DOT_KERNELS,
+            STATISTIC_KERNELS,
+            DIVIDE_KERNELS,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(per_kind)
+        .chain(ladder)
+        .copied()
     }
 }
 
@@ -119,6 +125,14 @@ macro_rules! dot_kernel_table {
 }
 for_each_dot_kernel!(dot_kernel_table);
 
+macro_rules! divide_kernel_table {
+    ($($t:ident),*) => {
+        const DIVIDE_KERNELS: &[(Kernel, &str)] =
+            &[$((Kernel::DivideByCount { element: scalar!($t) }, kernel_name!(divide_by_count, $t)),)*];
+    };
+}
+for_each_divide_kernel!(divide_kernel_table);
+
 /// The ladder's kernels: a slice per rung, of a slice per op, of a row per
 /// type (a `macro_rules` transcription repeats one list at a time).
 type LadderTable = &'static [&'static [&'static [(Kernel, &'static str)]]];
@@ -188,8 +202,9 @@ mod tests {
         // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
-        // each statistic's inputs again over segments (3 + 2 + 3 × 6).
-        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23);
+        // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
+        // divisions (the means).
+        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2);
         assert_eq!(
             Kernel::Ladder {
                 rung: Rung::WarpShuffle,

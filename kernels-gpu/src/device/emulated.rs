@@ -169,6 +169,16 @@ atomic_global! {
     /// # Safety
     /// `address` is an 8-byte-aligned, writable global address.
     store_global_u64(value: u64) = AtomicU64::store(Relaxed) as Store;
+    /// Plain 4-byte load through the coherent path.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, readable global address.
+    load_global_u32() -> u32 = AtomicU32::load(Relaxed) as Load;
+    /// Plain 8-byte load through the coherent path.
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, readable global address.
+    load_global_u64() -> u64 = AtomicU64::load(Relaxed) as Load;
     /// 8-byte load that sees other blocks' writes made visible at GPU scope.
     ///
     /// # Safety

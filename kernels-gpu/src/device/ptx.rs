@@ -167,6 +167,17 @@ load_global! {
     /// # Safety
     /// As [`load_global_nc_v4`], for 1 byte.
     load_global_nc_u8: u8 => "ld.global.nc.u8" (reg32 u32) [pure, readonly, nostack, preserves_flags];
+    /// One 4-byte load through the coherent path (`ld.global`): for memory
+    /// the launch also writes, which the read-only path may serve stale.
+    ///
+    /// # Safety
+    /// `address` is a 4-byte-aligned, readable global address.
+    load_global_u32: u32 => "ld.global.u32" (reg32 u32) [nostack, preserves_flags];
+    /// One 8-byte load through the coherent path, as [`load_global_u32`].
+    ///
+    /// # Safety
+    /// `address` is an 8-byte-aligned, readable global address.
+    load_global_u64: u64 => "ld.global.u64" (reg64 u64) [nostack, preserves_flags];
     /// 8-byte load that sees other blocks' writes made visible at GPU scope
     /// (`ld.relaxed.gpu`: never served from a stale L1 line).
     ///

@@ -35,7 +35,7 @@ impl<B: Backend> Reducer<B> {
             input: T::TYPE,
             accumulator: T::TYPE,
         };
-        self.enqueue_axes_reading::<T, T>(input, reading, layout, axes, op, out, stream)
+        self.enqueue_axes_reading::<T, T>(input, (reading, op), (layout, axes), out, stream)
     }
 
     /// [`Reducer::enqueue_axes`] of `In`s reduced in `A` ([`Widened`](crate::Widened) over axes).
@@ -59,20 +59,17 @@ impl<B: Backend> Reducer<B> {
                 accumulator: A::TYPE,
             });
         }
-        self.enqueue_axes_reading::<In, A>(input, reading, layout, axes, op, out, stream)
+        self.enqueue_axes_reading::<In, A>(input, (reading, op), (layout, axes), out, stream)
     }
 
-    /// Enqueues the reduction of `input`'s `axes` with `op`, read as
-    /// `reading` says, its results to the `out_len` `A`s at `out`: the
-    /// first pass reads the `In`s, the later ones the `A`s it left.
-    #[allow(clippy::too_many_arguments)]
+    /// Enqueues the reduction of `input`'s `axes` of `layout` with `op`,
+    /// read as `reading` says, its results to the `out_len` `A`s at `out`:
+    /// the first pass reads the `In`s, the later ones the `A`s it left.
     fn enqueue_axes_reading<In: DeviceCopy, A: Element>(
         &mut self,
         input: &B::Slice<In>,
-        reading: Reading,
-        layout: &Strided,
-        axes: &[isize],
-        op: Op,
+        (reading, op): (Reading, Op),
+        (layout, axes): (&Strided, &[isize]),
         (out, out_len): (u64, usize),
         stream: Option<StreamHandle>,
     ) -> Result<()> {
@@ -102,7 +99,7 @@ impl<B: Backend> Reducer<B> {
                 return Err(Error::Empty { op });
             }
             let pass = Pass::empty(outputs as u64);
-            return self.run_pass::<In, A>(&pass, reading, op, (address, 0), out, 0, stream);
+            return self.run_pass::<In, A>(&pass, (reading, op), (address, 0), out, 0, stream);
         }
         let passes = plan_passes(&dims);
         // After the first pass, each reads the accumulators the one before left.
@@ -117,8 +114,7 @@ impl<B: Backend> Reducer<B> {
         let first = passes.first().ok_or(Error::Cuda(CudaError::InvalidValue))?;
         self.run_pass::<In, A>(
             first,
-            reading,
-            op,
+            (reading, op),
             (address, span),
             destination(0),
             scratch.partials,
@@ -126,8 +122,8 @@ impl<B: Backend> Reducer<B> {
         )?;
         let mut source = (destination(0), first.outputs() as usize);
         for (index, pass) in passes.iter().enumerate().skip(1) {
-            let (reading, op) = (reading_of(index), pass_op(op, index));
-            self.run_pass::<A, A>(pass, reading, op, source, destination(index), scratch.partials, stream)?;
+            let fold = (reading_of(index), pass_op(op, index));
+            self.run_pass::<A, A>(pass, fold, source, destination(index), scratch.partials, stream)?;
             source = (destination(index), pass.outputs() as usize);
         }
         Ok(())
@@ -224,15 +220,13 @@ impl<B: Backend> Reducer<B> {
         ))
     }
 
-    /// Launches `pass` over the tensor of `In`s at `source` (address,
-    /// elements it spans), read as `reading` says, its `A` results to
-    /// `destination`.
-    #[allow(clippy::too_many_arguments)]
+    /// Launches `pass` of `op` over the tensor of `In`s at `source`
+    /// (address, elements it spans), read as `reading` says, its `A`
+    /// results to `destination`.
     fn run_pass<In: DeviceCopy, A: Element>(
         &mut self,
         pass: &Pass,
-        reading: Reading,
-        op: Op,
+        (reading, op): (Reading, Op),
         (input, span): (u64, usize),
         destination: u64,
         partials: u64,

@@ -258,6 +258,19 @@ impl Strided {
         kept_outputs(self, &self.reduced_mask(axes)?)
     }
 
+    /// The number of elements each result of a reduction along `axes`
+    /// folds: the positions of the axes `axes` names (the count a mean
+    /// divides by).
+    pub(crate) fn reduced_count(&self, axes: &[isize]) -> Result<usize> {
+        let reduced = self.reduced_mask(axes)?;
+        self.shape()
+            .iter()
+            .zip(reduced)
+            .filter(|&(_, reduced)| reduced)
+            .try_fold(1usize, |n, (&extent, _)| n.checked_mul(extent))
+            .ok_or_else(|| too_large(self))
+    }
+
     /// [`Strided::kept_outputs`], checked against an output of `out_len`
     /// elements: [`Error::InvalidAxes`] unless it has exactly that many.
     pub(crate) fn checked_outputs(&self, axes: &[isize], out_len: usize) -> Result<usize> {

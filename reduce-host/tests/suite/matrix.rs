@@ -249,8 +249,6 @@ enum EmptyRule {
 struct Rules {
     /// Whether it runs over segments (else [`Error::UnsupportedOver`]).
     segments: bool,
-    /// Whether `reduce_over` runs at all ([`Mean`]: whole input only).
-    over: bool,
     /// Whether it takes exactly one axis ([`Error::InvalidAxes`] otherwise).
     one_axis: bool,
     empty: EmptyRule,
@@ -258,7 +256,6 @@ struct Rules {
 
 const STATISTIC: Rules = Rules {
     segments: true,
-    over: true,
     one_axis: false,
     empty: EmptyRule::Value,
 };
@@ -288,13 +285,13 @@ fn widened_rules(op: Op) -> Rules {
 
 const ARG: Rules = Rules {
     segments: false,
-    over: true,
     one_axis: true,
     empty: EmptyRule::AxesEmpty,
 };
 
-const WHOLE_ONLY: Rules = Rules {
-    over: false,
+/// [`Mean`]: as [`Widened`], no kernel over segments.
+const MEAN: Rules = Rules {
+    segments: false,
     ..STATISTIC
 };
 
@@ -815,7 +812,7 @@ impl Expected {
 /// The error `reduce_over` must give for `rules` over `place` of an input
 /// of `n` elements, if any (checked in the library's order).
 fn expected_error(rules: &Rules, place: &Where, n: usize) -> Option<Expected> {
-    if !rules.over || (matches!(place, Where::Segments(_)) && !rules.segments) {
+    if matches!(place, Where::Segments(_)) && !rules.segments {
         return Some(Expected::UnsupportedOver);
     }
     if let Where::Axes(_, axes) = place {
@@ -942,7 +939,6 @@ trait Forms: TestBackend {
     }
 
     /// The other forms of `reduce_over`.
-    #[allow(clippy::too_many_arguments)]
     fn over_forms<In: Scalar, R: Reduction<In>>(
         _extra: &mut Self::Extra,
         _reducer: &mut Reducer<Self>,
@@ -1578,7 +1574,7 @@ family!(
             data: full_range::<i32>,
             part: mean_reference::<i32>,
             value: mean_reference::<i32>,
-            rules: WHOLE_ONLY,
+            rules: MEAN,
         });
         run.case(Case {
             name: "Mean of f32".into(),
@@ -1586,7 +1582,23 @@ family!(
             data: |rng, n| small::<f32>(rng, n, 1000, &[0.0, 0.0, 0.01]),
             part: mean_reference::<f32>,
             value: mean_reference::<f32>,
-            rules: WHOLE_ONLY,
+            rules: MEAN,
+        });
+        run.case(Case {
+            name: "Mean of f64".into(),
+            what: Mean,
+            data: |rng, n| small::<f64>(rng, n, 1000, &[0.0, 0.0, 0.01]),
+            part: mean_reference::<f64>,
+            value: mean_reference::<f64>,
+            rules: MEAN,
+        });
+        run.case(Case {
+            name: "Mean of u32".into(),
+            what: Mean,
+            data: full_range::<u32>,
+            part: mean_reference::<u32>,
+            value: mean_reference::<u32>,
+            rules: MEAN,
         });
     }
 );
