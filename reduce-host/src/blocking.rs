@@ -24,7 +24,11 @@ pub(crate) fn result_count<O>(over: &Over<'_, O>, len: usize, offsets_len: usize
             check_rows(len, rows, row_len)?;
             Ok(rows)
         }
-        Over::Axes(layout, axes) => layout.kept_outputs(axes),
+        Over::Axes(layout, axes) => {
+            // The view fits the input (`InvalidLayout`), before any allocation.
+            layout.checked_dims(axes, len)?;
+            layout.kept_outputs(axes)
+        }
     }
 }
 
@@ -58,7 +62,9 @@ pub(crate) fn check_into<In: DeviceCopy, R: Reduction<In>, O>(
 ) -> Result<()> {
     what.check_over(over)?;
     let expected = result_count(over, len, offsets_len)?;
-    for (output, found) in [("out", Some(out_len)), ("means", means_len)] {
+    // In the order the caller names them: `(means, variances)`.
+    let values = if means_len.is_some() { "variances" } else { "out" };
+    for (output, found) in [("means", means_len), (values, Some(out_len))] {
         match found {
             Some(found) if found != expected => {
                 return Err(Error::OutputLength {
@@ -134,10 +140,7 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<Reduced<R::Results<B::Buffer<R::Output>>>> {
         what.check_over(&over)?;
         let len = B::parts(input).1;
-        let offsets_len = match over {
-            Over::Segments(offsets) => B::parts(offsets).1,
-            _ => 0,
-        };
+        let offsets_len = over.offsets_len(|offsets| B::parts(*offsets).1);
         let (results, layout, axes) = results_of(&over, len, offsets_len)?;
         let mut values = self.backend.alloc::<R::Output>(results)?;
         let mut means = match R::MEANS {

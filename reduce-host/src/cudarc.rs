@@ -274,10 +274,7 @@ impl Reducer {
         over: Over<'_, &dyn DevicePtr<u64>>,
     ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
         what.check_over(&over)?;
-        let offsets_len = match over {
-            Over::Segments(offsets) => offsets.len(),
-            _ => 0,
-        };
+        let offsets_len = over.offsets_len(|offsets| offsets.len());
         let (results, layout, axes) = results_of(&over, input.len(), offsets_len)?;
         let stream = input.stream();
         // SAFETY: the call writes every result before the buffers are
@@ -341,10 +338,7 @@ impl Reducer {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let (values, means) = R::outputs(out);
-        let offsets_len = match over {
-            Over::Segments(offsets) => offsets.len(),
-            _ => 0,
-        };
+        let offsets_len = over.offsets_len(|offsets| offsets.len());
         let means_len = means.as_ref().map(|means| means.len());
         check_into(what, &over, (input.len(), offsets_len), values.len(), means_len)?;
         let on = self.lend(stream)?;
@@ -352,7 +346,7 @@ impl Reducer {
         let (input, read_input) = read::<T, T::Kernel, _>(input, stream);
         let ((out, len), write_values) = write(values, stream);
         let (means, write_means) = match means.map(|means| write(means, stream)) {
-            Some(((address, means_len), guard)) => (Some((address, means_len)), Some(guard)),
+            Some(((address, _), guard)) => (Some(address), Some(guard)),
             None => (None, None),
         };
         let (over, read_offsets) = match offsets {
@@ -367,7 +361,7 @@ impl Reducer {
             let target = Target {
                 out,
                 len,
-                means: means.map(|(address, _)| address),
+                means,
                 status: None,
             };
             what.enqueue(inner, &input, over, target, on)

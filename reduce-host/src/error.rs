@@ -80,8 +80,8 @@ pub enum Error {
         element: crate::element::ElementType,
     },
     /// A reduction over a place that no kernel computes it over (see
-    /// [`crate::reduction`]: a widened reduction or argmax/argmin over
-    /// segments, a mean into a device output: only its host value exists).
+    /// [`crate::reduction`]: a widened reduction, a mean or argmax/argmin
+    /// over segments).
     #[error("{reduction} is not computed over {over}; see the table in the docs of reduce::reduction")]
     UnsupportedOver {
         /// The reduction that was asked for.
@@ -101,13 +101,12 @@ pub enum Error {
         /// The accumulator type.
         accumulator: crate::element::ElementType,
     },
-    /// Segment offsets, a matrix shape or an output that do not fit a
-    /// reduction over segments or rows ([`Over::Segments`](crate::Over::Segments),
+    /// Segment offsets or a matrix shape that do not fit a reduction over
+    /// segments or rows ([`Over::Segments`](crate::Over::Segments),
     /// [`Over::Rows`](crate::Over::Rows)).
     #[error("invalid segmented reduction: {0}")]
     InvalidSegments(String),
-    /// Axes of an axis reduction that are out of range or named twice, or
-    /// an output whose length is not the kept axes' positions
+    /// Axes of an axis reduction that are out of range or named twice
     /// ([`crate::axes`]).
     #[error("invalid axes: {0}")]
     InvalidAxes(String),
@@ -169,9 +168,10 @@ pub enum Error {
     /// CUDA graph.
     #[error("cannot launch on this stream: {0}")]
     UnsupportedStream(String),
-    /// An output of a whole-input call ([`Over::Whole`](crate::Over::Whole))
-    /// with room for other than one result, or the means of a
-    /// [`MeanVar`](crate::MeanVar) not as long as its variances.
+    /// An output of an `_into` call (`out`; for [`MeanVar`](crate::MeanVar)
+    /// `means` or `variances`) whose length is not the number of results
+    /// the call writes (one for [`Over::Whole`](crate::Over::Whole) and a
+    /// dot product).
     #[error("the {output} output has {found} elements, but the call writes {expected}")]
     OutputLength {
         /// Which output.

@@ -52,6 +52,15 @@ pub enum Over<'a, Offsets> {
 }
 
 impl<'a, Offsets> Over<'a, Offsets> {
+    /// The number of offsets (`len` of them, for segments), 0 for the
+    /// places without.
+    pub(crate) fn offsets_len(&self, len: impl FnOnce(&Offsets) -> usize) -> usize {
+        match self {
+            Over::Segments(offsets) => len(offsets),
+            _ => 0,
+        }
+    }
+
     /// The same place, with the offsets converted by `f`.
     #[cfg(any(feature = "cust", feature = "cudarc"))]
     pub(crate) fn map<O>(self, f: impl FnOnce(Offsets) -> O) -> Over<'a, O> {

@@ -367,11 +367,12 @@ arg_reduction!(ArgMax => Max, ArgMin => Min);
 /// The arithmetic mean (PyTorch's `x.mean(dim)`): the sum in
 /// [`MeanInput::Mean`] (`f64` for integers, `f32` and `f64`; `f32` for
 /// `f16`/`bf16`), as [`Widened`] sums, divided by the number of elements
-/// summed (`sum / n as f64`, correctly rounded); NaN for none (as NumPy and
-/// PyTorch). Over the whole input, rows or axes: over a place, the sums'
-/// launches and then one that divides each result, so each result has the
-/// bits of the whole-input mean of its elements' sum. No kernel takes it
-/// over segments ([`Error::UnsupportedOver`]).
+/// summed (`sum / n as f64`, `as f32` for the halves, correctly rounded);
+/// NaN for none (as NumPy and PyTorch). Over the whole input, rows or axes:
+/// over a place, the sums' launches and then one that divides each sum
+/// exactly as [`Reducer::reduce`] divides a whole input's (over the whole
+/// input, the same bits as it). No kernel takes it over segments
+/// ([`Error::UnsupportedOver`]).
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {

@@ -44,8 +44,8 @@ impl Cuda {
     pub(crate) fn new(policy: Option<Policy>) -> Result<Self> {
         super::driver::current_context()?;
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
-        // SAFETY: the stream is of the current context, and `Cuda` drops it
-        // after the `Gpu` (field order).
+        // SAFETY: the stream is of the current context, and `Cuda`'s `Drop`
+        // drops it after the `Gpu` (or leaks both, once the context is gone).
         let gpu = unsafe { Gpu::new(policy, stream.as_inner().cast())? };
         Ok(Cuda {
             gpu: ManuallyDrop::new(gpu),
@@ -65,7 +65,9 @@ impl Drop for Cuda {
             // The context was destroyed first (cust lets a `Reducer` outlive
             // its `Context`): the handles and addresses name nothing now, or
             // objects of a context made since; freeing them could free
-            // another buffer. Their host side is leaked instead.
+            // another buffer. Their host side is leaked instead. (A context
+            // destroyed by another thread after this check is not caught:
+            // cust gives no way to hold it alive.)
             return;
         }
         // A blocking call that failed between launches may have left work on

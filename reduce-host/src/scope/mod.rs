@@ -335,8 +335,8 @@ impl<'b> Scope<'_, 'b> {
     /// write the index.
     ///
     /// Errors, found before anything is enqueued: [`Error::UnsupportedOver`]
-    /// for a pair no kernel computes; the place's errors (offsets, a matrix
-    /// or axes that do not fit the input); [`Error::OutputLength`] for an
+    /// for a pair no kernel computes; the place's errors (no offsets, a
+    /// matrix or a view that does not fit the input, bad axes); [`Error::OutputLength`] for an
     /// output (`out`, or `means`) whose length is not the number of results;
     /// then those of [`Reducer::reduce_over`]; [`Error::Aliasing`].
     ///
@@ -378,10 +378,7 @@ impl<'b> Scope<'_, 'b> {
         let (values, means): (Output<'b, R::Output>, Option<Output<'b, R::Output>>) =
             (values.into(), means.map(Into::into));
         let input = input.into();
-        let offsets_len = match over {
-            Over::Segments(offsets) => offsets.len,
-            _ => 0,
-        };
+        let offsets_len = over.offsets_len(|offsets| offsets.len);
         check_into(what, &over, (input.len, offsets_len), values.len, means.map(|m| m.len))?;
         let target = Target {
             out: values.address,

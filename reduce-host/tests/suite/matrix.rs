@@ -1540,7 +1540,7 @@ family!(
 
 family!(
     /// The statistics: the variance family, logsumexp, the counts, and the
-    /// whole-input-only mean.
+    /// mean.
     statistics,
     |run| {
         moment_cases!(

@@ -567,7 +567,7 @@ fn scope_forms_agree_with_the_blocking_calls() {
         matches!(
             refused,
             Err(Error::OutputLength {
-                output: "out",
+                output: "means",
                 found: 3,
                 expected: 2
             })
