@@ -112,8 +112,9 @@
 //! other runtimes' memory by address); cudarc's buffers have
 //! `reduce::cudarc::Reducer`, with the same reductions, places and forms.
 //! Where the driver library is missing, the GPU calls return
-//! [`Error::NoDriver`] (cudarc's own calls panic there: check
-//! `cudarc::driver::sys::is_culib_present()` before making a context).
+//! [`Error::NoDriver`] (cudarc's own calls panic there: where cudarc opens
+//! the library at run time, check `cudarc::driver::sys::is_culib_present()`
+//! before making a context).
 //!
 //! # Buffers
 //! | calls | inputs | outputs | what keeps them alive while the GPU works |

@@ -22,13 +22,46 @@ pub(crate) fn check(status: sys::CUresult) -> Result<(), CudaError> {
 
 /// [`Error::NoDriver`] unless the driver library loads. Every path into the
 /// driver starts here (cudarc's bindings panic on a missing library).
+///
+/// cudarc's own test (`is_culib_present`) exists only when cudarc opens the
+/// library at run time, so this one works in every mode: it tries the names
+/// of cudarc's list that do not depend on the CUDA version (a subset, so a
+/// library found here is one cudarc finds). When another crate has cudarc
+/// link the library instead (candle's `dynamic-linking`), the program could
+/// not have started without it, and opening `libcuda.so.1` finds the one
+/// already loaded.
 fn require_driver() -> Result<()> {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to open the library.
-    match PRESENT.get_or_init(|| unsafe { sys::is_culib_present() }) {
+    let present = PRESENT.get_or_init(|| {
+        driver_library_names().iter().any(|name| {
+            // SAFETY: opening the driver library runs its initialisers, as
+            // cudarc's own loading does; the handle is closed again at once.
+            unsafe { libloading::Library::new(name) }.is_ok()
+        })
+    });
+    match present {
         true => Ok(()),
         false => Err(Error::NoDriver),
     }
+}
+
+/// The driver library's names that cudarc 0.19 tries whatever its CUDA
+/// version (`cudarc::get_lib_name_candidates` of "cuda" and "nvcuda").
+fn driver_library_names() -> Vec<String> {
+    use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+    let bits = usize::BITS;
+    let mut names = Vec::new();
+    for name in ["cuda", "nvcuda"] {
+        names.push(format!("{DLL_PREFIX}{name}{DLL_SUFFIX}"));
+        names.push(format!("{DLL_PREFIX}{name}{bits}{DLL_SUFFIX}"));
+        for major in ["10", "11", "12", "9"] {
+            names.push(format!("{DLL_PREFIX}{name}{bits}_{major}{DLL_SUFFIX}"));
+        }
+        for version in ["12", "11", "10", "9", "1"] {
+            names.push(format!("{DLL_PREFIX}{name}{DLL_SUFFIX}.{version}"));
+        }
+    }
+    names
 }
 
 /// The current context's handle: [`Error::NoDriver`] without a driver,

@@ -4,7 +4,9 @@
 //!
 //! Built twice by CI: with cust's buffers (feature `cust`, the default),
 //! and with cudarc's (`--no-default-features --features cudarc`), the
-//! configuration that builds with no CUDA on the machine at all.
+//! configuration that builds with no CUDA on the machine at all, and with
+//! cudarc linking libcuda instead of opening it (`--features linked`, as
+//! candle has it), which must not conflict with the library.
 
 fn main() -> Result<(), reduce::Error> {
     // 1 + 2 + … + 1000 and its maximum, exact in f32.
@@ -36,7 +38,9 @@ fn on_gpu(data: &[f32]) -> Result<(f32, f32, &'static str), String> {
 /// The sum and maximum of `data` on the GPU, through cudarc's buffers.
 #[cfg(all(feature = "cudarc", not(feature = "cust")))]
 fn on_gpu(data: &[f32]) -> Result<(f32, f32, &'static str), String> {
-    // SAFETY: only tries to open the driver library (cudarc's calls panic without it).
+    // SAFETY: only tries to open the driver library (cudarc's calls panic
+    // without it). Linked, the program would not have started without it.
+    #[cfg(not(feature = "linked"))]
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err("no CUDA driver library".to_string());
     }
