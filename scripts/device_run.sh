@@ -2,7 +2,8 @@
 # Runs on the GPU machine (no Rust there) over binaries built here by
 # scripts/stage_device.sh into .device-bin/: the GPU test suite, the
 # quickstart, CUB's reference benchmark and ours, in one call.
-# Usage (device tool): bash scripts/device_run.sh [tests] [quickstart] [bench] [axes] [statistics] [multi]
+# Usage (device tool): bash scripts/device_run.sh [tests] [quickstart] [bench] [axes] [statistics] [multi] [candle]
+# `candle` runs integrations/candle's program (scripts/candle.sh builds it).
 # `multi` runs the multi-GPU examples (tests include the multi-GPU tests).
 # TEST_BINARIES (a glob, e.g. 'multi_gpu-*') picks test binaries.
 set -uo pipefail
@@ -14,8 +15,8 @@ mkdir -p "$out"
 what=${*:-tests quickstart bench}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 status=0
-# NCCL for reduce::multi: the image has pip's wheel (libnccl.so.2 only), and
-# cudarc opens libnccl.so, so link it. NVLink multicast stays off: it can put
+# NCCL for reduce::multi: the image has pip's wheel (libnccl.so.2, which
+# the library opens; the link named libnccl.so serves older builds). NVLink multicast stays off: it can put
 # the host's shared GPUs out of service (the device tool's KINDS.md).
 export NCCL_NVLS_ENABLE=0
 nccl_lib=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0] + "/lib")' 2>/dev/null)
@@ -33,6 +34,15 @@ if [[ $what == *tests* ]]; then
   # (Not "panicked": the emulator's fault tests panic in kernels on purpose.)
   grep -E "^== |test result|skipped" "$out/tests.log"
   grep -q "FAILED" "$out/tests.log" && status=1
+fi
+if [[ $what == *candle* ]]; then
+  # candle's program links cuBLAS, cuRAND, NVRTC and the runtime (cudarc's
+  # dynamic-linking): the image's PyTorch wheels hold them.
+  cuda_libs=$(dirname "$(find / -name 'libcublas.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
+  curand_lib=$(dirname "$(find / -name 'libcurand.so.10' -not -path '/proc/*' 2>/dev/null | head -1)")
+  echo "== candle (libraries from $cuda_libs, $curand_lib)"
+  LD_LIBRARY_PATH="$cuda_libs:$curand_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/candle" 2>&1 \
+    | tee "$out/candle.log" || status=1
 fi
 if [[ $what == *quickstart* ]]; then
   echo "== quickstart"; "$bin/quickstart" 2>&1 | tee "$out/quickstart.log" || status=1
