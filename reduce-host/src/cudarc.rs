@@ -92,8 +92,6 @@ use std::sync::Arc;
 /// from [`crate::half`] (1.8, cust's).
 pub use half2 as half;
 
-/// The most streams a [`Reducer`] keeps a workspace for.
-const STREAMS: usize = 8;
 /// The most contexts the free functions keep a reducer for, per thread.
 const CONTEXTS: usize = 4;
 
@@ -170,8 +168,6 @@ pub struct Reducer {
     inner: crate::Reducer<Gpu>,
     /// The blocking calls' stream.
     own_stream: OwnedStream,
-    /// The streams lent a workspace, least recently used first.
-    streams: Vec<Arc<CudaStream>>,
     context: Arc<CudaContext>,
 }
 
@@ -200,7 +196,6 @@ impl Reducer {
         Ok(Reducer {
             inner: crate::Reducer { backend },
             own_stream,
-            streams: Vec::new(),
             context: Arc::clone(context),
         })
     }
@@ -414,10 +409,22 @@ impl Reducer {
     }
 
     /// Runs a blocking call of the inner reducer, with this context current
-    /// (after the inputs were settled, which makes their context current).
+    /// (after the inputs were settled, which makes their context current),
+    /// after taking back the workspaces of streams whose launches have
+    /// completed and freeing the scratch they outgrew (a blocking call may
+    /// free: an `_into` call never does).
     fn blocking<R>(&mut self, call: impl FnOnce(&mut crate::Reducer<Gpu>) -> Result<R>) -> Result<R> {
         self.context.bind_to_thread()?;
+        self.inner.backend.tidy()?;
         call(&mut self.inner)
+    }
+
+    /// How many workspaces are lent to streams whose launches may still
+    /// run (or have not been asked since), and how many are idle, for the
+    /// tests of the lending rule (see the [module](self) docs).
+    #[doc(hidden)]
+    pub fn workspace_counts(&self) -> (usize, usize) {
+        self.inner.backend.workspace_counts()
     }
 
     /// Enqueues `call` on `stream`, reading `a` and `b` and writing `out`
@@ -458,24 +465,35 @@ impl Reducer {
         // in the context) would leave the kernel unordered after a write.
         self.context.check_err()?;
         let launched = enqueue(&mut self.inner, Some(on));
+        // After whatever was enqueued, failed calls too: until this event
+        // completes, the workspace is the stream's alone.
+        let recorded = self.inner.backend.record_launched(on);
         // The buffers are borrowed for this call only.
         self.inner.backend.forget_owned();
         drop(guards);
-        if let Err(error) = self.context.check_err() {
+        let tracked = self.context.check_err();
+        if recorded.is_err() || tracked.is_err() {
             // A use that could not be recorded: nothing would keep cudarc
-            // from freeing or writing a buffer before the kernel ran, so
-            // wait for it here.
-            stream.synchronize()?;
-            return Err(error.into());
+            // from freeing or writing a buffer, or this reducer from lending
+            // the workspace to another stream, before the kernels ran, so
+            // wait for them here (an error path: the context is failing).
+            if let Err(error) = stream.synchronize() {
+                // Neither recorded nor waited for: never free or lend the
+                // workspace again.
+                self.inner.backend.abandon(on);
+                return Err(error.into());
+            }
+            recorded?;
+            tracked?;
         }
         launched
     }
 
-    /// Gives `stream` a workspace (its own, or, past [`STREAMS`] streams,
-    /// that of the stream used least recently, once that stream's work is
-    /// done) and returns its handle, with this context current. Called
-    /// before the buffers' pointers are taken, so that a refused stream is
-    /// given no waits.
+    /// Gives `stream` a workspace (see the [module](self) docs: its own, or
+    /// one of a stream whose launches are known complete, or a new one,
+    /// without waiting) and returns its handle, with this context current.
+    /// Called before the buffers' pointers are taken, so that a refused
+    /// stream is given no waits.
     fn lend(&mut self, stream: &Arc<CudaStream>) -> Result<StreamHandle> {
         if stream.context().cu_ctx() != self.context.cu_ctx() {
             return Err(Error::UnsupportedStream(format!(
@@ -492,24 +510,11 @@ impl Reducer {
                     .to_string(),
             ));
         }
-        let handle = stream.cu_stream();
-        match self.streams.iter().position(|s| s.cu_stream() == handle) {
-            Some(index) => {
-                let held = self.streams.remove(index);
-                self.streams.push(held);
-            }
-            None => {
-                if self.streams.len() >= STREAMS {
-                    if let Some(oldest) = self.streams.first() {
-                        oldest.synchronize()?;
-                        self.inner.backend.release(handle_of(oldest));
-                        self.streams.remove(0);
-                    }
-                }
-                self.streams.push(Arc::clone(stream));
-            }
-        }
-        Ok(handle_of(stream))
+        let handle = handle_of(stream);
+        // Held while lent: the stream is not destroyed, nor its handle
+        // given to a new stream, while launches on it may use the workspace.
+        self.inner.backend.lend_to(handle, Arc::clone(stream) as _)?;
+        Ok(handle)
     }
 }
 
@@ -519,9 +524,9 @@ impl Drop for Reducer {
         // freed. A failed wait means the context is broken and its work
         // stopped: nothing is left running either way.
         let _ = self.context.bind_to_thread();
-        for stream in &self.streams {
-            let _ = stream.synchronize();
-        }
+        // The events recorded after each stream's launches: they reach the
+        // per-thread default streams of other threads too.
+        let _ = self.inner.backend.wait_lent();
         // A blocking call that failed between launches may have left work
         // on the own stream.
         // SAFETY: the own stream, alive until after the backend.

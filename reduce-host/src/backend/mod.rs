@@ -25,6 +25,10 @@ pub(crate) mod gpu;
 #[cfg(any(feature = "cust", feature = "cudarc"))]
 mod images;
 pub(crate) mod launcher;
+// Pure bookkeeping: its tests run in every configuration.
+#[cfg(any(feature = "cust", feature = "cudarc", test))]
+#[cfg_attr(not(any(feature = "cust", feature = "cudarc")), allow(dead_code))]
+pub(crate) mod lending;
 
 #[cfg(feature = "cust")]
 pub use cuda::Cuda;
