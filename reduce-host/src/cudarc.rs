@@ -622,7 +622,7 @@ macro_rules! cudarc_input {
         impl<T: CudarcElement> DeviceInput<T> for $buffer {
             type Kernel = T::Kernel;
             type Buffer<U: DeviceCopy + 'static> = CudaSlice<U>;
-            type Offsets = dyn DevicePtr<u64>;
+            type Offsets<'o> = dyn DevicePtr<u64> + 'o;
 
             fn from_kernel(value: T::Kernel) -> T {
                 T::from_kernel(value)
@@ -632,10 +632,10 @@ macro_rules! cudarc_input {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce(self, what))
             }
 
-            fn reduce_over<R: Reduction<T::Kernel>>(
+            fn reduce_over<'o, R: Reduction<T::Kernel>>(
                 &self,
                 what: R,
-                over: Over<'_, &dyn DevicePtr<u64>>,
+                over: Over<'o, &'o (dyn DevicePtr<u64> + 'o)>,
             ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_over(self, what, over))
             }

@@ -1035,33 +1035,37 @@ fn per_thread_default_streams_of_several_threads() {
         for round in 0..3 {
             let gate = Gate::new();
             let threads = 4;
-            let enqueued = std::sync::Barrier::new(threads + 1);
-            let checked = std::thread::scope(|s| {
+            let (enqueued, all_enqueued) = std::sync::mpsc::channel();
+            let (counts, checked) = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..threads)
                     .map(|_| {
-                        let (ctx, reducer, gate, enqueued) = (&ctx, &reducer, &gate, &enqueued);
+                        let (ctx, reducer, gate, enqueued) = (&ctx, &reducer, &gate, enqueued.clone());
                         let seed: u64 = rng.gen();
                         s.spawn(move || {
                             let (stream, work, inputs) = enqueue_per_thread(ctx, reducer, gate, seed);
-                            assert!(!is_done(&stream), "held back by the gate");
-                            enqueued.wait();
+                            let held = !is_done(&stream);
+                            enqueued.send(()).unwrap();
+                            // Waits for the gate.
                             let got: Vec<Vec<i64>> = work.outs.iter().map(|o| stream.clone_dtoh(o).unwrap()).collect();
                             drop(inputs);
-                            (got, work.expected)
+                            (held, got, work.expected)
                         })
                     })
                     .collect();
-                enqueued.wait();
-                let (lent, idle) = reducer.lock().unwrap().workspace_counts();
-                assert_eq!(
-                    (lent, idle),
-                    (threads, 0),
-                    "a workspace per thread's stream, round {round}"
-                );
+                // (A thread that fails never sends: then the gate opens and its panic is reported.)
+                for _ in 0..threads {
+                    if all_enqueued.recv_timeout(Gate::TIMEOUT).is_err() {
+                        break;
+                    }
+                }
+                let counts = reducer.lock().map(|r| r.workspace_counts());
                 gate.open();
-                handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+                let checked: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+                (counts.unwrap(), checked)
             });
-            for (thread, (got, expected)) in checked.into_iter().enumerate() {
+            assert_eq!(counts, (threads, 0), "a workspace per thread's stream, round {round}");
+            for (thread, (held, got, expected)) in checked.into_iter().enumerate() {
+                assert!(held, "thread {thread}'s stream held back by the gate, round {round}");
                 assert_eq!(
                     got, expected,
                     "thread {thread}, round {round}, multi-stream {multi_stream}"
@@ -1113,11 +1117,8 @@ fn dropping_the_reducer_waits_for_other_threads_streams() {
         assert!(waited >= delay, "dropped after {waited:?}, before the gate opened");
     });
     // Read back on the main thread: the launches completed, so any stream sees their results.
-    let stream = if stream.cu_stream() as usize == 2 {
-        ctx.default_stream()
-    } else {
-        stream
-    };
+    drop(stream);
+    let stream = ctx.default_stream();
     let got: Vec<Vec<i64>> = work.outs.iter().map(|o| stream.clone_dtoh(o).unwrap()).collect();
     assert_eq!(got, work.expected);
     drop(inputs);
@@ -1137,6 +1138,20 @@ fn no_host_wait_however_many_streams_are_busy() {
     let mut reducer = Reducer::new(&ctx).unwrap();
     let count = 20;
     let streams: Vec<_> = (0..count).map(|_| ctx.new_stream().unwrap()).collect();
+    // The kernels loaded first (loading a module is no call's business here).
+    {
+        let warm = ctx.new_stream().unwrap();
+        let input = warm.clone_htod(&[1u64, 2, 3]).unwrap();
+        let offsets = warm.clone_htod(&[0u64, 1, 3]).unwrap();
+        let mut out = warm.alloc_zeros::<u64>(2).unwrap();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Whole, &mut out.slice_mut(..1), &warm)
+            .unwrap();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Segments(&offsets), &mut out, &warm)
+            .unwrap();
+        assert_eq!(warm.clone_dtoh(&out).unwrap(), [1, 5]);
+    }
     let gate = Gate::new();
     let mut pending = Vec::new();
     for stream in &streams {
@@ -1177,6 +1192,7 @@ fn no_host_wait_however_many_streams_are_busy() {
     for (stream, (_, _, out, expected)) in streams.iter().zip(&pending) {
         assert_eq!(&stream.clone_dtoh(out).unwrap(), expected);
     }
+    drop(pending); // (each buffer holds its stream)
 
     // All done: the next streams take the idle workspaces, one after the other.
     for round in 0..3 * count {
@@ -1225,11 +1241,22 @@ fn legacy_default_stream_by_either_handle() {
         let x = wide(&data);
         let input = null.clone_htod(&data).unwrap();
         let mut outs = null.clone_htod(&[i32::poison(); 3]).unwrap();
+        null.synchronize().unwrap();
+        // Held back, so that every stream's workspace is busy when the next asks.
+        let gate = Gate::new();
+        gate.close(&null);
         for (i, stream) in [&null, &legacy, &per_thread].into_iter().enumerate() {
             reducer
                 .reduce_into(&input, Op::Sum, Over::Whole, &mut outs.slice_mut(i..i + 1), stream)
                 .unwrap();
         }
+        let counts = reducer.workspace_counts();
+        gate.open();
+        assert_eq!(
+            counts,
+            (2, 0),
+            "round {round}: the legacy stream's and the per-thread stream's"
+        );
         assert_eq!(null.clone_dtoh(&outs).unwrap(), [sum(&x) as i32; 3], "round {round}");
         assert_eq!(reduce::sum(&input).unwrap(), sum(&x) as i32, "round {round}");
         let max = x.iter().copied().fold(f64::MIN, f64::max) as i32;
