@@ -15,6 +15,9 @@
 //! // Blocking: the result on the host.
 //! assert_eq!(reduce::sum(&buf)?, 499_500.0); // the free functions take cudarc buffers too
 //! assert_eq!(reduce::argmax(&buf.slice(10..20))?, (9, 19.0)); // any view
+//! let offsets = stream.clone_htod(&[7u64, 0, 10, 1000])?;
+//! let sums = reduce::reduce_over(&buf, Op::Sum, Over::Segments(&offsets.slice(1..)))?; // offsets in any view too
+//! assert_eq!(stream.clone_dtoh(&sums.values)?, [45.0, 499_455.0]);
 //!
 //! // Async: the result into a cudarc buffer, on a stream, without waiting.
 //! let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
@@ -45,17 +48,69 @@
 //! off (`CudaContext::disable_event_tracking`, an `unsafe` call), that
 //! ordering is yours, as for every cudarc call.
 //!
-//! A launch needs a small workspace (per-block partials and a ticket that
-//! every launch leaves at zero), which must not be shared by launches that
-//! can run at once: a [`Reducer`] keeps one per stream it has launched on,
-//! holding the stream (so that it is not destroyed, and its handle not
-//! reused, while its workspace may be in use), for up to eight streams; past
-//! that, it waits for the stream it used least recently before giving that
-//! stream's workspace to the new one. Streams being captured into a CUDA
-//! graph are refused ([`Error::UnsupportedStream`]): a replay would share the
-//! workspace with later launches. For graphs, and for buffers and streams of
-//! other runtimes, see [`Reducer::scope_unsynchronized`](crate::Reducer::scope_unsynchronized)
+//! # Streams, and the workspaces their launches use
+//! Any stream of the reducer's context: one made for the purpose
+//! (`new_stream`, `fork`, a wrapped stream of another runtime), the legacy
+//! default stream (`default_stream()`, the null handle, or
+//! `CU_STREAM_LEGACY`), or the per-thread default stream
+//! (`per_thread_stream()`, as candle's default device uses), which is the
+//! calling thread's own: each host thread that launches on it launches on a
+//! stream of its own, and the buffers' guards wait and record there too.
+//!
+//! A launch needs a small workspace (per-block partials and tickets that
+//! every launch leaves at zero, about 16 bytes per block of a full grid:
+//! some tens of KiB, and the scratch of the axis and statistics calls),
+//! which two launches that can run at once must never share. The rule:
+//! - a workspace is *lent* to one stream: the legacy default stream, one
+//!   host thread's per-thread default stream, or a stream by its handle,
+//!   which the reducer holds (an `Arc` of it) so that it is not destroyed,
+//!   nor its handle given to a new stream, while the workspace is lent.
+//!   Every call on that stream uses it: they run in order. After each
+//!   call's launches the reducer records an event on the stream;
+//! - a stream without a workspace gets one whose event has completed
+//!   (asked with `cuEventQuery`, which does not wait: all the launches that
+//!   used it are done), which is then taken back from its stream (and that
+//!   stream let go of); if every workspace's stream may still be running
+//!   one, a new workspace is allocated. So an `_into` call never waits on
+//!   the host for a stream, however many streams a program uses, and never
+//!   frees memory (a free may wait for the device); there are never more
+//!   workspaces than the most streams with launches of this reducer in
+//!   flight at once, and the idle ones are reused;
+//! - the blocking calls take back the workspaces of streams found done
+//!   and free the scratch they outgrew; dropping the reducer waits for
+//!   every lent workspace's event (which reaches the per-thread streams of
+//!   other threads too) before it frees the workspaces and the kernels.
+//!
+//! A stream is thus held until a later call finds its work done (a call on
+//! another stream, a blocking call) or the reducer is dropped. Streams
+//! being captured into a CUDA graph are refused
+//! ([`Error::UnsupportedStream`]): a replay would share the workspace with
+//! later launches. For graphs, and for buffers and streams of other
+//! runtimes, see [`Reducer::scope_unsynchronized`](crate::Reducer::scope_unsynchronized)
 //! and [`ScopeStream::from_raw`](crate::ScopeStream::from_raw).
+//!
+//! cudarc records its buffers' uses once the context is in its multi-stream
+//! mode (a stream made by `new_stream` or `fork`); before that it leaves
+//! the order of work to the streams. The per-thread default streams of two
+//! host threads are not ordered with each other, so a buffer used on one
+//! thread's and dropped or written on another's needs that mode (or your
+//! own synchronization), as for cudarc's own copies.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::{Op, Over};
+//! let ctx = cudarc::driver::CudaContext::new(0)?;
+//! let per_thread = ctx.per_thread_stream(); // this thread's default stream
+//! let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+//! let input = per_thread.clone_htod(&[3.0f32, 1.0, 2.0])?;
+//! let mut max = per_thread.alloc_zeros::<f32>(1)?;
+//! reducer.reduce_into(&input, Op::Max, Over::Whole, &mut max, &per_thread)?;
+//! let legacy = ctx.default_stream(); // the context's legacy default stream
+//! let mut sum = legacy.alloc_zeros::<f32>(1)?;
+//! reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut sum, &legacy)?;
+//! assert_eq!((per_thread.clone_dtoh(&max)?, legacy.clone_dtoh(&sum)?), (vec![3.0], vec![6.0]));
+//! # Ok(()) }
+//! ```
 //!
 //! # Contexts
 //! cudarc works in each device's primary context; a [`Reducer`] loads the
@@ -323,7 +378,11 @@ impl Reducer {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`].
+    /// Offsets are any cudarc buffer or view of `u64`s, as for
+    /// [`Reducer::reduce_over`]: `Over::Segments(&offsets.slice(1..))`.
+    ///
+    /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`]
+    /// (a stream of another context, or one being captured into a graph).
     pub fn reduce_into<T: CudarcElement, R: Reduction<T::Kernel>, O: DevicePtrMut<R::Output>>(
         &mut self,
         input: &impl DevicePtr<T>,
