@@ -849,7 +849,6 @@ fn offsets_of_every_cudarc_buffer_kind() {
             .reduce_into(&input, Op::Sum, Over::Segments(&view), &mut out, &stream)
             .unwrap();
         check(stream.clone_dtoh(&out).unwrap(), "Reducer::reduce_into, a CudaView");
-        drop(view);
         // A CudaViewMut, over a CudaViewMut of the input.
         {
             let view_mut = offsets_buf.slice_mut(1..end);

@@ -84,7 +84,6 @@ pub(crate) unsafe fn synchronize(stream: CUstream) -> Result<(), CudaError> {
 ///
 /// # Safety
 /// `context` is a live context.
-#[cfg(feature = "cust")]
 pub(crate) unsafe fn synchronize_context(context: CUcontext) -> Result<(), CudaError> {
     // SAFETY: a live context (the caller's promise), made current for this
     // call only: popped again below.

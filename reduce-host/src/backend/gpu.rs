@@ -305,20 +305,17 @@ impl Gpu {
     }
 
     /// Waits for the launches of every lent workspace (their events; the
-    /// stream, or the context for another thread's per-thread stream, where
-    /// a workspace has none): before the workspaces and modules are freed.
+    /// whole context where a workspace has none, which the stream's handle
+    /// might not reach from this thread): before the workspaces and modules
+    /// are freed.
     #[cfg(feature = "cudarc")]
     pub(crate) fn wait_lent(&self) -> Result<()> {
         let mut first_error = Ok(());
         for lent in self.lending.lent() {
             let status = match &lent.workspace.done {
                 Some(event) => event.synchronize(),
-                // SAFETY: a held stream.
-                None if lent.key.is_reachable_here() => unsafe { synchronize(lent.handle as CUstream) },
-                None => {
-                    // SAFETY: the backend's context, alive while its memory is.
-                    unsafe { driver::synchronize_context(self.context as driver::CUcontext) }
-                }
+                // SAFETY: the backend's context, alive while its memory is.
+                None => unsafe { driver::synchronize_context(self.context as driver::CUcontext) },
             };
             first_error = first_error.and(status.map_err(Error::from));
         }
