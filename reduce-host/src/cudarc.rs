@@ -58,8 +58,9 @@
 //! stream of its own, and the buffers' guards wait and record there too.
 //!
 //! A launch needs a small workspace (per-block partials and tickets that
-//! every launch leaves at zero, about 16 bytes per block of a full grid:
-//! some tens of KiB, and the scratch of the axis and statistics calls),
+//! every launch leaves at zero, 36 bytes per block of a grid that fills
+//! the GPU: some tens of KiB; and the scratch of the axis and statistics
+//! calls),
 //! which two launches that can run at once must never share. The rule:
 //! - a workspace is *lent* to one stream: the legacy default stream, one
 //!   host thread's per-thread default stream, or a stream by its handle,
