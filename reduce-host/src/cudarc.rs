@@ -60,8 +60,8 @@
 //! A launch needs a small workspace (per-block partials and tickets that
 //! every launch leaves at zero, 36 bytes per block of a grid that fills
 //! the GPU: some tens of KiB; and the scratch of the axis and statistics
-//! calls),
-//! which two launches that can run at once must never share. The rule:
+//! calls), which two launches that can run at once must never share. The
+//! rule:
 //! - a workspace is *lent* to one stream: the legacy default stream, one
 //!   host thread's per-thread default stream, or a stream by its handle,
 //!   which the reducer holds (an `Arc` of it) so that it is not destroyed,
@@ -73,8 +73,10 @@
 //!   used it are done), which is then taken back from its stream (and that
 //!   stream let go of); if every workspace's stream may still be running
 //!   one, a new workspace is allocated. So an `_into` call never waits on
-//!   the host for a stream, however many streams a program uses, and never
-//!   frees memory (a free may wait for the device); there are never more
+//!   the host for a stream, however many streams a program uses (but where
+//!   the context fails, and a use could not be recorded: then it waits for
+//!   its stream before returning the error), and never frees memory (a
+//!   free may wait for the device); there are never more
 //!   workspaces than the most streams with launches of this reducer in
 //!   flight at once, and the idle ones are reused;
 //! - the blocking calls take back the workspaces of streams found done
