@@ -103,6 +103,12 @@ struct StreamWorkspace {
     /// launches, so that it completes once no launch may use the workspace.
     #[cfg(feature = "cudarc")]
     done: Option<driver::Event>,
+    /// Whether work may have been enqueued with this workspace since `done`
+    /// was last recorded (set when it is lent for a call, cleared when the
+    /// call's event is recorded): then `done` does not cover it, and the
+    /// workspace is not known idle.
+    #[cfg(feature = "cudarc")]
+    unrecorded: bool,
 }
 
 impl Gpu {
@@ -263,6 +269,9 @@ impl Gpu {
             // SAFETY: the interop's caller's stream, held while it is lent.
             unsafe { StreamWorkspace::new(max_grid, stream.0) }
         })?;
+        // From here work may be enqueued with it (a new one's zeroing is
+        // already): not known idle until the call's event is recorded.
+        workspace.unrecorded = true;
         if workspace.done.is_none() {
             workspace.done = Some(driver::Event::new()?);
         }
@@ -274,11 +283,14 @@ impl Gpu {
     #[cfg(feature = "cudarc")]
     pub(crate) fn record_launched(&mut self, stream: StreamHandle) -> Result<()> {
         let key = StreamKey::on_this_thread(stream.0 as usize);
-        let event = self.lending.get_mut(key).and_then(|w| w.done.as_ref());
-        let event = event.ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let workspace = self.lending.get_mut(key).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let event = workspace.done.as_ref().ok_or(Error::Cuda(CudaError::InvalidValue))?;
         // SAFETY: the held stream the launches went to, with the context
         // current (the interop binds it for each call).
-        Ok(unsafe { event.record(stream.0) }?)
+        unsafe { event.record(stream.0) }?;
+        // The event follows everything enqueued on the stream so far.
+        workspace.unrecorded = false;
+        Ok(())
     }
 
     /// Takes `stream`'s workspace out of use for good, without freeing it:
@@ -305,17 +317,17 @@ impl Gpu {
     }
 
     /// Waits for the launches of every lent workspace (their events; the
-    /// whole context where a workspace has none, which the stream's handle
-    /// might not reach from this thread): before the workspaces and modules
-    /// are freed.
+    /// whole context where a workspace has none that covers them, as the
+    /// stream's handle might not reach the stream from this thread): before
+    /// the workspaces and modules are freed.
     #[cfg(feature = "cudarc")]
     pub(crate) fn wait_lent(&self) -> Result<()> {
         let mut first_error = Ok(());
         for lent in self.lending.lent() {
             let status = match &lent.workspace.done {
-                Some(event) => event.synchronize(),
+                Some(event) if !lent.workspace.unrecorded => event.synchronize(),
                 // SAFETY: the backend's context, alive while its memory is.
-                None => unsafe { driver::synchronize_context(self.context as driver::CUcontext) },
+                _ => unsafe { driver::synchronize_context(self.context as driver::CUcontext) },
             };
             first_error = first_error.and(status.map_err(Error::from));
         }
@@ -624,13 +636,13 @@ impl Launcher for Gpu {
 
 impl StreamWorkspace {
     /// Whether every launch that used this workspace has completed, asked
-    /// without waiting of the event recorded after them (a workspace
-    /// without one is not known idle).
+    /// without waiting of the event recorded after them (a workspace whose
+    /// event does not cover all of them is not known idle).
     #[cfg(feature = "cudarc")]
     fn is_done(&mut self) -> Result<bool> {
         match &self.done {
-            Some(event) => Ok(event.is_done()?),
-            None => Ok(false),
+            Some(event) if !self.unrecorded => Ok(event.is_done()?),
+            _ => Ok(false),
         }
     }
 
@@ -660,6 +672,8 @@ impl StreamWorkspace {
             sink: zeroed(2)?,
             #[cfg(feature = "cudarc")]
             done: None,
+            #[cfg(feature = "cudarc")]
+            unrecorded: false,
         })
     }
 }
