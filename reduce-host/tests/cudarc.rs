@@ -891,7 +891,7 @@ struct Gate {
 }
 
 impl Gate {
-    const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+    const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
     fn new() -> Arc<Gate> {
         Arc::new(Gate {
