@@ -15,6 +15,9 @@
 //! // Blocking: the result on the host.
 //! assert_eq!(reduce::sum(&buf)?, 499_500.0); // the free functions take cudarc buffers too
 //! assert_eq!(reduce::argmax(&buf.slice(10..20))?, (9, 19.0)); // any view
+//! let offsets = stream.clone_htod(&[7u64, 0, 10, 1000])?;
+//! let sums = reduce::reduce_over(&buf, Op::Sum, Over::Segments(&offsets.slice(1..)))?; // offsets in any view too
+//! assert_eq!(stream.clone_dtoh(&sums.values)?, [45.0, 499_455.0]);
 //!
 //! // Async: the result into a cudarc buffer, on a stream, without waiting.
 //! let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
@@ -45,17 +48,72 @@
 //! off (`CudaContext::disable_event_tracking`, an `unsafe` call), that
 //! ordering is yours, as for every cudarc call.
 //!
-//! A launch needs a small workspace (per-block partials and a ticket that
-//! every launch leaves at zero), which must not be shared by launches that
-//! can run at once: a [`Reducer`] keeps one per stream it has launched on,
-//! holding the stream (so that it is not destroyed, and its handle not
-//! reused, while its workspace may be in use), for up to eight streams; past
-//! that, it waits for the stream it used least recently before giving that
-//! stream's workspace to the new one. Streams being captured into a CUDA
-//! graph are refused ([`Error::UnsupportedStream`]): a replay would share the
-//! workspace with later launches. For graphs, and for buffers and streams of
-//! other runtimes, see [`Reducer::scope_unsynchronized`](crate::Reducer::scope_unsynchronized)
+//! # Streams, and the workspaces their launches use
+//! Any stream of the reducer's context: one made for the purpose
+//! (`new_stream`, `fork`, a wrapped stream of another runtime), the legacy
+//! default stream (`default_stream()`, the null handle, or
+//! `CU_STREAM_LEGACY`), or the per-thread default stream
+//! (`per_thread_stream()`, as candle's default device uses), which is the
+//! calling thread's own: each host thread that launches on it launches on a
+//! stream of its own, and the buffers' guards wait and record there too.
+//!
+//! A launch needs a small workspace (per-block partials and tickets that
+//! every launch leaves at zero, 36 bytes per block of a grid that fills
+//! the GPU: some tens of KiB; and the scratch of the axis and statistics
+//! calls), which two launches that can run at once must never share. The
+//! rule:
+//! - a workspace is *lent* to one stream: the legacy default stream, one
+//!   host thread's per-thread default stream, or a stream by its handle,
+//!   which the reducer holds (an `Arc` of it) so that it is not destroyed,
+//!   nor its handle given to a new stream, while the workspace is lent.
+//!   Every call on that stream uses it: they run in order. After each
+//!   call's launches the reducer records an event on the stream;
+//! - a stream without a workspace gets one whose event has completed
+//!   (asked with `cuEventQuery`, which does not wait: all the launches that
+//!   used it are done), which is then taken back from its stream (and that
+//!   stream let go of); if every workspace's stream may still be running
+//!   one, a new workspace is allocated. So an `_into` call never waits on
+//!   the host for a stream, however many streams a program uses (but where
+//!   the context fails, and a use could not be recorded: then it waits for
+//!   its stream before returning the error), and never frees memory (a
+//!   free may wait for the device); there are never more
+//!   workspaces than the most streams with launches of this reducer in
+//!   flight at once, and the idle ones are reused;
+//! - the blocking calls take back the workspaces of streams found done
+//!   and free the scratch they outgrew; dropping the reducer waits for
+//!   every lent workspace's event (which reaches the per-thread streams of
+//!   other threads too) before it frees the workspaces and the kernels.
+//!
+//! A stream is thus held until a later call finds its work done (a call on
+//! another stream, a blocking call) or the reducer is dropped. Streams
+//! being captured into a CUDA graph are refused
+//! ([`Error::UnsupportedStream`]): a replay would share the workspace with
+//! later launches. For graphs, and for buffers and streams of other
+//! runtimes, see [`Reducer::scope_unsynchronized`](crate::Reducer::scope_unsynchronized)
 //! and [`ScopeStream::from_raw`](crate::ScopeStream::from_raw).
+//!
+//! cudarc records its buffers' uses once the context is in its multi-stream
+//! mode (a stream made by `new_stream` or `fork`); before that it leaves
+//! the order of work to the streams. The per-thread default streams of two
+//! host threads are not ordered with each other, so a buffer used on one
+//! thread's and dropped or written on another's needs that mode (or your
+//! own synchronization), as for cudarc's own copies.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::{Op, Over};
+//! let ctx = cudarc::driver::CudaContext::new(0)?;
+//! let per_thread = ctx.per_thread_stream(); // this thread's default stream
+//! let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+//! let input = per_thread.clone_htod(&[3.0f32, 1.0, 2.0])?;
+//! let mut max = per_thread.alloc_zeros::<f32>(1)?;
+//! reducer.reduce_into(&input, Op::Max, Over::Whole, &mut max, &per_thread)?;
+//! let legacy = ctx.default_stream(); // the context's legacy default stream
+//! let mut sum = legacy.alloc_zeros::<f32>(1)?;
+//! reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut sum, &legacy)?;
+//! assert_eq!((per_thread.clone_dtoh(&max)?, legacy.clone_dtoh(&sum)?), (vec![3.0], vec![6.0]));
+//! # Ok(()) }
+//! ```
 //!
 //! # Contexts
 //! cudarc works in each device's primary context; a [`Reducer`] loads the
@@ -92,8 +150,6 @@ use std::sync::Arc;
 /// from [`crate::half`] (1.8, cust's).
 pub use half2 as half;
 
-/// The most streams a [`Reducer`] keeps a workspace for.
-const STREAMS: usize = 8;
 /// The most contexts the free functions keep a reducer for, per thread.
 const CONTEXTS: usize = 4;
 
@@ -170,8 +226,6 @@ pub struct Reducer {
     inner: crate::Reducer<Gpu>,
     /// The blocking calls' stream.
     own_stream: OwnedStream,
-    /// The streams lent a workspace, least recently used first.
-    streams: Vec<Arc<CudaStream>>,
     context: Arc<CudaContext>,
 }
 
@@ -200,7 +254,6 @@ impl Reducer {
         Ok(Reducer {
             inner: crate::Reducer { backend },
             own_stream,
-            streams: Vec::new(),
             context: Arc::clone(context),
         })
     }
@@ -328,7 +381,11 @@ impl Reducer {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`].
+    /// Offsets are any cudarc buffer or view of `u64`s, as for
+    /// [`Reducer::reduce_over`]: `Over::Segments(&offsets.slice(1..))`.
+    ///
+    /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`]
+    /// (a stream of another context, or one being captured into a graph).
     pub fn reduce_into<T: CudarcElement, R: Reduction<T::Kernel>, O: DevicePtrMut<R::Output>>(
         &mut self,
         input: &impl DevicePtr<T>,
@@ -414,10 +471,22 @@ impl Reducer {
     }
 
     /// Runs a blocking call of the inner reducer, with this context current
-    /// (after the inputs were settled, which makes their context current).
+    /// (after the inputs were settled, which makes their context current),
+    /// after taking back the workspaces of streams whose launches have
+    /// completed and freeing the scratch they outgrew (a blocking call may
+    /// free: an `_into` call never does).
     fn blocking<R>(&mut self, call: impl FnOnce(&mut crate::Reducer<Gpu>) -> Result<R>) -> Result<R> {
         self.context.bind_to_thread()?;
+        self.inner.backend.tidy()?;
         call(&mut self.inner)
+    }
+
+    /// How many workspaces are lent to streams whose launches may still
+    /// run (or have not been asked since), and how many are idle, for the
+    /// tests of the lending rule (see the [module](self) docs).
+    #[doc(hidden)]
+    pub fn workspace_counts(&self) -> (usize, usize) {
+        self.inner.backend.workspace_counts()
     }
 
     /// Enqueues `call` on `stream`, reading `a` and `b` and writing `out`
@@ -458,24 +527,35 @@ impl Reducer {
         // in the context) would leave the kernel unordered after a write.
         self.context.check_err()?;
         let launched = enqueue(&mut self.inner, Some(on));
+        // After whatever was enqueued, failed calls too: until this event
+        // completes, the workspace is the stream's alone.
+        let recorded = self.inner.backend.record_launched(on);
         // The buffers are borrowed for this call only.
         self.inner.backend.forget_owned();
         drop(guards);
-        if let Err(error) = self.context.check_err() {
+        let tracked = self.context.check_err();
+        if recorded.is_err() || tracked.is_err() {
             // A use that could not be recorded: nothing would keep cudarc
-            // from freeing or writing a buffer before the kernel ran, so
-            // wait for it here.
-            stream.synchronize()?;
-            return Err(error.into());
+            // from freeing or writing a buffer, or this reducer from lending
+            // the workspace to another stream, before the kernels ran, so
+            // wait for them here (an error path: the context is failing).
+            if let Err(error) = stream.synchronize() {
+                // Neither recorded nor waited for: never free or lend the
+                // workspace again.
+                self.inner.backend.abandon(on);
+                return Err(error.into());
+            }
+            recorded?;
+            tracked?;
         }
         launched
     }
 
-    /// Gives `stream` a workspace (its own, or, past [`STREAMS`] streams,
-    /// that of the stream used least recently, once that stream's work is
-    /// done) and returns its handle, with this context current. Called
-    /// before the buffers' pointers are taken, so that a refused stream is
-    /// given no waits.
+    /// Gives `stream` a workspace (see the [module](self) docs: its own, or
+    /// one of a stream whose launches are known complete, or a new one,
+    /// without waiting) and returns its handle, with this context current.
+    /// Called before the buffers' pointers are taken, so that a refused
+    /// stream is given no waits.
     fn lend(&mut self, stream: &Arc<CudaStream>) -> Result<StreamHandle> {
         if stream.context().cu_ctx() != self.context.cu_ctx() {
             return Err(Error::UnsupportedStream(format!(
@@ -492,24 +572,11 @@ impl Reducer {
                     .to_string(),
             ));
         }
-        let handle = stream.cu_stream();
-        match self.streams.iter().position(|s| s.cu_stream() == handle) {
-            Some(index) => {
-                let held = self.streams.remove(index);
-                self.streams.push(held);
-            }
-            None => {
-                if self.streams.len() >= STREAMS {
-                    if let Some(oldest) = self.streams.first() {
-                        oldest.synchronize()?;
-                        self.inner.backend.release(handle_of(oldest));
-                        self.streams.remove(0);
-                    }
-                }
-                self.streams.push(Arc::clone(stream));
-            }
-        }
-        Ok(handle_of(stream))
+        let handle = handle_of(stream);
+        // Held while lent: the stream is not destroyed, nor its handle
+        // given to a new stream, while launches on it may use the workspace.
+        self.inner.backend.lend_to(handle, Arc::clone(stream) as _)?;
+        Ok(handle)
     }
 }
 
@@ -519,9 +586,9 @@ impl Drop for Reducer {
         // freed. A failed wait means the context is broken and its work
         // stopped: nothing is left running either way.
         let _ = self.context.bind_to_thread();
-        for stream in &self.streams {
-            let _ = stream.synchronize();
-        }
+        // The events recorded after each stream's launches: they reach the
+        // per-thread default streams of other threads too.
+        let _ = self.inner.backend.wait_lent();
         // A blocking call that failed between launches may have left work
         // on the own stream.
         // SAFETY: the own stream, alive until after the backend.
@@ -617,7 +684,7 @@ macro_rules! cudarc_input {
         impl<T: CudarcElement> DeviceInput<T> for $buffer {
             type Kernel = T::Kernel;
             type Buffer<U: DeviceCopy + 'static> = CudaSlice<U>;
-            type Offsets = dyn DevicePtr<u64>;
+            type Offsets<'o> = dyn DevicePtr<u64> + 'o;
 
             fn from_kernel(value: T::Kernel) -> T {
                 T::from_kernel(value)
@@ -627,10 +694,10 @@ macro_rules! cudarc_input {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce(self, what))
             }
 
-            fn reduce_over<R: Reduction<T::Kernel>>(
+            fn reduce_over<'o, R: Reduction<T::Kernel>>(
                 &self,
                 what: R,
-                over: Over<'_, &dyn DevicePtr<u64>>,
+                over: Over<'o, &'o (dyn DevicePtr<u64> + 'o)>,
             ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_over(self, what, over))
             }

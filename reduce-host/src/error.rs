@@ -162,10 +162,10 @@ pub enum Error {
         /// What CUDA says it is.
         found: String,
     },
-    /// A stream the call cannot launch on, and why: the per-thread default
-    /// stream, a stream of another context than the reducer's, or (for the
-    /// safe calls of the `cudarc` module) a stream being captured into a
-    /// CUDA graph.
+    /// A stream the call cannot launch on, and why: a stream of another
+    /// context than the reducer's, or (for the safe calls of the `cudarc`
+    /// module) a stream being captured into a CUDA graph. (The default
+    /// streams, legacy and per-thread, are taken.)
     #[error("cannot launch on this stream: {0}")]
     UnsupportedStream(String),
     /// An output of an `_into` call (`out`; for [`MeanVar`](crate::MeanVar)

@@ -55,10 +55,10 @@ pub fn reduce<T, I: DeviceInput<T>, R: Reduction<I::Kernel>>(input: &I, what: R)
 /// # Ok(()) }
 /// ```
 #[allow(clippy::type_complexity)]
-pub fn reduce_over<T, I: DeviceInput<T>, R: Reduction<I::Kernel>>(
+pub fn reduce_over<'o, T, I: DeviceInput<T>, R: Reduction<I::Kernel>>(
     input: &I,
     what: R,
-    over: Over<'_, &I::Offsets>,
+    over: Over<'o, &'o I::Offsets<'o>>,
 ) -> Result<Reduced<R::Results<I::Buffer<R::Output>>>> {
     input.reduce_over(what, over)
 }

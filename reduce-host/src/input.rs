@@ -40,10 +40,12 @@ pub trait DeviceInput<T>: sealed::Sealed {
     /// The buffers [`crate::reduce_over`] returns results in:
     /// `DeviceBuffer<U>` for cust inputs, `CudaSlice<U>` for cudarc's.
     type Buffer<U: DeviceCopy + 'static>;
-    /// How the offsets of [`Over::Segments`] are held: a cust
-    /// `DeviceSlice<u64>` (`&offsets` of a `DeviceBuffer<u64>` converts), or
-    /// any cudarc buffer or view of `u64`s (`dyn DevicePtr<u64>`).
-    type Offsets: ?Sized;
+    /// How the offsets of [`Over::Segments`] are held, borrowed for `'o`: a
+    /// cust `DeviceSlice<u64>` (`&offsets` of a `DeviceBuffer<u64>`
+    /// converts), or any cudarc buffer or view of `u64`s
+    /// (`dyn DevicePtr<u64> + 'o`: a `CudaSlice`, or a `CudaView` or
+    /// `CudaViewMut` of any lifetime).
+    type Offsets<'o>: ?Sized;
 
     /// `value`, of the kernels' type, as a `T` (the same bits).
     #[doc(hidden)]
@@ -56,10 +58,10 @@ pub trait DeviceInput<T>: sealed::Sealed {
     /// [`crate::reduce_over`] of this buffer.
     #[doc(hidden)]
     #[allow(clippy::type_complexity)]
-    fn reduce_over<R: Reduction<Self::Kernel>>(
+    fn reduce_over<'o, R: Reduction<Self::Kernel>>(
         &self,
         what: R,
-        over: Over<'_, &Self::Offsets>,
+        over: Over<'o, &'o Self::Offsets<'o>>,
     ) -> Result<Reduced<R::Results<Self::Buffer<R::Output>>>>;
 
     /// [`crate::dot`] of this buffer and `other`.
@@ -93,7 +95,7 @@ mod cust_buffers {
                 impl<T: DeviceCopy + 'static> DeviceInput<T> for $buffer<T> {
                     type Kernel = T;
                     type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
-                    type Offsets = DeviceSlice<u64>;
+                    type Offsets<'o> = DeviceSlice<u64>;
 
                     fn from_kernel(value: T) -> T {
                         value
@@ -103,10 +105,10 @@ mod cust_buffers {
                         with_thread_reducer(|r| r.reduce(slice(self), what))
                     }
 
-                    fn reduce_over<R: Reduction<T>>(
+                    fn reduce_over<'o, R: Reduction<T>>(
                         &self,
                         what: R,
-                        over: Over<'_, &DeviceSlice<u64>>,
+                        over: Over<'o, &'o DeviceSlice<u64>>,
                     ) -> Result<Reduced<R::Results<DeviceBuffer<R::Output>>>> {
                         with_thread_reducer(|r| r.reduce_over(slice(self), what, over))
                     }

@@ -5,8 +5,12 @@
 //! `Rows`), `reduce_into` bit for bit as `reduce_over`; the async
 //! `reduce_into` forms on two streams, into sub-views; an input dropped
 //! right after its call; the refused streams; the raw entry
-//! (`ScopeStream::from_raw`) over cudarc's memory. Without a GPU each test
-//! says it was skipped.
+//! (`ScopeStream::from_raw`) over cudarc's memory; offsets in every cudarc
+//! buffer kind; the per-thread default streams of several host threads and
+//! the legacy default stream; no host wait however many streams are busy,
+//! and the workspaces of idle streams reused (streams held back by a host
+//! function until released: a gate). Without a GPU each test says it was
+//! skipped.
 #![cfg(feature = "cudarc")]
 
 mod common;
@@ -467,11 +471,6 @@ fn refused_calls_say_why() {
         reducer.reduce(&empty, Op::Max),
         Err(Error::Empty { op: Op::Max })
     ));
-    let per_thread = ctx.per_thread_stream();
-    assert!(matches!(
-        reducer.reduce_into(&input, Op::Sum, Over::Whole, &mut one, &per_thread),
-        Err(Error::UnsupportedStream(_))
-    ));
     stream
         .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
         .unwrap();
@@ -799,5 +798,472 @@ fn every_what_over_axes_segments_and_rows_matches_the_cpu() {
         every_place::<f32>(&mut reducer, &mut rng, &stream, round);
         every_place::<i32>(&mut reducer, &mut rng, &stream, round);
         variances(&mut reducer, &mut rng, &stream, round);
+    }
+}
+
+/// Offsets of every cudarc buffer kind (`CudaSlice`, a `CudaView` of part of
+/// one, a `CudaViewMut`), given to the free `reduce_over`,
+/// `Reducer::reduce_over` and `Reducer::reduce_into` (into a poisoned
+/// output), over inputs of every kind, against the CPU.
+#[test]
+fn offsets_of_every_cudarc_buffer_kind() {
+    let Some(ctx) = context("offsets_of_every_cudarc_buffer_kind") else {
+        return;
+    };
+    let mut rng = common::rng("offsets_of_every_cudarc_buffer_kind");
+    let stream = ctx.new_stream().unwrap();
+    let mut reducer = Reducer::new(&ctx).unwrap();
+    for round in 0..4 {
+        let n = rng.gen_range(1..300_000);
+        let data: Vec<i64> = values(&mut rng, n);
+        let mut input = stream.clone_htod(&data).unwrap();
+        let offsets = random_offsets(&mut rng, n);
+        let expected: Vec<i64> = segment_sums(&wide(&data), &offsets).iter().map(|&s| s as i64).collect();
+        let label = format!("round {round}: {n} elements, offsets {offsets:?}");
+        // Staged between values no offset may take, which a view that did
+        // not start and end where it should would read.
+        let bad = n as u64 + 1 + rng.gen_range(0..1000);
+        let mut staged = vec![bad];
+        staged.extend(&offsets);
+        staged.push(0);
+        let mut offsets_buf = stream.clone_htod(&staged).unwrap();
+        let whole = stream.clone_htod(&offsets).unwrap();
+        let check = |got: Vec<i64>, kind: &str| assert_eq!(got, expected, "{kind}, {label}");
+        let poisoned = || stream.clone_htod(&vec![i64::poison(); offsets.len() - 1]).unwrap();
+        let end = staged.len() - 1;
+
+        // A CudaSlice of offsets.
+        let sums = reduce::reduce_over(&input, Op::Sum, Over::Segments(&whole)).unwrap();
+        check(stream.clone_dtoh(&sums.values).unwrap(), "free function, a CudaSlice");
+        // A CudaView of part of a buffer, over a CudaView of the input.
+        let view = offsets_buf.slice(1..end);
+        let sums = reduce::reduce_over(&input.slice(..), Op::Sum, Over::Segments(&view)).unwrap();
+        check(stream.clone_dtoh(&sums.values).unwrap(), "free function, a CudaView");
+        let sums = reducer.reduce_over(&input, Op::Sum, Over::Segments(&view)).unwrap();
+        check(
+            stream.clone_dtoh(&sums.values).unwrap(),
+            "Reducer::reduce_over, a CudaView",
+        );
+        let mut out = poisoned();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Segments(&view), &mut out, &stream)
+            .unwrap();
+        check(stream.clone_dtoh(&out).unwrap(), "Reducer::reduce_into, a CudaView");
+        // A CudaViewMut, over a CudaViewMut of the input.
+        {
+            let view_mut = offsets_buf.slice_mut(1..end);
+            let input_mut = input.slice_mut(..);
+            let sums = reduce::reduce_over(&input_mut, Op::Sum, Over::Segments(&view_mut)).unwrap();
+            check(stream.clone_dtoh(&sums.values).unwrap(), "free function, a CudaViewMut");
+            let sums = reducer
+                .reduce_over(&input_mut, Op::Sum, Over::Segments(&view_mut))
+                .unwrap();
+            check(
+                stream.clone_dtoh(&sums.values).unwrap(),
+                "Reducer::reduce_over, a CudaViewMut",
+            );
+            let mut out = poisoned();
+            reducer
+                .reduce_into(&input_mut, Op::Sum, Over::Segments(&view_mut), &mut out, &stream)
+                .unwrap();
+            check(stream.clone_dtoh(&out).unwrap(), "Reducer::reduce_into, a CudaViewMut");
+        }
+        let mut out = poisoned();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Segments(&whole), &mut out, &stream)
+            .unwrap();
+        check(stream.clone_dtoh(&out).unwrap(), "Reducer::reduce_into, a CudaSlice");
+        // A view starting at the bad value: the blocking calls refuse it.
+        let wrong = offsets_buf.slice(..end);
+        let refused = reduce::reduce_over(&input, Op::Sum, Over::Segments(&wrong));
+        assert!(
+            matches!(refused, Err(Error::InvalidSegments(_))),
+            "{refused:?}, {label}"
+        );
+    }
+}
+
+/// A stream held back by a host function until the gate opens (or, so that
+/// a test that hangs fails rather than waits forever, [`Gate::TIMEOUT`]).
+struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+    fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            open: std::sync::Mutex::new(false),
+            opened: std::sync::Condvar::new(),
+        })
+    }
+
+    /// Holds back the work enqueued on `stream` after this (the calling
+    /// thread's own for the per-thread default stream) until the gate opens.
+    fn close(self: &Arc<Gate>, stream: &CudaStream) {
+        unsafe extern "C" fn wait(data: *mut std::ffi::c_void) {
+            // SAFETY: the box `close` leaked for this call; no CUDA call here.
+            let gate = unsafe { Box::from_raw(data.cast::<Arc<Gate>>()) };
+            let open = gate.open.lock().unwrap();
+            let _ = gate
+                .opened
+                .wait_timeout_while(open, Gate::TIMEOUT, |open| !*open)
+                .unwrap();
+        }
+        stream.context().bind_to_thread().unwrap();
+        let data = Box::into_raw(Box::new(Arc::clone(self)));
+        // SAFETY: a live stream of the bound context; `wait` takes the box.
+        let status = unsafe { cudarc::driver::sys::cuLaunchHostFunc(stream.cu_stream(), Some(wait), data.cast()) };
+        if status != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            // SAFETY: not launched, so still ours.
+            drop(unsafe { Box::from_raw(data) });
+            panic!("cuLaunchHostFunc: {status:?}");
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+/// Whether the work enqueued on `stream` so far has completed, without waiting.
+fn is_done(stream: &CudaStream) -> bool {
+    stream.record_event(None).unwrap().try_is_complete().unwrap()
+}
+
+/// What one host thread enqueued on its per-thread default stream.
+struct PerThreadWork {
+    outs: Vec<CudaSlice<i64>>,
+    expected: Vec<Vec<i64>>,
+}
+
+/// Enqueues, on the calling thread's per-thread default stream held back by
+/// `gate`, whole-input sums, segment sums and row maxima of fresh inputs
+/// into poisoned outputs, through `reducer` (shared with other threads).
+fn enqueue_per_thread(
+    ctx: &Arc<CudaContext>,
+    reducer: &std::sync::Mutex<Reducer>,
+    gate: &Arc<Gate>,
+    seed: u64,
+) -> (Arc<CudaStream>, PerThreadWork, Inputs) {
+    use rand::SeedableRng;
+    let mut rng = StdRng::seed_from_u64(seed);
+    ctx.bind_to_thread().unwrap();
+    let stream = ctx.per_thread_stream();
+    // Inputs and poisoned outputs first: copies from pageable memory may
+    // wait for the stream, which the gate holds.
+    let mut inputs = Vec::new();
+    let mut outs = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..4 {
+        let n = rng.gen_range(1 << 20..1 << 22);
+        let data: Vec<i64> = values(&mut rng, n);
+        let x = wide(&data);
+        let offsets = random_offsets(&mut rng, n);
+        let rows = n / 4;
+        let row_max: Vec<i64> = x[..rows * 4]
+            .chunks(4)
+            .map(|row| row.iter().copied().fold(f64::MIN, f64::max) as i64)
+            .collect();
+        expected.push(vec![sum(&x) as i64]);
+        expected.push(segment_sums(&x, &offsets).iter().map(|&s| s as i64).collect());
+        expected.push(row_max);
+        inputs.push((
+            stream.clone_htod(&data).unwrap(),
+            stream.clone_htod(&offsets).unwrap(),
+            rows,
+        ));
+    }
+    for e in &expected {
+        outs.push(stream.clone_htod(&vec![i64::poison(); e.len()]).unwrap());
+    }
+    stream.synchronize().unwrap();
+    gate.close(&stream);
+    let mut reducer = reducer.lock().unwrap();
+    let mut slots = outs.iter_mut();
+    for (input, offsets, rows) in &inputs {
+        let rows = *rows;
+        let mut next = || slots.next().unwrap();
+        reducer
+            .reduce_into(input, Op::Sum, Over::Whole, next(), &stream)
+            .unwrap();
+        reducer
+            .reduce_into(input, Op::Sum, Over::Segments(offsets), next(), &stream)
+            .unwrap();
+        reducer
+            .reduce_into(
+                &input.slice(..rows * 4),
+                Op::Max,
+                Over::Rows { rows, len: 4 },
+                next(),
+                &stream,
+            )
+            .unwrap();
+    }
+    drop(reducer);
+    (stream, PerThreadWork { outs, expected }, inputs)
+}
+
+/// The inputs of [`enqueue_per_thread`]: kept until the gate opens (a
+/// buffer dropped without stream-ordered frees waits for its stream).
+type Inputs = Vec<(CudaSlice<i64>, CudaSlice<u64>, usize)>;
+
+/// Four host threads, each on its own per-thread default stream, through
+/// one reducer: their kernels, held back until all are enqueued, then run
+/// together, must not share a workspace. Without and with cudarc's
+/// multi-stream mode (its event tracking), as a program using only the
+/// default streams, or also streams of its own, runs.
+#[test]
+fn per_thread_default_streams_of_several_threads() {
+    let Some(ctx) = context("per_thread_default_streams_of_several_threads") else {
+        return;
+    };
+    let mut rng = common::rng("per_thread_default_streams_of_several_threads");
+    for multi_stream in [false, true] {
+        // (A context object of its own: cudarc counts streams per object.)
+        let ctx = if multi_stream {
+            CudaContext::new(0).unwrap()
+        } else {
+            Arc::clone(&ctx)
+        };
+        let _own = multi_stream.then(|| ctx.new_stream().unwrap());
+        let reducer = std::sync::Mutex::new(Reducer::new(&ctx).unwrap());
+        for round in 0..3 {
+            let gate = Gate::new();
+            let threads = 4;
+            let (enqueued, all_enqueued) = std::sync::mpsc::channel();
+            let (counts, checked) = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|_| {
+                        let (ctx, reducer, gate, enqueued) = (&ctx, &reducer, &gate, enqueued.clone());
+                        let seed: u64 = rng.gen();
+                        s.spawn(move || {
+                            let (stream, work, inputs) = enqueue_per_thread(ctx, reducer, gate, seed);
+                            let held = !is_done(&stream);
+                            enqueued.send(()).unwrap();
+                            // Waits for the gate.
+                            let got: Vec<Vec<i64>> = work.outs.iter().map(|o| stream.clone_dtoh(o).unwrap()).collect();
+                            drop(inputs);
+                            (held, got, work.expected)
+                        })
+                    })
+                    .collect();
+                // (A thread that fails never sends: then the gate opens and its panic is reported.)
+                for _ in 0..threads {
+                    if all_enqueued.recv_timeout(Gate::TIMEOUT).is_err() {
+                        break;
+                    }
+                }
+                let counts = reducer.lock().map(|r| r.workspace_counts());
+                gate.open();
+                let checked: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+                (counts.unwrap(), checked)
+            });
+            assert_eq!(counts, (threads, 0), "a workspace per thread's stream, round {round}");
+            for (thread, (held, got, expected)) in checked.into_iter().enumerate() {
+                assert!(held, "thread {thread}'s stream held back by the gate, round {round}");
+                assert_eq!(
+                    got, expected,
+                    "thread {thread}, round {round}, multi-stream {multi_stream}"
+                );
+            }
+        }
+        // The threads are gone; their workspaces go to the next streams.
+        let stream = ctx.default_stream();
+        let input = stream.clone_htod(&[1i64, 2, 3]).unwrap();
+        let mut out = stream.alloc_zeros::<i64>(1).unwrap();
+        let mut reducer = reducer.into_inner().unwrap();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream)
+            .unwrap();
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), [6]);
+        let (lent, idle) = reducer.workspace_counts();
+        assert_eq!((lent, lent + idle), (1, 4), "idle workspaces reused, none made");
+    }
+}
+
+/// Dropping a reducer waits for the launches it enqueued on another
+/// thread's per-thread default stream (which no handle reaches from the
+/// dropping thread) before freeing its workspaces and kernels.
+#[test]
+fn dropping_the_reducer_waits_for_other_threads_streams() {
+    let Some(ctx) = context("dropping_the_reducer_waits_for_other_threads_streams") else {
+        return;
+    };
+    let seed = common::rng("dropping_the_reducer_waits_for_other_threads_streams").gen();
+    let reducer = std::sync::Mutex::new(Reducer::new(&ctx).unwrap());
+    let gate = Gate::new();
+    let (stream, work, inputs) = std::thread::scope(|s| {
+        s.spawn(|| {
+            let (stream, work, inputs) = enqueue_per_thread(&ctx, &reducer, &gate, seed);
+            (stream, work, inputs)
+        })
+        .join()
+        .unwrap()
+    });
+    let delay = std::time::Duration::from_millis(500);
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(delay);
+            gate.open();
+        });
+        drop(reducer);
+        let waited = started.elapsed();
+        assert!(waited >= delay, "dropped after {waited:?}, before the gate opened");
+    });
+    // Read back on the main thread: the launches completed, so any stream sees their results.
+    drop(stream);
+    let stream = ctx.default_stream();
+    let got: Vec<Vec<i64>> = work.outs.iter().map(|o| stream.clone_dtoh(o).unwrap()).collect();
+    assert_eq!(got, work.expected);
+    drop(inputs);
+}
+
+/// Twenty streams, each held back by a gate, each given calls: no call
+/// waits for a stream (the old rule waited for the least recently used
+/// stream past eight), each busy stream has a workspace of its own; once
+/// the work is done, the next streams reuse those workspaces (none is
+/// made), and the streams are let go of.
+#[test]
+fn no_host_wait_however_many_streams_are_busy() {
+    let Some(ctx) = context("no_host_wait_however_many_streams_are_busy") else {
+        return;
+    };
+    let mut rng = common::rng("no_host_wait_however_many_streams_are_busy");
+    let mut reducer = Reducer::new(&ctx).unwrap();
+    let count = 20;
+    let streams: Vec<_> = (0..count).map(|_| ctx.new_stream().unwrap()).collect();
+    // The kernels loaded first (loading a module is no call's business here).
+    {
+        let warm = ctx.new_stream().unwrap();
+        let input = warm.clone_htod(&[1u64, 2, 3]).unwrap();
+        let offsets = warm.clone_htod(&[0u64, 1, 3]).unwrap();
+        let mut out = warm.alloc_zeros::<u64>(2).unwrap();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Whole, &mut out.slice_mut(..1), &warm)
+            .unwrap();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Segments(&offsets), &mut out, &warm)
+            .unwrap();
+        assert_eq!(warm.clone_dtoh(&out).unwrap(), [1, 5]);
+    }
+    let gate = Gate::new();
+    let mut pending = Vec::new();
+    for stream in &streams {
+        let n = rng.gen_range(1..400_000);
+        let data: Vec<u64> = values(&mut rng, n);
+        let offsets = random_offsets(&mut rng, n);
+        let x = wide(&data);
+        let expected: Vec<u64> = std::iter::once(sum(&x) as u64)
+            .chain(segment_sums(&x, &offsets).iter().map(|&s| s as u64))
+            .collect();
+        let input = stream.clone_htod(&data).unwrap();
+        let offsets_buf = stream.clone_htod(&offsets).unwrap();
+        let out = stream.clone_htod(&vec![u64::poison(); expected.len()]).unwrap();
+        stream.synchronize().unwrap();
+        pending.push((input, offsets_buf, out, expected));
+    }
+    let started = std::time::Instant::now();
+    for (stream, (input, offsets, out, _)) in streams.iter().zip(&mut pending) {
+        gate.close(stream);
+        let (mut total, mut segments) = out.split_at_mut(1);
+        reducer
+            .reduce_into(input, Op::Sum, Over::Whole, &mut total, stream)
+            .unwrap();
+        reducer
+            .reduce_into(input, Op::Sum, Over::Segments(offsets), &mut segments, stream)
+            .unwrap();
+    }
+    let enqueued = started.elapsed();
+    let still_held = streams.iter().filter(|s| !is_done(s)).count();
+    let counts = reducer.workspace_counts();
+    gate.open();
+    assert!(
+        enqueued < Gate::TIMEOUT / 2,
+        "the calls took {enqueued:?}: one waited for a held stream"
+    );
+    assert_eq!(still_held, count, "streams held back until the gate opened");
+    assert_eq!(counts, (count, 0), "a workspace per busy stream");
+    for (stream, (_, _, out, expected)) in streams.iter().zip(&pending) {
+        assert_eq!(&stream.clone_dtoh(out).unwrap(), expected);
+    }
+    drop(pending); // (each buffer holds its stream)
+
+    // All done: the next streams take the idle workspaces, one after the other.
+    for round in 0..3 * count {
+        let stream = ctx.new_stream().unwrap();
+        let data: Vec<u64> = values(&mut rng, 1000);
+        let input = stream.clone_htod(&data).unwrap();
+        let mut out = stream.clone_htod(&[u64::poison()]).unwrap();
+        reducer
+            .reduce_into(&input, Op::Sum, Over::Whole, &mut out, &stream)
+            .unwrap();
+        assert_eq!(
+            stream.clone_dtoh(&out).unwrap(),
+            [sum(&wide(&data)) as u64],
+            "round {round}"
+        );
+        let (lent, idle) = reducer.workspace_counts();
+        assert_eq!(lent + idle, count, "round {round}: no workspace made");
+        assert!(
+            lent <= 2,
+            "round {round}: {lent} lent, after the others' work completed"
+        );
+    }
+    for (i, stream) in streams.iter().enumerate() {
+        assert_eq!(Arc::strong_count(stream), 1, "stream {i} let go of");
+    }
+}
+
+/// The legacy default stream, by the null handle (cudarc's default stream)
+/// and by `CU_STREAM_LEGACY`: one stream, one workspace; with blocking calls
+/// of its buffers, and beside the per-thread default stream.
+#[test]
+fn legacy_default_stream_by_either_handle() {
+    let Some(ctx) = context("legacy_default_stream_by_either_handle") else {
+        return;
+    };
+    let mut rng = common::rng("legacy_default_stream_by_either_handle");
+    let mut reducer = Reducer::new(&ctx).unwrap();
+    let null = ctx.default_stream();
+    // SAFETY: CU_STREAM_LEGACY names the legacy default stream of the
+    // context, which lives as long as the context.
+    let legacy = unsafe { ctx.wrap_borrowed_stream(0x1 as cudarc::driver::sys::CUstream) };
+    let per_thread = ctx.per_thread_stream();
+    for round in 0..4 {
+        let n = rng.gen_range(1..500_000);
+        let data: Vec<i32> = values(&mut rng, n);
+        let x = wide(&data);
+        let input = null.clone_htod(&data).unwrap();
+        let mut outs = null.clone_htod(&[i32::poison(); 3]).unwrap();
+        null.synchronize().unwrap();
+        // Held back, so that every stream's workspace is busy when the next asks.
+        let gate = Gate::new();
+        gate.close(&null);
+        for (i, stream) in [&null, &legacy, &per_thread].into_iter().enumerate() {
+            reducer
+                .reduce_into(&input, Op::Sum, Over::Whole, &mut outs.slice_mut(i..i + 1), stream)
+                .unwrap();
+        }
+        let counts = reducer.workspace_counts();
+        gate.open();
+        assert_eq!(
+            counts,
+            (2, 0),
+            "round {round}: the legacy stream's and the per-thread stream's"
+        );
+        assert_eq!(null.clone_dtoh(&outs).unwrap(), [sum(&x) as i32; 3], "round {round}");
+        assert_eq!(reduce::sum(&input).unwrap(), sum(&x) as i32, "round {round}");
+        let max = x.iter().copied().fold(f64::MIN, f64::max) as i32;
+        assert_eq!(reducer.reduce(&input, Op::Max).unwrap(), max, "round {round}");
+        let (lent, idle) = reducer.workspace_counts();
+        assert!(
+            lent + idle <= 2,
+            "round {round}: {lent} + {idle} workspaces for two streams"
+        );
     }
 }

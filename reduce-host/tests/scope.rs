@@ -9,6 +9,7 @@ mod common;
 use common::*;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
+use rand::Rng;
 use reduce::{ArgMax, Error, Input, MeanVar, Op, Output, Over, Reducer};
 use std::sync::Mutex;
 
@@ -198,4 +199,106 @@ fn outputs_of_the_wrong_length_are_errors() {
         written[0].is_nan() && written[1] == 10.0 && written[2].is_nan(),
         "{written:?}"
     );
+}
+
+/// Runs `f` as a host function on `stream` (the calling thread's own for
+/// `CU_STREAM_PER_THREAD`), after the work enqueued there so far.
+fn host_function(stream: usize, f: Box<dyn FnOnce() + Send>) {
+    unsafe extern "C" fn run(data: *mut std::ffi::c_void) {
+        // SAFETY: the box leaked below for this call; `f` makes no CUDA call.
+        let f = unsafe { Box::from_raw(data.cast::<Box<dyn FnOnce() + Send>>()) };
+        f();
+    }
+    let data = Box::into_raw(Box::new(f));
+    // SAFETY: a live stream of the current context; `run` takes the box.
+    let status = unsafe { cudarc::driver::sys::cuLaunchHostFunc(stream as _, Some(run), data.cast()) };
+    if status != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        // SAFETY: not launched, so still ours.
+        drop(unsafe { Box::from_raw(data) });
+        panic!("cuLaunchHostFunc: {status:?}");
+    }
+}
+
+/// The per-thread default stream (`ScopeStream::from_raw(0x2)`) of two
+/// threads in one scope: each launches on its own stream, with a workspace
+/// of its own, held back by a host function until a timer opens the gate
+/// (then the two threads' kernels run together); the scope, ended on this
+/// thread, whose per-thread stream is neither, waits for both: the host
+/// function after each thread's launches has run when `scope` returns.
+#[test]
+fn per_thread_streams_of_several_threads_in_one_scope() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Condvar};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(context) = gpu("per_thread_streams_of_several_threads_in_one_scope") else {
+        return;
+    };
+    let mut rng = rng("per_thread_streams_of_several_threads_in_one_scope");
+    const PER_THREAD: usize = 0x2;
+    let threads = 2;
+    let mut inputs = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..threads {
+        let data: Vec<i64> = (0..rng.gen_range(1 << 22..1 << 24))
+            .map(|_| rng.gen_range(-100..=100))
+            .collect();
+        expected.push(data.iter().sum::<i64>());
+        inputs.push(DeviceBuffer::from_slice(&data).unwrap());
+    }
+    let mut outs: Vec<_> = (0..threads)
+        .map(|_| DeviceBuffer::from_slice(&[i64::MIN; 3]).unwrap())
+        .collect();
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let done: Vec<_> = (0..threads).map(|_| Arc::new(AtomicBool::new(false))).collect();
+    let mut reducer = Reducer::new().unwrap();
+    reducer
+        .scope(|scope| {
+            for ((input, out), done) in inputs.iter().zip(outs.iter_mut()).zip(&done) {
+                let gate = Arc::clone(&gate);
+                let done = Arc::clone(done);
+                std::thread::scope(|s| {
+                    s.spawn(|| {
+                        cust::context::CurrentContext::set_current(context).unwrap();
+                        host_function(
+                            PER_THREAD,
+                            Box::new(move || {
+                                let (open, opened) = &*gate;
+                                let open = open.lock().unwrap();
+                                let timeout = std::time::Duration::from_secs(20);
+                                let _ = opened.wait_timeout_while(open, timeout, |open| !*open).unwrap();
+                            }),
+                        );
+                        let out = Output::from(out);
+                        for slot in 0..3 {
+                            // SAFETY: this thread's per-thread default stream,
+                            // of the current context, lives past the scope.
+                            let stream = unsafe { reduce::ScopeStream::from_raw(PER_THREAD as _) };
+                            let slot = out.get(slot..slot + 1).unwrap();
+                            scope.reduce_into(input, Op::Sum, Over::Whole, slot, stream)?;
+                        }
+                        host_function(PER_THREAD, Box::new(move || done.store(true, Ordering::SeqCst)));
+                        Ok::<_, Error>(())
+                    })
+                    .join()
+                    .unwrap()
+                })?;
+            }
+            let gate = Arc::clone(&gate);
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                *gate.0.lock().unwrap() = true;
+                gate.1.notify_all();
+            });
+            Ok(())
+        })
+        .unwrap();
+    for (thread, done) in done.iter().enumerate() {
+        assert!(
+            done.load(Ordering::SeqCst),
+            "thread {thread}'s stream waited for by the scope"
+        );
+    }
+    for (thread, (out, expected)) in outs.iter().zip(&expected).enumerate() {
+        assert_eq!(out.as_host_vec().unwrap(), [*expected; 3], "thread {thread}");
+    }
 }

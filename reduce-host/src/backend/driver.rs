@@ -112,6 +112,86 @@ pub(crate) unsafe fn synchronize(stream: CUstream) -> Result<(), CudaError> {
     check(unsafe { sys::cuStreamSynchronize(stream) })
 }
 
+/// Waits for all the work of `context` (every stream of it, the per-thread
+/// default streams of every host thread too), with it current for the call.
+///
+/// # Safety
+/// `context` is a live context.
+pub(crate) unsafe fn synchronize_context(context: CUcontext) -> Result<(), CudaError> {
+    // SAFETY: a live context (the caller's promise), made current for this
+    // call only: popped again below.
+    check(unsafe { sys::cuCtxPushCurrent_v2(context) })?;
+    // SAFETY: a context is current.
+    let waited = check(unsafe { sys::cuCtxSynchronize() });
+    let mut popped: CUcontext = std::ptr::null_mut();
+    // SAFETY: pops the context pushed above; writes one handle.
+    let popped = check(unsafe { sys::cuCtxPopCurrent_v2(&mut popped) });
+    waited.and(popped)
+}
+
+/// An event of the current context (without timing), destroyed when
+/// dropped: recorded after a stream's launches, it tells without waiting
+/// whether they have completed.
+#[cfg(feature = "cudarc")]
+#[derive(Debug)]
+pub(crate) struct Event(sys::CUevent);
+
+#[cfg(feature = "cudarc")]
+// SAFETY: an event handle is usable from any thread with its context current.
+unsafe impl Send for Event {}
+#[cfg(feature = "cudarc")]
+// SAFETY: as `Send`; shared, only its handle is read.
+unsafe impl Sync for Event {}
+
+#[cfg(feature = "cudarc")]
+impl Event {
+    /// A new event of the current context, with no work recorded.
+    pub(crate) fn new() -> Result<Self, CudaError> {
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        // SAFETY: writes one handle to a valid location.
+        check(unsafe { sys::cuEventCreate(&mut event, flags) })?;
+        Ok(Event(event))
+    }
+
+    /// Records the work enqueued on `stream` so far (on the calling thread's
+    /// own stream for `CU_STREAM_PER_THREAD`).
+    ///
+    /// # Safety
+    /// `stream` is a live stream of the event's context, its legacy or
+    /// per-thread default stream, and that context is current.
+    pub(crate) unsafe fn record(&self, stream: CUstream) -> Result<(), CudaError> {
+        // SAFETY: a live event; the caller's promise for the stream.
+        check(unsafe { sys::cuEventRecord(self.0, stream) })
+    }
+
+    /// Whether the work recorded last has completed (also for an event
+    /// never recorded), without waiting: `CUDA_ERROR_NOT_READY` is `false`,
+    /// every other error is returned.
+    pub(crate) fn is_done(&self) -> Result<bool, CudaError> {
+        // SAFETY: a live event.
+        match unsafe { sys::cuEventQuery(self.0) } {
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            status => check(status).map(|()| true),
+        }
+    }
+
+    /// Waits for the work recorded last.
+    pub(crate) fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: a live event.
+        check(unsafe { sys::cuEventSynchronize(self.0) })
+    }
+}
+
+#[cfg(feature = "cudarc")]
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: made by `cuEventCreate`, destroyed once; the driver does
+        // not wait for recorded work (it lets go of the event once done).
+        let _ = unsafe { sys::cuEventDestroy_v2(self.0) };
+    }
+}
+
 /// A non-blocking stream of the current context, destroyed when dropped:
 /// the cudarc interop's own stream. Made by the driver rather than by
 /// cudarc, whose first stream beside a context's default one makes the

@@ -10,6 +10,7 @@ use super::driver::{
 };
 use super::images::Image;
 use super::launcher::{partial_words, Access, Launch, Launcher, StreamHandle, Workspace};
+use super::lending::{Lending, StreamKey};
 use crate::error::{CudaError, Error, Result};
 use crate::policy::Policy;
 use crate::tuning::Tuning;
@@ -38,13 +39,14 @@ pub(crate) struct Gpu {
     stream: CUstream,
     /// The own stream's workspace.
     own: StreamWorkspace,
-    /// The workspaces of the caller's streams launched on in the current
-    /// [`Scope`](crate::Scope), by stream handle: the scope borrows those
-    /// streams, so no handle is reused while it lasts.
-    scoped: Vec<(usize, StreamWorkspace)>,
-    /// The workspaces of ended scopes, for the next scopes' streams. Bounded
-    /// by the most streams one scope used.
-    idle: Vec<StreamWorkspace>,
+    /// The workspaces of the caller's streams, each lent to one stream
+    /// (`lending.rs`): in a [`Scope`](crate::Scope), to each stream launched
+    /// on in it, until the scope ends (the scope borrows those streams, so
+    /// no handle is reused while it lasts; the idle ones are for the next
+    /// scopes, bounded by the most streams one scope used); for the cudarc
+    /// interop, to each stream until an event recorded after its launches
+    /// has completed (holding the stream meanwhile), then to the next.
+    lending: Lending<StreamWorkspace>,
     /// Buffers of the current scope found to be this context's memory: the
     /// scope borrows them until it ends, so they stay so, and each is asked
     /// of the driver once per scope rather than once per launch (about
@@ -92,10 +94,21 @@ struct StreamWorkspace {
     scratch: Option<DeviceMemory<u64>>,
     /// Scratch outgrown on a caller's stream: launches enqueued there may
     /// still use it, so it is freed when the stream is known idle (the
-    /// workspace goes idle: the scope ended, the stream was released).
+    /// scope ended; for the cudarc interop, a blocking call found the
+    /// workspace's event completed).
     retired: Vec<DeviceMemory<u64>>,
     /// Written, never read ([`Workspace::sink`]).
     sink: DeviceMemory<u64>,
+    /// The cudarc interop's: recorded on the stream after each call's
+    /// launches, so that it completes once no launch may use the workspace.
+    #[cfg(feature = "cudarc")]
+    done: Option<driver::Event>,
+    /// Whether work may have been enqueued with this workspace since `done`
+    /// was last recorded (set when it is lent for a call, cleared when the
+    /// call's event is recorded): then `done` does not cover it, and the
+    /// workspace is not known idle.
+    #[cfg(feature = "cudarc")]
+    unrecorded: bool,
 }
 
 impl Gpu {
@@ -141,8 +154,7 @@ impl Gpu {
             stream,
             // SAFETY: as `result`.
             own: unsafe { StreamWorkspace::new(max_grid, stream)? },
-            scoped: Vec::new(),
-            idle: Vec::new(),
+            lending: Lending::default(),
             owned_in_scope: HashSet::new(),
             context: context as u64,
             ordinal: u64::try_from(device).unwrap_or(u64::MAX),
@@ -175,34 +187,19 @@ impl Gpu {
     /// `stream`'s workspace (the own stream's for `None`). A caller's stream
     /// gets one on its first use in a scope (an idle one, or a new one), which
     /// also enrolls it among the streams the scope waits for: every launch
-    /// and memset on a caller's stream comes through here.
+    /// and memset on a caller's stream comes through here. The per-thread
+    /// default stream is the calling thread's ([`StreamKey`]).
     fn stream_workspace(&mut self, stream: Option<StreamHandle>) -> Result<&mut StreamWorkspace> {
         let Some(stream) = stream else {
             return Ok(&mut self.own);
         };
         let handle = stream.0 as usize;
-        let entry = match self.scoped.iter().position(|(h, _)| *h == handle) {
-            Some(index) => self.scoped.get_mut(index),
-            None => {
-                if stream.0 == PER_THREAD_STREAM {
-                    return Err(Error::UnsupportedStream(
-                        "the per-thread default stream (CU_STREAM_PER_THREAD) is another stream on each host thread, \
-                         so the workspace of its launches cannot be tied to it; use a stream made for the purpose"
-                            .to_string(),
-                    ));
-                }
-                let workspace = match self.idle.pop() {
-                    Some(idle) => idle,
-                    // SAFETY: a caller's stream is live while it is lent a
-                    // workspace (a scope borrows it; the cudarc interop holds it).
-                    None => unsafe { StreamWorkspace::new(self.max_grid, stream.0)? },
-                };
-                self.scoped.push((handle, workspace));
-                self.scoped.last_mut()
-            }
-        };
-        // `position` found it, or it was just pushed.
-        entry.map(|(_, w)| w).ok_or(Error::Cuda(CudaError::InvalidValue))
+        let max_grid = self.max_grid;
+        self.lending.lend(StreamKey::on_this_thread(handle), handle, None, || {
+            // SAFETY: a caller's stream is live while it is lent a workspace
+            // (a scope borrows it; the cudarc interop holds it).
+            unsafe { StreamWorkspace::new(max_grid, stream.0) }
+        })
     }
 
     /// `stream`'s handle (the own stream's for `None`), with the stream
@@ -220,13 +217,24 @@ impl Gpu {
     }
 
     /// Waits for every stream launched on in the current scope; the first
-    /// error, after waiting for all.
+    /// error, after waiting for all. Another thread's per-thread default
+    /// stream, which no handle reaches from here, is waited for with the
+    /// whole context.
     #[cfg(feature = "cust")]
     pub(crate) fn synchronize_scope(&self) -> Result<()> {
         let mut first_error = Ok(());
-        for &(handle, _) in &self.scoped {
-            // SAFETY: the scope borrows the stream, so the handle is live.
-            let status = unsafe { synchronize(handle as CUstream) };
+        let mut context_waited = false;
+        for lent in self.lending.lent() {
+            let status = if lent.key.is_reachable_here() {
+                // SAFETY: the scope borrows the stream, so the handle is live.
+                unsafe { synchronize(lent.handle as CUstream) }
+            } else if !context_waited {
+                context_waited = true;
+                // SAFETY: the backend's context, alive while its memory is.
+                unsafe { driver::synchronize_context(self.context as driver::CUcontext) }
+            } else {
+                Ok(())
+            };
             first_error = first_error.and(status.map_err(Error::from));
         }
         first_error
@@ -236,18 +244,100 @@ impl Gpu {
     /// next scope (the caller has waited for the work that used them).
     #[cfg(feature = "cust")]
     pub(crate) fn end_scope(&mut self) {
-        self.idle
-            .extend(self.scoped.drain(..).map(|(_, workspace)| workspace.idle()));
+        self.lending.take_back_all();
+        for workspace in self.lending.idle_mut() {
+            workspace.retired.clear();
+        }
         self.forget_owned();
     }
 
-    /// Takes back the workspace lent to `stream` (the caller has waited for
-    /// the work that used it): idle again, for the next stream.
+    /// Lends `stream` a workspace for the cudarc interop's launches, holding
+    /// `hold` (the stream) while it is lent: its own, or, for a stream that
+    /// has none, one whose launches are known to have completed (asked
+    /// without waiting of the event recorded after them), or a new one.
+    /// Then the workspace has an event, which [`Gpu::record_launched`]
+    /// records after the call's launches. With the context current.
     #[cfg(feature = "cudarc")]
-    pub(crate) fn release(&mut self, stream: StreamHandle) {
-        if let Some(index) = self.scoped.iter().position(|(h, _)| *h == stream.0 as usize) {
-            self.idle.push(self.scoped.swap_remove(index).1.idle());
+    pub(crate) fn lend_to(&mut self, stream: StreamHandle, hold: super::lending::Hold) -> Result<()> {
+        let handle = stream.0 as usize;
+        let key = StreamKey::on_this_thread(handle);
+        if self.lending.get_mut(key).is_none() {
+            self.lending.take_back_done(Some(key), StreamWorkspace::is_done)?;
         }
+        let max_grid = self.max_grid;
+        let workspace = self.lending.lend(key, handle, Some(hold), || {
+            // SAFETY: the interop's caller's stream, held while it is lent.
+            unsafe { StreamWorkspace::new(max_grid, stream.0) }
+        })?;
+        // From here work may be enqueued with it (a new one's zeroing is
+        // already): not known idle until the call's event is recorded.
+        workspace.unrecorded = true;
+        if workspace.done.is_none() {
+            workspace.done = Some(driver::Event::new()?);
+        }
+        Ok(())
+    }
+
+    /// Records `stream`'s workspace's event after the launches enqueued on
+    /// `stream` so far (on the calling thread, as they were).
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn record_launched(&mut self, stream: StreamHandle) -> Result<()> {
+        let key = StreamKey::on_this_thread(stream.0 as usize);
+        let workspace = self.lending.get_mut(key).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let event = workspace.done.as_ref().ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        // SAFETY: the held stream the launches went to, with the context
+        // current (the interop binds it for each call).
+        unsafe { event.record(stream.0) }?;
+        // The event follows everything enqueued on the stream so far.
+        workspace.unrecorded = false;
+        Ok(())
+    }
+
+    /// Takes `stream`'s workspace out of use for good, without freeing it:
+    /// for one whose launches can be neither recorded nor waited for (a
+    /// broken context), which must not be freed or lent while they may run.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn abandon(&mut self, stream: StreamHandle) {
+        if let Some(lent) = self.lending.remove(StreamKey::on_this_thread(stream.0 as usize)) {
+            std::mem::forget(lent.workspace);
+        }
+    }
+
+    /// Takes back every workspace whose launches have completed (without
+    /// waiting), and frees the scratch the idle ones outgrew: for the
+    /// interop's blocking calls, which may free (a free can wait for the
+    /// device), unlike its `_into` calls.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn tidy(&mut self) -> Result<()> {
+        self.lending.take_back_done(None, StreamWorkspace::is_done)?;
+        for workspace in self.lending.idle_mut() {
+            workspace.retired.clear();
+        }
+        Ok(())
+    }
+
+    /// Waits for the launches of every lent workspace (their events; the
+    /// whole context where a workspace has none that covers them, as the
+    /// stream's handle might not reach the stream from this thread): before
+    /// the workspaces and modules are freed.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn wait_lent(&self) -> Result<()> {
+        let mut first_error = Ok(());
+        for lent in self.lending.lent() {
+            let status = match &lent.workspace.done {
+                Some(event) if !lent.workspace.unrecorded => event.synchronize(),
+                // SAFETY: the backend's context, alive while its memory is.
+                _ => unsafe { driver::synchronize_context(self.context as driver::CUcontext) },
+            };
+            first_error = first_error.and(status.map_err(Error::from));
+        }
+        first_error
+    }
+
+    /// How many workspaces are lent to callers' streams, and how many idle.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn workspace_counts(&self) -> (usize, usize) {
+        self.lending.counts()
     }
 
     /// Forgets which buffers were found to be this context's memory: for a
@@ -368,9 +458,6 @@ fn load(image: Image, module: Module) -> Result<LoadedModule> {
     Ok(LoadedModule::load(&bytes)?)
 }
 
-/// `CU_STREAM_PER_THREAD`: the handle of the calling thread's default stream.
-const PER_THREAD_STREAM: CUstream = 0x2 as CUstream;
-
 /// Most parameters any entry point has (the axis ones).
 const MAX_PARAMETERS: usize = kernels_gpu::abi::MAX_KERNEL_WORDS;
 
@@ -475,8 +562,15 @@ impl Launcher for Gpu {
         let on = self.enqueue_on(stream)?;
         let w = self.stream_workspace(stream)?;
         if w.scratch.as_ref().is_none_or(|b| b.len() < words) {
+            // On a caller's stream the outgrown scratch is kept until the
+            // stream is known idle: at least doubling bounds all that is
+            // kept by the scratch in use.
+            let outgrown = match stream {
+                Some(_) => w.scratch.as_ref().map_or(0, |b| b.len().saturating_mul(2)),
+                None => 0,
+            };
             // SAFETY: the own stream, or a caller's, live while lent a workspace.
-            let grown = unsafe { DeviceMemory::zeroed(words.max(1), on)? };
+            let grown = unsafe { DeviceMemory::zeroed(words.max(outgrown).max(1), on)? };
             if let Some(outgrown) = w.scratch.replace(grown) {
                 w.retired.push(outgrown);
                 if stream.is_none() {
@@ -541,10 +635,15 @@ impl Launcher for Gpu {
 }
 
 impl StreamWorkspace {
-    /// This workspace once its stream's work is done: what it retired freed.
-    fn idle(mut self) -> Self {
-        self.retired.clear();
-        self
+    /// Whether every launch that used this workspace has completed, asked
+    /// without waiting of the event recorded after them (a workspace whose
+    /// event does not cover all of them is not known idle).
+    #[cfg(feature = "cudarc")]
+    fn is_done(&mut self) -> Result<bool> {
+        match &self.done {
+            Some(event) if !self.unrecorded => Ok(event.is_done()?),
+            _ => Ok(false),
+        }
     }
 
     /// A workspace for grids of up to `max_grid` blocks, for launches on
@@ -571,6 +670,10 @@ impl StreamWorkspace {
             scratch: None,
             retired: Vec::new(),
             sink: zeroed(2)?,
+            #[cfg(feature = "cudarc")]
+            done: None,
+            #[cfg(feature = "cudarc")]
+            unrecorded: false,
         })
     }
 }

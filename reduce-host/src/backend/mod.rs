@@ -25,6 +25,11 @@ pub(crate) mod gpu;
 #[cfg(any(feature = "cust", feature = "cudarc"))]
 mod images;
 pub(crate) mod launcher;
+// Pure bookkeeping: its tests run in every configuration. (Some of it is
+// the cudarc interop's only, and cust's scopes use the rest.)
+#[cfg(any(feature = "cust", feature = "cudarc", test))]
+#[cfg_attr(not(all(feature = "cust", feature = "cudarc")), allow(dead_code))]
+pub(crate) mod lending;
 
 #[cfg(feature = "cust")]
 pub use cuda::Cuda;

@@ -136,12 +136,19 @@ impl ScopeStream<'_> {
     /// # Ok(()) }
     /// ```
     ///
+    /// The default streams by their handles too: `0` or `CU_STREAM_LEGACY`
+    /// (`0x1`), the context's legacy default stream (one stream, one
+    /// workspace), and `CU_STREAM_PER_THREAD` (`0x2`), the per-thread
+    /// default stream of the thread that launches: a scope used on several
+    /// threads launches on each one's own stream, with a workspace for
+    /// each, and [`Reducer::scope`] waits for all of them (for another
+    /// thread's, which no handle reaches from the thread that ends the
+    /// scope, by waiting for the whole context).
+    ///
     /// # Safety
-    /// `handle` is a stream of the reducer's context (or `0`, the context's
-    /// legacy default stream), and is not destroyed until the scope's
-    /// borrows end (for [`Reducer::scope`], until it returns). The handle of
-    /// the per-thread default stream (`CU_STREAM_PER_THREAD`) is refused
-    /// ([`Error::UnsupportedStream`]).
+    /// `handle` is a stream of the reducer's context (or one of its default
+    /// streams above), and is not destroyed until the scope's borrows end
+    /// (for [`Reducer::scope`], until it returns).
     pub unsafe fn from_raw(handle: cust::sys::CUstream) -> Self {
         ScopeStream {
             handle: StreamHandle(handle.cast()),
