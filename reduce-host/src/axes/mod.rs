@@ -101,7 +101,9 @@ use kernels_gpu::abi::AXIS_KEPT_DIMS;
 pub const MAX_RANK: usize = AXIS_KEPT_DIMS;
 
 /// An N-d view of a buffer: a shape and a stride per axis, in elements
-/// (PyTorch's `size()` and `stride()`), at most [`MAX_RANK`] axes.
+/// (PyTorch's `size()` and `stride()`), at most [`MAX_RANK`] axes, and the
+/// element the view starts at ([`Strided::with_offset`]; PyTorch's
+/// `storage_offset()`, candle's `Layout::start_offset`), 0 unless given.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
@@ -118,6 +120,7 @@ pub struct Strided {
     rank: usize,
     shape: [usize; MAX_RANK],
     strides: [usize; MAX_RANK],
+    offset: usize,
 }
 
 impl Strided {
@@ -150,6 +153,7 @@ impl Strided {
             rank: shape.len(),
             shape: [1; MAX_RANK],
             strides: [0; MAX_RANK],
+            offset: 0,
         };
         for (slot, &extent) in layout.shape.iter_mut().zip(shape) {
             *slot = extent;
@@ -180,6 +184,50 @@ impl Strided {
             })?;
         }
         Strided::new(shape, &strides)
+    }
+
+    /// The same view, starting `offset` elements into the buffer (PyTorch's
+    /// `as_strided(size, stride, storage_offset)`, candle's `Layout`, a
+    /// DLPack tensor's `byte_offset` in elements): the element at position
+    /// `(i0, i1, …)` is `buffer[offset + i0 * stride0 + i1 * stride1 + …]`.
+    /// The offset is checked, as the rest of the view, when a reduction
+    /// reads a buffer through it: [`Error::InvalidLayout`] unless `offset`
+    /// plus the view's span is at most the buffer's length. The view's start
+    /// need not be aligned beyond its element: any offset runs at full speed.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, Op, Over};
+    /// let x = [0i32, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    /// // x[1:9].reshape(2, 4)[:, 1:]: 2 × 3 from element 2, rows 4 apart.
+    /// let view = Strided::new(&[2, 3], &[4, 1])?.with_offset(2);
+    /// assert_eq!(view.offset(), 2);
+    /// let sums = Emulator::default().reduce_over(&x, Op::Sum, Over::Axes(&view, &[1]))?;
+    /// assert_eq!(sums.values.to_vec(), [2 + 3 + 4, 6 + 7 + 8]);
+    /// // Reaching past the buffer is an error, never a read out of it.
+    /// let past = Strided::new(&[2, 3], &[4, 1])?.with_offset(4);
+    /// assert!(matches!(
+    ///     Emulator::default().reduce_over(&x, Op::Sum, Over::Axes(&past, &[1])),
+    ///     Err(reduce::Error::InvalidLayout(_))
+    /// ));
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_offset(self, offset: usize) -> Self {
+        Strided { offset, ..self }
+    }
+
+    /// The element of the buffer the view starts at (0 unless set by
+    /// [`Strided::with_offset`]).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let layout = reduce::axes::Strided::contiguous(&[2, 3])?;
+    /// assert_eq!((layout.offset(), layout.with_offset(5).offset()), (0, 5));
+    /// # Ok(()) }
+    /// ```
+    pub fn offset(&self) -> usize {
+        self.offset
     }
 
     /// The length of each axis.
@@ -285,17 +333,28 @@ impl Strided {
     }
 
     /// The view's axes, with `axes` reduced, checked against a buffer of
-    /// `len` elements: [`Error::InvalidLayout`] if an element lies past
-    /// it or the elements outnumber a `u64`.
+    /// `len` elements: [`Error::InvalidLayout`] if the offset or an element
+    /// lies past it or the elements outnumber a `u64`.
     pub(crate) fn checked_dims(&self, axes: &[isize], len: usize) -> Result<CheckedView> {
         let reduced = self.reduced_mask(axes)?;
-        let span = self.span().filter(|&span| span <= len).ok_or_else(|| {
-            Error::InvalidLayout(format!(
-                "the view with shape {:?} and strides {:?} reaches past the input's {len} elements",
-                self.shape(),
-                self.strides()
-            ))
-        })?;
+        let span = self
+            .span()
+            .filter(|&span| span.checked_add(self.offset).is_some_and(|end| end <= len))
+            .ok_or_else(|| {
+                let needs = match self.span() {
+                    Some(span) => match span.checked_add(self.offset) {
+                        Some(end) => format!("needs {end} elements (offset {} + span {span})", self.offset),
+                        None => format!("needs offset {} + span {span} elements, past usize::MAX", self.offset),
+                    },
+                    None => "spans more elements than a usize counts".to_string(),
+                };
+                Error::InvalidLayout(format!(
+                    "the view with shape {:?}, strides {:?} and offset {} {needs}, but the input has {len}",
+                    self.shape(),
+                    self.strides(),
+                    self.offset
+                ))
+            })?;
         if self
             .shape()
             .iter()
@@ -322,6 +381,7 @@ impl Strided {
             .fold(1u64, |n, d| n.saturating_mul(d.extent));
         Ok(CheckedView {
             dims,
+            offset: self.offset,
             span,
             reduced_elements,
         })
@@ -332,6 +392,9 @@ impl Strided {
 pub(crate) struct CheckedView {
     /// The axes, outermost first.
     pub dims: Vec<Dim>,
+    /// The element of the buffer the view starts at (`offset + span` is at
+    /// most the buffer's length).
+    pub offset: usize,
     /// Elements from the first to one past the last the view reaches (0 if
     /// an axis is empty).
     pub span: usize,
