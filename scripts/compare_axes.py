@@ -29,14 +29,15 @@ def main():
         theirs = torch.get(key)
         ratio = us / theirs[0] if theirs else float("nan")
         worst = max(worst, ratio) if theirs else worst
-        extents = [int(e) for e in shape.split("x")]
+        # A view's shape is written `<shape>@<strides>[+<offset>]`.
+        extents = [int(e) for e in shape.split("@")[0].split("x")]
         share = ""
         if axes != "all":
             reduced = 1
             for a in map(int, axes.split("+")):
                 reduced *= extents[a]
             whole = ours.get((dtype, str(1 << 28), "all", "sum"))
-            if reduced >= 64 and whole:
+            if reduced >= 64 and whole and "@" not in shape:
                 share = f"{gbps / whole[1]:.0%}"
         sum_here = ours.get((dtype, shape, axes, "sum"))
         over_sum = f"{us / sum_here[0]:.2f}" if sum_here and op != "sum" else ""

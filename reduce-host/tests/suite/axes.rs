@@ -327,3 +327,39 @@ fn empty_axis_without_kept_positions<B: TestBackend>(backend: &mut Tester<B>) {
         "{name}: widened sum"
     );
 }
+
+/// Every permutation of the axes of dense tensors with a long axis (so
+/// that a result folds enough elements for the planner's copy in the kept
+/// axes' order, and short ones for the reordered single pass), every set of
+/// axes, the view starting at the buffer's head or some elements in and
+/// ending at its tail or before: the views candle and PyTorch make of a
+/// contiguous tensor, planned as its dense memory.
+#[test]
+fn permuted_dense_views() {
+    let test = "permuted_dense_views";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for dense in [[3usize, 40, 5], [36, 2, 4], [2, 3, 50]] {
+            let strides = Strided::contiguous(&dense).unwrap().strides().to_vec();
+            for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+                let shape: Vec<usize> = order.iter().map(|&a| dense[a]).collect();
+                let view_strides: Vec<usize> = order.iter().map(|&a| strides[a]).collect();
+                let head = [0, 1, 3][rng.gen_range(0..3)];
+                let layout = Strided::new(&shape, &view_strides).unwrap().with_offset(head);
+                for bits in 0..8 {
+                    let axes: Vec<isize> = (0..3).filter(|a| bits & (1 << a) != 0).collect();
+                    let op = [Op::Sum, Op::Max, Op::NanSum, Op::SumOfSquares][rng.gen_range(0..4)];
+                    let tail = rng.gen_range(0..2);
+                    let data = data_for::<f32>(&mut rng, op, span(&layout) + tail);
+                    if let Err(e) = check_case(&mut backend, &data, 1, &layout, &axes, op) {
+                        panic!("{}: {test}: {e}", backend.name());
+                    }
+                    let ints = data_for::<i32>(&mut rng, Op::Sum, span(&layout) + tail);
+                    if let Err(e) = check_case(&mut backend, &ints, 0, &layout, &axes, Op::Sum) {
+                        panic!("{}: {test}: {e}", backend.name());
+                    }
+                }
+            }
+        }
+    });
+}

@@ -313,6 +313,35 @@ fn arg_along_random_axes() {
     random_arg_views::<f16>("arg_along_random_axes_of_f16", 10);
 }
 
+/// argmax/argmin along each axis of every permutation of dense tensors
+/// with a long axis, starting at the buffer's head or some elements in: the
+/// positions found in memory order, then copied in the kept axes' order
+/// where the permutation reorders them.
+#[test]
+fn arg_along_permuted_dense_views() {
+    let test = "arg_along_permuted_dense_views";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for dense in [[3usize, 40, 5], [36, 2, 4]] {
+            let strides = Strided::contiguous(&dense).unwrap().strides().to_vec();
+            for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+                let shape: Vec<usize> = order.iter().map(|&a| dense[a]).collect();
+                let view_strides: Vec<usize> = order.iter().map(|&a| strides[a]).collect();
+                let head = [0, 1, 3][rng.gen_range(0..3)];
+                let layout = Strided::new(&shape, &view_strides).unwrap().with_offset(head);
+                for axis in -3..3 {
+                    let op = [Op::Max, Op::Min][rng.gen_range(0..2)];
+                    let len = span(&layout) + rng.gen_range(0..2);
+                    let data = arg_data::<f32>(&mut rng, len);
+                    if let Err(e) = check_arg(&mut backend, &data, &layout, axis, op) {
+                        panic!("{}: {test}: {e}", backend.name());
+                    }
+                }
+            }
+        }
+    });
+}
+
 /// Axes long enough to be split over blocks: the preferred value twice, at
 /// random positions, so the first must win across the parts; columns, rows,
 /// a middle axis and a transposed matrix.
