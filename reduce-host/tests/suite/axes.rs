@@ -23,7 +23,12 @@ fn check_case<B: TestBackend, T: TestElement>(
     axes: &[isize],
     op: Op,
 ) -> Result<(), String> {
-    let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
+    let case = format!(
+        "{:?} strides {:?} offset {} axes {axes:?} {op}",
+        layout.shape(),
+        layout.strides(),
+        layout.offset()
+    );
     let reduced = reduced_axes(layout.shape().len(), axes);
     let summed: Vec<usize> = (0..reduced.len()).filter(|&a| reduced[a]).collect();
     let expected = common::gathered(data, layout, &summed);

@@ -83,7 +83,12 @@ fn widened_cases<B: TestBackend, In, A>(
                 let len = span(&layout) + rng.gen_range(0..3);
                 let ints: Vec<i64> = (0..len).map(|_| rng.gen_range(pair.range.0..=pair.range.1)).collect();
                 let data: Vec<In> = ints.iter().map(|&v| (pair.input)(v)).collect();
-                let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
+                let case = format!(
+                    "{:?} strides {:?} offset {} axes {axes:?} {op}",
+                    layout.shape(),
+                    layout.strides(),
+                    layout.offset()
+                );
                 let got = backend.staged_twice(&data, rng.gen_range(0..4), In::default(), |reducer, input| {
                     reducer
                         .reduce_over(input, Widened::<A>::new(op), Over::Axes(&layout, &axes))
@@ -262,7 +267,12 @@ fn check_arg<B: TestBackend, T: ArgValue>(
     axis: isize,
     op: Op,
 ) -> Result<(), String> {
-    let case = format!("{:?} strides {:?} axis {axis} {op}", layout.shape(), layout.strides());
+    let case = format!(
+        "{:?} strides {:?} offset {} axis {axis} {op}",
+        layout.shape(),
+        layout.strides(),
+        layout.offset()
+    );
     let got = backend.staged_twice(data, 1, T::default(), |reducer, input| {
         match op {
             Op::Max => reducer.reduce_over(input, ArgMax, Over::Axes(layout, &[axis])),
