@@ -40,9 +40,14 @@
 //!   axes dropped, or kept as 1 (`keepdim`), which is the same data.
 //! - **Strides** are in elements, any values, including 0 (a broadcast axis:
 //!   its element is read once per position, so a sum over it counts it that
-//!   many times) and layouts whose positions share elements. Every element
-//!   the view reaches must be in the buffer: [`Error::InvalidLayout`] if not.
-//!   Negative strides cannot be expressed (PyTorch has none either).
+//!   many times) and layouts whose positions share elements. Negative
+//!   strides cannot be expressed (PyTorch has none either).
+//! - **Offset**: the view starts at element [`Strided::offset`] of the
+//!   buffer (0 unless given by [`Strided::with_offset`]), aligned or not;
+//!   with the shape and strides, a candle `Layout`, a PyTorch
+//!   `as_strided(size, stride, storage_offset)`, a DLPack tensor. Every
+//!   element the view reaches must be in the buffer (offset + span ≤ its
+//!   length): [`Error::InvalidLayout`] if not.
 //! - **Empty axes**: a kept axis of length 0 gives no results. A reduced
 //!   axis of length 0 gives the op's identity (0 for sums, 1 for products)
 //!   where it has one, and [`Error::Empty`] for `Max`/`Min` and the other
@@ -61,19 +66,37 @@
 //! - **Statistics** ([`Var`](crate::Var), [`LogSumExp`](crate::LogSumExp),
 //!   [`Count`](crate::Count), …): see [`crate::statistics`].
 //! - **Determinism**: the launches depend only on the shape, the strides,
-//!   the axes, the element type and the device, so each result is bitwise
-//!   the same on every run. The order in which a result's elements are
-//!   combined is not the whole-input reduction's: a float sum along an axis
-//!   can differ from [`crate::sum`] of the same elements by rounding.
+//!   the axes, the element type and the device (not on the offset, nor on
+//!   the data), so each result is bitwise the same on every run. The order
+//!   in which a result's elements are combined is not the whole-input
+//!   reduction's: a float sum along an axis can differ from [`crate::sum`]
+//!   of the same elements by rounding, and a permuted view's from that of
+//!   a contiguous copy of it (the reduced axes are folded in memory order).
 //!
 //! # How the work is divided
-//! Axes of length 1 are dropped, and neighbouring axes that are both kept
-//! or both reduced and lie in memory as one (the outer stride is the inner
-//! one times the inner length) are merged, so `x.sum(dim=(1, 2))` of a
-//! contiguous `[a, b, c]` tensor is a row reduction of an `a × bc` matrix.
-//! Each reduced axis left is then one launch (the longest first), its
-//! results going to the reducer's scratch for the next launch, the last one
-//! to the output:
+//! Axes of length 1 are dropped, the others put in memory order (the
+//! largest stride outermost; equal strides keep their order), and
+//! neighbouring axes that are both kept or both reduced and lie in memory
+//! as one (the outer stride is the inner one times the inner length) are
+//! merged, so `x.sum(dim=(1, 2))` of a contiguous `[a, b, c]` tensor is a
+//! row reduction of an `a × bc` matrix, and a permuted view of dense
+//! memory (`x.transpose(0, 2)`, `x.permute(…)`) is planned as that memory:
+//! its sum over every axis is one whole-input launch. Each reduced axis
+//! left is then one launch (the longest first), its results going to the
+//! reducer's scratch for the next launch, the last one to the output.
+//!
+//! Where memory order puts the kept axes in another order than given
+//! (`x.transpose(0, 2).sum(dim=1)`), the results must still be row-major
+//! over the kept axes as given. With several launches, the last one reads
+//! the previous one's results in that order. With one, if each result folds
+//! at least 32 elements, it writes its results in memory order to scratch
+//! and one more launch (each result the op over one element: a copy; for
+//! argmax/argmin, of the positions) writes them in the given order: it moves
+//! each result twice, at most 1/16 of the bytes the reduction reads for
+//! results as wide as the elements, where a launch reading the input in the
+//! kept axes' order would read it in strides. Under 32 elements per result,
+//! the one launch reads the input in the kept axes' order (a copy would cost
+//! about as much as the reduction). Each launch:
 //! - a reduced axis that is contiguous and whose kept axes form the rows of
 //!   a matrix runs the row-wise kernels (those of [`Over::Rows`](crate::Over::Rows)); all axes
 //!   reduced and contiguous, the whole-input kernel;
