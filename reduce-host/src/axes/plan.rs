@@ -110,13 +110,13 @@ pub(crate) const TRANSPOSE_MIN_FOLD: u64 = 32;
 ///   reduction).
 pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
     let dims: Vec<Dim> = dims.iter().copied().filter(|d| d.extent != 1).collect();
-    let mut order: Vec<usize> = (0..dims.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(dims[i].stride));
-    let in_memory: Vec<Dim> = order.iter().map(|&i| dims[i]).collect();
+    // Each axis with its place in the view, in memory order.
+    let mut memory_order: Vec<(usize, Dim)> = dims.iter().copied().enumerate().collect();
+    memory_order.sort_by_key(|&(_, dim)| std::cmp::Reverse(dim.stride));
+    let in_memory: Vec<Dim> = memory_order.iter().map(|&(_, dim)| dim).collect();
     let (mut passes, last_source) = passes_in_order(&in_memory);
-    let kept_of = |indices: &mut dyn Iterator<Item = usize>| indices.filter(|&i| !dims[i].reduced).collect::<Vec<_>>();
-    let given = kept_of(&mut (0..dims.len()));
-    let memory = kept_of(&mut order.iter().copied());
+    let given: Vec<(usize, Dim)> = dims.iter().copied().enumerate().filter(|(_, d)| !d.reduced).collect();
+    let memory: Vec<(usize, Dim)> = memory_order.iter().copied().filter(|(_, d)| !d.reduced).collect();
     if given == memory {
         return passes;
     }
@@ -124,31 +124,32 @@ pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
         .iter()
         .filter(|d| d.reduced)
         .fold(1u64, |n, d| n.saturating_mul(d.extent));
-    // The stride of each kept axis (by its index in `dims`) in the tensor
-    // the last pass adds to or reads.
-    let (strides, copy) = if passes.len() == 1 && reduced_elements >= TRANSPOSE_MIN_FOLD {
+    // The stride of each kept axis (by its place in the view) in the tensor
+    // the last pass writes (a copy's input) or reads.
+    let copy = passes.len() == 1 && reduced_elements >= TRANSPOSE_MIN_FOLD;
+    let strides = if copy {
         // The one pass's results, row-major over the kept axes in memory order.
-        let mut strides = vec![0; dims.len()];
+        let mut strides = Vec::with_capacity(memory.len());
         let mut stride = 1u64;
-        for &i in memory.iter().rev() {
-            strides[i] = stride;
-            stride = stride.saturating_mul(dims[i].extent);
+        for &(axis, dim) in memory.iter().rev() {
+            strides.push((axis, stride));
+            stride = stride.saturating_mul(dim.extent);
         }
-        (Some(strides), true)
+        Some(strides)
     } else {
-        (split_kept(&last_source, &memory, &dims), false)
+        split_kept(&last_source, &memory)
     };
-    let (Some(strides), Some(last)) = (strides, passes.last_mut()) else {
+    let kept: Option<Vec<Dim>> = given
+        .iter()
+        .map(|&(axis, dim)| {
+            let &(_, stride) = strides.as_ref()?.iter().find(|&&(a, _)| a == axis)?;
+            Some(Dim { stride, ..dim })
+        })
+        .collect();
+    let (Some(kept), Some(last)) = (kept, passes.last_mut()) else {
         // Not reached (`split_kept` splits every merged axis): the view's order.
         return passes_in_order(&dims).0;
     };
-    let kept: Vec<Dim> = given
-        .iter()
-        .map(|&i| Dim {
-            stride: strides[i],
-            ..dims[i]
-        })
-        .collect();
     let kept = merged(&kept, |_, _| true);
     if copy {
         passes.push(Pass {
@@ -165,28 +166,28 @@ pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
     passes
 }
 
-/// The stride of each kept axis of `dims` (by index; the others 0) in
-/// `source`, whose kept axes are those of `memory` (indices into `dims`,
-/// in memory order), neighbours merged; `None` if they do not split so.
-fn split_kept(source: &[Dim], memory: &[usize], dims: &[Dim]) -> Option<Vec<u64>> {
-    let mut strides = vec![0; dims.len()];
+/// The stride of each kept axis (by its place in the view) in `source`,
+/// whose kept axes are those of `memory` (with their places, in memory
+/// order), neighbours merged; `None` if they do not split so.
+fn split_kept(source: &[Dim], memory: &[(usize, Dim)]) -> Option<Vec<(usize, u64)>> {
+    let mut strides = Vec::with_capacity(memory.len());
     let mut axes = memory.iter().copied();
     for merged in source.iter().filter(|d| !d.reduced) {
         // The axes (extents above 1) whose product is the merged extent.
         let mut group = Vec::new();
         let mut product = 1u64;
         while product < merged.extent {
-            let axis = axes.next()?;
-            group.push(axis);
-            product = product.checked_mul(dims[axis].extent)?;
+            let (axis, dim) = axes.next()?;
+            group.push((axis, dim.extent));
+            product = product.checked_mul(dim.extent)?;
         }
         if product != merged.extent {
             return None;
         }
         let mut stride = merged.stride;
-        for &axis in group.iter().rev() {
-            strides[axis] = stride;
-            stride = stride.saturating_mul(dims[axis].extent);
+        for &(axis, extent) in group.iter().rev() {
+            strides.push((axis, stride));
+            stride = stride.saturating_mul(extent);
         }
     }
     axes.next().is_none().then_some(strides)
