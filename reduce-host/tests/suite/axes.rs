@@ -218,6 +218,25 @@ fn errors_and_edge_cases() {
             err(&mut backend, &past_the_end, &[0], Op::Sum),
             Error::InvalidLayout(_)
         ));
+        // An offset: the view from element 1 fits, from element 2 reaches
+        // past the end; an offset near usize::MAX is refused, not wrapped.
+        let tail = Strided::new(&[2, 2], &[3, 1]).unwrap();
+        let sums = backend
+            .axes(&data, 0, &tail.with_offset(1), &[1], Op::Sum)
+            .unwrap()
+            .unwrap();
+        assert_eq!(sums, (vec![2.0 + 3.0, 5.0 + 6.0], vec![2]));
+        for offset in [2, usize::MAX - 1, usize::MAX] {
+            match err(&mut backend, &tail.with_offset(offset), &[1], Op::Sum) {
+                Error::InvalidLayout(message) => assert!(message.contains("offset"), "{message}"),
+                other => panic!("offset {offset}: {other:?}"),
+            }
+        }
+        let empty_past_the_end = Strided::contiguous(&[0, 3]).unwrap().with_offset(7);
+        assert!(matches!(
+            err(&mut backend, &empty_past_the_end, &[0], Op::Sum),
+            Error::InvalidLayout(_)
+        ));
         let ints = [1i32; 6];
         let max_abs = backend.axes(&ints, 0, &matrix, &[0], Op::MaxAbs).unwrap();
         assert!(matches!(max_abs, Err(Error::UnsupportedOp { .. })));
