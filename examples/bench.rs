@@ -441,9 +441,12 @@ fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box
     Ok(())
 }
 
-/// The views of `bench views`: (shape, strides, offset, axes, what), `X`'s
-/// dense rows beside those of `T = X.transpose(0, 2)` and a sliced view.
-fn views_cases() -> Vec<(Vec<usize>, Vec<usize>, usize, Vec<isize>, &'static str)> {
+/// One row of `bench views`: shape, strides, offset, axes and what.
+type ViewCase = (Vec<usize>, Vec<usize>, usize, Vec<isize>, &'static str);
+
+/// The views of `bench views`: `X`'s dense rows beside those of
+/// `T = X.transpose(0, 2)`, and a sliced view.
+fn views_cases() -> Vec<ViewCase> {
     let x = (vec![512, 1024, 64], vec![65536, 64, 1]);
     let t = (vec![64, 1024, 512], vec![1, 64, 65536]);
     let mut cases = Vec::new();
