@@ -43,9 +43,10 @@
 //! argmax along axis 2 (and `X`'s along axis 0, the same memory axis), its
 //! sum along axis 1 (and `X`'s) and max along axis 0 (and `X`'s along axis
 //! 2); and `X[:, :, 1:]` (a view starting one element in) summed along axis
-//! 2. Rows as `axes`', the shape of a view written `<shape>@<strides>` and,
+//! 2 (and `X`'s). Rows as `axes`', the shape of a view written `<shape>@<strides>` and,
 //! with an offset, `+<offset>` (`scripts/torch_axes.py views` times PyTorch
-//! on the same views).
+//! on the same views; `scripts/compare_axes.py` puts each view's time over
+//! its dense row's).
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
 //! layouts named (for profiling one of them), and also the probe layouts it
@@ -461,7 +462,8 @@ fn views_cases() -> Vec<ViewCase> {
         cases.push((x.0.clone(), x.1.clone(), 0, x_axes, what));
         cases.push((t.0.clone(), t.1.clone(), 0, axes, what));
     }
-    // X[:, :, 1:]: rows of 63 from element 1.
+    // X[:, :, 1:]: rows of 63 from element 1, after X's rows of 64.
+    cases.push((x.0.clone(), x.1.clone(), 0, vec![2], "sum"));
     cases.push((vec![512, 1024, 63], x.1.clone(), 1, vec![2], "sum"));
     cases
 }

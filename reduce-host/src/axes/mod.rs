@@ -66,8 +66,11 @@
 //! - **Statistics** ([`Var`](crate::Var), [`LogSumExp`](crate::LogSumExp),
 //!   [`Count`](crate::Count), …): see [`crate::statistics`].
 //! - **Determinism**: the launches depend only on the shape, the strides,
-//!   the axes, the element type and the device (not on the offset, nor on
-//!   the data), so each result is bitwise the same on every run. The order
+//!   the axes, the element type and the device (not on the offset), so each
+//!   result is bitwise the same on every run; as for a whole input, the same
+//!   values at another alignment (the buffer's, or the offset's within 16
+//!   bytes) may round differently where a launch reads contiguous elements
+//!   as 16-byte vectors. The order
 //!   in which a result's elements are combined is not the whole-input
 //!   reduction's: a float sum along an axis can differ from [`crate::sum`]
 //!   of the same elements by rounding, and a permuted view's from that of
