@@ -27,6 +27,17 @@
 //! assert_eq!(wide.values.to_vec(), [2 * i64::from(i32::MAX); 3]);
 //! let best_row = emulator.reduce_over(&matrix, ArgMax, Over::Axes(&layout, &[0]))?;
 //! assert_eq!(best_row.values.to_vec(), [1, 1, 1]);
+//! // x of shape [2, 40, 3] seen as x.transpose(0, 2) (shape [3, 40, 2]),
+//! // from element 5 of the buffer: the sums along axis 1, row-major over
+//! // the kept axes as given, sums[i][j] = Σ_k x[j][k][i].
+//! let buffer: Vec<i64> = (0..245).collect();
+//! let t = Strided::new(&[3, 40, 2], &[1, 3, 120])?.with_offset(5);
+//! let sums = emulator.reduce_over(&buffer, Op::Sum, Over::Axes(&t, &[1]))?;
+//! let x = |j: i64, k: i64, i: i64| buffer[(5 + j * 120 + k * 3 + i) as usize];
+//! let expected: Vec<i64> = (0..3)
+//!     .flat_map(|i| (0..2).map(move |j| (0..40).map(|k| x(j, k, i)).sum::<i64>()))
+//!     .collect();
+//! assert_eq!((sums.values.to_vec(), sums.shape(false)), (expected, vec![3, 2]));
 //! # Ok(()) }
 //! ```
 //!
