@@ -35,6 +35,18 @@
 //! f64), `logsumexp`, `count_nonzero` and `any_nan`
 //! (`scripts/torch_axes.py` times PyTorch's `var`, `std`, `logsumexp`,
 //! `count_nonzero` and `isnan().any()` on the same shapes).
+//! The type `views` (issue #46) times reductions of f32 over views of one
+//! dense `X` of shape `[512, 1024, 64]` (2^25 elements, 128 MiB: past L2)
+//! beside the same reductions of its dense memory: `T = X.transpose(0, 2)`
+//! (shape `[64, 1024, 512]`, strides `[1, 64, 65536]`), its sum over every
+//! axis (and `X`'s), its mean and variance over axes (0, 2) (and `X`'s),
+//! argmax along axis 2 (and `X`'s along axis 0, the same memory axis), its
+//! sum along axis 1 (and `X`'s) and max along axis 0 (and `X`'s along axis
+//! 2); and `X[:, :, 1:]` (a view starting one element in) summed along axis
+//! 2 (and `X`'s). Rows as `axes`', the shape of a view written `<shape>@<strides>` and,
+//! with an offset, `+<offset>` (`scripts/torch_axes.py views` times PyTorch
+//! on the same views; `scripts/compare_axes.py` puts each view's time over
+//! its dense row's).
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
 //! layouts named (for profiling one of them), and also the probe layouts it
@@ -85,6 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "segmented_f64" => bench_segmented::<f64>(&mut reducer, "f64")?,
             "axes" => bench_axes::<f32>(&mut reducer, "f32")?,
             "axes_f64" => bench_axes::<f64>(&mut reducer, "f64")?,
+            "views" => bench_views(&mut reducer)?,
             "statistics" => bench_statistics::<f32>(&mut reducer, "f32")?,
             "statistics_f64" => bench_statistics::<f64>(&mut reducer, "f64")?,
             other => return Err(format!("unknown type {other}").into()),
@@ -425,6 +438,84 @@ fn bench_axes<T: FromSmall>(reducer: &mut Reducer, name: &str) -> Result<(), Box
                 moved / us / 1e3
             );
         }
+    }
+    Ok(())
+}
+
+/// One row of `bench views`: shape, strides, offset, axes and what.
+type ViewCase = (Vec<usize>, Vec<usize>, usize, Vec<isize>, &'static str);
+
+/// The views of `bench views`: `X`'s dense rows beside those of
+/// `T = X.transpose(0, 2)`, and a sliced view.
+fn views_cases() -> Vec<ViewCase> {
+    let x = (vec![512, 1024, 64], vec![65536, 64, 1]);
+    let t = (vec![64, 1024, 512], vec![1, 64, 65536]);
+    let mut cases = Vec::new();
+    for (axes, x_axes, what) in [
+        (vec![0, 1, 2], vec![0, 1, 2], "sum"),
+        (vec![0, 2], vec![0, 2], "mean"),
+        (vec![0, 2], vec![0, 2], "var"),
+        (vec![2], vec![0], "argmax"),
+        (vec![1], vec![1], "sum"),
+        (vec![0], vec![2], "max"),
+    ] {
+        cases.push((x.0.clone(), x.1.clone(), 0, x_axes, what));
+        cases.push((t.0.clone(), t.1.clone(), 0, axes, what));
+    }
+    // X[:, :, 1:]: rows of 63 from element 1, after X's rows of 64.
+    cases.push((x.0.clone(), x.1.clone(), 0, vec![2], "sum"));
+    cases.push((vec![512, 1024, 63], x.1.clone(), 1, vec![2], "sum"));
+    cases
+}
+
+/// `bench views`: the reductions of [`views_cases`] over one buffer of
+/// 2^25 `f32`s, each through `Scope::reduce_into` into a preallocated output.
+fn bench_views(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Error>> {
+    use reduce::axes::Strided;
+    use reduce::Mean;
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let n = 1usize << 25;
+    let element = std::mem::size_of::<f32>();
+    let host: Vec<f32> = (0..n).map(|i| fill_value::<f32>(i, 7)).collect();
+    let input = DeviceBuffer::from_slice(&host)?;
+    drop(host);
+    for (shape, strides, offset, axes, what) in views_cases() {
+        let layout = Strided::new(&shape, &strides)?.with_offset(offset);
+        let outputs = layout.kept_outputs(&axes)?;
+        let mut values = DeviceBuffer::from_slice(&vec![0f32; outputs])?;
+        let mut positions = DeviceBuffer::from_slice(&vec![0u64; outputs])?;
+        let mut means = DeviceBuffer::from_slice(&vec![0f64; outputs])?;
+        let (values, positions) = (Output::from(&mut values), Output::from(&mut positions));
+        let means = Output::from(&mut means);
+        let over = Over::Axes(&layout, &axes);
+        let us = median_us(reducer, n, &stream, (&start, &stop), |_, scope| match what {
+            "sum" => scope.reduce_into(&input, Op::Sum, over, values, &stream),
+            "max" => scope.reduce_into(&input, Op::Max, over, values, &stream),
+            // The mean of f32s is an f64 (`MeanInput`).
+            "mean" => scope.reduce_into(&input, Mean, over, means, &stream),
+            "var" => scope.reduce_into(&input, Var::<f32>::new(1.0)?, over, values, &stream),
+            _ => scope.reduce_into(&input, ArgMax, over, positions, &stream),
+        })?;
+        let join = |v: &[usize]| v.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("x");
+        let mut shape_text = join(&shape);
+        if strides != Strided::contiguous(&shape)?.strides() || offset != 0 {
+            shape_text = format!(
+                "{shape_text}@{}",
+                strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(":")
+            );
+        }
+        if offset != 0 {
+            shape_text = format!("{shape_text}+{offset}");
+        }
+        let axes_text = axes.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("+");
+        let result_bytes = if matches!(what, "argmax" | "mean") { 8 } else { element };
+        let read = layout.shape().iter().product::<usize>() * element;
+        let moved = (read + outputs * result_bytes) as f64;
+        println!(
+            "reduce,f32,{shape_text},{axes_text},{what},{us:.2},{:.1}",
+            moved / us / 1e3
+        );
     }
     Ok(())
 }

@@ -9,7 +9,12 @@ sum, var and std (correction 1), logsumexp, count_nonzero and
 `isnan().any()` over the whole input, the last axis of [2^20, 2^8] and the
 first of [2^8, 2^20]: each as a PyTorch user writes it, so the last two
 allocate (count_nonzero takes no `out=`; `isnan` makes a bool tensor
-before `any`), and their times include that."""
+before `any`), and their times include that. The argument `views` times the
+rows of `bench views` (issue #46): one dense X of shape [512, 1024, 64]
+(f32) and its view T = X.transpose(0, 2), sum over every axis, mean and
+var over (0, 2), argmax along 2 (X: along 0), sum along 1, max along 0 (X:
+along 2), and X[:, :, 1:] summed along 2 (and X), each into a preallocated
+output, shapes of views written `<shape>@<strides>[+<offset>]` as the bench does."""
 import statistics
 import sys
 
@@ -56,6 +61,42 @@ def time_statistics(name):
     del x
 
 
+def time_views():
+    x = torch.randint(1, 4, (1 << 25,), device="cuda").to(torch.float32)
+    dense = x.view(512, 1024, 64)
+    t = dense.transpose(0, 2)
+    sliced = dense[:, :, 1:]
+    rows = []
+    for (axes, x_axes, op) in (((0, 1, 2), (0, 1, 2), "sum"), ((0, 2), (0, 2), "mean"), ((0, 2), (0, 2), "var"),
+                               ((2,), (0,), "argmax"), ((1,), (1,), "sum"), ((0,), (2,), "max")):
+        rows.append((dense, x_axes, op))
+        rows.append((t, axes, op))
+    rows.append((dense, (2,), "sum"))
+    rows.append((sliced, (2,), "sum"))
+    for view, axes, op in rows:
+        kept = [e for a, e in enumerate(view.shape) if a not in axes]
+        dtype = torch.int64 if op == "argmax" else torch.float32
+        out = torch.empty(kept, device="cuda", dtype=dtype)
+        call = {
+            "sum": lambda: torch.sum(view, dim=axes, out=out),
+            "mean": lambda: torch.mean(view, dim=axes, out=out),
+            "var": lambda: torch.var(view, dim=axes, correction=1, out=out),
+            "max": lambda: torch.amax(view, dim=axes, out=out),
+            "argmax": lambda: torch.argmax(view, dim=axes[0], out=out),
+        }[op]
+        us = median_us(call)
+        shape_text = "x".join(map(str, view.shape))
+        dense_strides = torch.empty(view.shape).stride()
+        if view.stride() != dense_strides or view.storage_offset() != 0:
+            shape_text += "@" + ":".join(map(str, view.stride()))
+        if view.storage_offset() != 0:
+            shape_text += f"+{view.storage_offset()}"
+        axes_text = "+".join(map(str, axes))
+        moved = view.numel() * 4 + out.numel() * out.element_size()
+        print(f"torch,f32,{shape_text},{axes_text},{op},{us:.2f},{moved / us / 1e3:.1f}", flush=True)
+    del x
+
+
 def name_of(dtype):
     return {torch.float32: "f32", torch.float64: "f64"}[dtype]
 
@@ -79,6 +120,9 @@ def main():
     names = sys.argv[1:] or ["f32", "f64"]
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
     for name in names:
+        if name == "views":
+            time_views()
+            continue
         if name.startswith("statistics"):
             time_statistics(name)
             continue

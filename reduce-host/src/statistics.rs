@@ -80,7 +80,7 @@
 //! [`Op`]: crate::Op
 //! [`Reduced::shape`]: crate::axes::Reduced::shape
 
-use crate::axes::{plan_passes, AxisLaunch, Pass, SegmentsLaunch, Strided};
+use crate::axes::{plan_passes, too_large, AxisLaunch, Pass, SegmentsLaunch, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
@@ -324,14 +324,27 @@ impl<B: Backend> Reducer<B> {
             outputs_and_input.push(Access::write::<u8>("means", means, result_bytes));
         }
         check_aliasing(&outputs_and_input)?;
+        // The view's first element (`offset + span <= len`, checked above),
+        // aligned to an element only, as any slice of a buffer.
+        let address = element_address::<In>(address, checked.offset).ok_or_else(|| too_large(layout))?;
         let passes = match checked.span {
             0 => vec![Pass::empty(outputs as u64)],
             _ => plan_passes(&checked.dims),
         };
-        // A call without states reduces one axis: one pass.
-        let (states_kernel, state_bytes) = match (call.states, passes.len()) {
+        // A call without states reduces one axis: one pass, and where the
+        // plan writes the results in the kept axes' order after it (a pass
+        // of one element each, see `plan_passes`), a copy of its `u64`
+        // positions (the max of one `u64`: the value itself).
+        let (states_kernel, state_bytes) = match (call.states, &passes[..]) {
             (Some(states), _) => states,
-            (None, 1) => (call.elements, 0),
+            (None, [_]) => (call.elements, 0),
+            (None, [_, copy]) if copy.reduced.extent == 1 && call.result_bytes == 8 => (
+                Kernel::Axis {
+                    op: Op::Max,
+                    element: ElementType::U64,
+                },
+                call.result_bytes,
+            ),
             (None, _) => return Err(Error::InvalidAxes("this reduction takes one axis".into())),
         };
         let kernel = |index: usize| if index == 0 { call.elements } else { states_kernel };
@@ -353,7 +366,12 @@ impl<B: Backend> Reducer<B> {
                 input: source,
                 out,
                 means,
-                finish: if last { call.finish } else { Finish::State },
+                // Positions (a call without states) are final from the first pass.
+                finish: if last || call.states.is_none() {
+                    call.finish
+                } else {
+                    Finish::State
+                },
                 // `all` compares each count with the elements per result.
                 finish_param: match call.finish {
                     Finish::All => checked.reduced_elements,

@@ -77,6 +77,7 @@ impl<B: Backend> Reducer<B> {
         let (address, len) = checked_parts::<B, In>(input)?;
         let CheckedView {
             dims,
+            offset,
             span,
             reduced_elements,
         } = layout.checked_dims(axes, len)?;
@@ -93,6 +94,11 @@ impl<B: Backend> Reducer<B> {
             Access::read::<In>("input", address, len),
             Access::write::<A>("out", out, out_len),
         ])?;
+        // The view's first element: the passes read `span` elements from
+        // there (`offset + span <= len`, checked above). It is aligned to an
+        // element only; every kernel reads an unaligned start element by
+        // element up to its first aligned vector, as any slice of a buffer.
+        let address = element_address::<In>(address, offset).ok_or_else(|| too_large(layout))?;
         if span == 0 {
             // A reduced axis of length 0 (no kept one is): every result is the identity.
             if !op.defined_on_empty() {

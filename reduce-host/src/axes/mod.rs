@@ -27,6 +27,17 @@
 //! assert_eq!(wide.values.to_vec(), [2 * i64::from(i32::MAX); 3]);
 //! let best_row = emulator.reduce_over(&matrix, ArgMax, Over::Axes(&layout, &[0]))?;
 //! assert_eq!(best_row.values.to_vec(), [1, 1, 1]);
+//! // x of shape [2, 40, 3] seen as x.transpose(0, 2) (shape [3, 40, 2]),
+//! // from element 5 of the buffer: the sums along axis 1, row-major over
+//! // the kept axes as given, sums[i][j] = Σ_k x[j][k][i].
+//! let buffer: Vec<i64> = (0..245).collect();
+//! let t = Strided::new(&[3, 40, 2], &[1, 3, 120])?.with_offset(5);
+//! let sums = emulator.reduce_over(&buffer, Op::Sum, Over::Axes(&t, &[1]))?;
+//! let x = |j: i64, k: i64, i: i64| buffer[(5 + j * 120 + k * 3 + i) as usize];
+//! let expected: Vec<i64> = (0..3)
+//!     .flat_map(|i| (0..2).map(move |j| (0..40).map(|k| x(j, k, i)).sum::<i64>()))
+//!     .collect();
+//! assert_eq!((sums.values.to_vec(), sums.shape(false)), (expected, vec![3, 2]));
 //! # Ok(()) }
 //! ```
 //!
@@ -40,9 +51,14 @@
 //!   axes dropped, or kept as 1 (`keepdim`), which is the same data.
 //! - **Strides** are in elements, any values, including 0 (a broadcast axis:
 //!   its element is read once per position, so a sum over it counts it that
-//!   many times) and layouts whose positions share elements. Every element
-//!   the view reaches must be in the buffer: [`Error::InvalidLayout`] if not.
-//!   Negative strides cannot be expressed (PyTorch has none either).
+//!   many times) and layouts whose positions share elements. Negative
+//!   strides cannot be expressed (PyTorch has none either).
+//! - **Offset**: the view starts at element [`Strided::offset`] of the
+//!   buffer (0 unless given by [`Strided::with_offset`]), aligned or not;
+//!   with the shape and strides, a candle `Layout`, a PyTorch
+//!   `as_strided(size, stride, storage_offset)`, a DLPack tensor. Every
+//!   element the view reaches must be in the buffer (offset + span ≤ its
+//!   length): [`Error::InvalidLayout`] if not.
 //! - **Empty axes**: a kept axis of length 0 gives no results. A reduced
 //!   axis of length 0 gives the op's identity (0 for sums, 1 for products)
 //!   where it has one, and [`Error::Empty`] for `Max`/`Min` and the other
@@ -61,19 +77,40 @@
 //! - **Statistics** ([`Var`](crate::Var), [`LogSumExp`](crate::LogSumExp),
 //!   [`Count`](crate::Count), …): see [`crate::statistics`].
 //! - **Determinism**: the launches depend only on the shape, the strides,
-//!   the axes, the element type and the device, so each result is bitwise
-//!   the same on every run. The order in which a result's elements are
-//!   combined is not the whole-input reduction's: a float sum along an axis
-//!   can differ from [`crate::sum`] of the same elements by rounding.
+//!   the axes, the element type and the device (not on the offset), so each
+//!   result is bitwise the same on every run; as for a whole input, the same
+//!   values at another alignment (the buffer's, or the offset's within 16
+//!   bytes) may round differently where a launch reads contiguous elements
+//!   as 16-byte vectors. The order
+//!   in which a result's elements are combined is not the whole-input
+//!   reduction's: a float sum along an axis can differ from [`crate::sum`]
+//!   of the same elements by rounding, and a permuted view's from that of
+//!   a contiguous copy of it (the reduced axes are folded in memory order).
 //!
 //! # How the work is divided
-//! Axes of length 1 are dropped, and neighbouring axes that are both kept
-//! or both reduced and lie in memory as one (the outer stride is the inner
-//! one times the inner length) are merged, so `x.sum(dim=(1, 2))` of a
-//! contiguous `[a, b, c]` tensor is a row reduction of an `a × bc` matrix.
-//! Each reduced axis left is then one launch (the longest first), its
-//! results going to the reducer's scratch for the next launch, the last one
-//! to the output:
+//! Axes of length 1 are dropped, the others put in memory order (the
+//! largest stride outermost; equal strides keep their order), and
+//! neighbouring axes that are both kept or both reduced and lie in memory
+//! as one (the outer stride is the inner one times the inner length) are
+//! merged, so `x.sum(dim=(1, 2))` of a contiguous `[a, b, c]` tensor is a
+//! row reduction of an `a × bc` matrix, and a permuted view of dense
+//! memory (`x.transpose(0, 2)`, `x.permute(…)`) is planned as that memory:
+//! its sum over every axis is one whole-input launch. Each reduced axis
+//! left is then one launch (the longest first), its results going to the
+//! reducer's scratch for the next launch, the last one to the output.
+//!
+//! Where memory order puts the kept axes in another order than given
+//! (`x.transpose(0, 2).sum(dim=1)`), the results must still be row-major
+//! over the kept axes as given. With several launches, the last one reads
+//! the previous one's results in that order. With one, if each result folds
+//! at least 32 elements, it writes its results in memory order to scratch
+//! and one more launch (each result the op over one element: a copy; for
+//! argmax/argmin, of the positions) writes them in the given order: it moves
+//! each result twice, at most 1/16 of the bytes the reduction reads for
+//! results as wide as the elements, where a launch reading the input in the
+//! kept axes' order would read it in strides. Under 32 elements per result,
+//! the one launch reads the input in the kept axes' order (a copy would cost
+//! about as much as the reduction). Each launch:
 //! - a reduced axis that is contiguous and whose kept axes form the rows of
 //!   a matrix runs the row-wise kernels (those of [`Over::Rows`](crate::Over::Rows)); all axes
 //!   reduced and contiguous, the whole-input kernel;
@@ -101,7 +138,9 @@ use kernels_gpu::abi::AXIS_KEPT_DIMS;
 pub const MAX_RANK: usize = AXIS_KEPT_DIMS;
 
 /// An N-d view of a buffer: a shape and a stride per axis, in elements
-/// (PyTorch's `size()` and `stride()`), at most [`MAX_RANK`] axes.
+/// (PyTorch's `size()` and `stride()`), at most [`MAX_RANK`] axes, and the
+/// element the view starts at ([`Strided::with_offset`]; PyTorch's
+/// `storage_offset()`, candle's `Layout::start_offset`), 0 unless given.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
@@ -118,6 +157,7 @@ pub struct Strided {
     rank: usize,
     shape: [usize; MAX_RANK],
     strides: [usize; MAX_RANK],
+    offset: usize,
 }
 
 impl Strided {
@@ -150,6 +190,7 @@ impl Strided {
             rank: shape.len(),
             shape: [1; MAX_RANK],
             strides: [0; MAX_RANK],
+            offset: 0,
         };
         for (slot, &extent) in layout.shape.iter_mut().zip(shape) {
             *slot = extent;
@@ -180,6 +221,50 @@ impl Strided {
             })?;
         }
         Strided::new(shape, &strides)
+    }
+
+    /// The same view, starting `offset` elements into the buffer (PyTorch's
+    /// `as_strided(size, stride, storage_offset)`, candle's `Layout`, a
+    /// DLPack tensor's `byte_offset` in elements): the element at position
+    /// `(i0, i1, …)` is `buffer[offset + i0 * stride0 + i1 * stride1 + …]`.
+    /// The offset is checked, as the rest of the view, when a reduction
+    /// reads a buffer through it: [`Error::InvalidLayout`] unless `offset`
+    /// plus the view's span is at most the buffer's length. The view's start
+    /// need not be aligned beyond its element: any offset runs at full speed.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{axes::Strided, emulated::Emulator, Op, Over};
+    /// let x = [0i32, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    /// // x[1:9].reshape(2, 4)[:, 1:]: 2 × 3 from element 2, rows 4 apart.
+    /// let view = Strided::new(&[2, 3], &[4, 1])?.with_offset(2);
+    /// assert_eq!(view.offset(), 2);
+    /// let sums = Emulator::default().reduce_over(&x, Op::Sum, Over::Axes(&view, &[1]))?;
+    /// assert_eq!(sums.values.to_vec(), [2 + 3 + 4, 6 + 7 + 8]);
+    /// // Reaching past the buffer is an error, never a read out of it.
+    /// let past = Strided::new(&[2, 3], &[4, 1])?.with_offset(4);
+    /// assert!(matches!(
+    ///     Emulator::default().reduce_over(&x, Op::Sum, Over::Axes(&past, &[1])),
+    ///     Err(reduce::Error::InvalidLayout(_))
+    /// ));
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_offset(self, offset: usize) -> Self {
+        Strided { offset, ..self }
+    }
+
+    /// The element of the buffer the view starts at (0 unless set by
+    /// [`Strided::with_offset`]).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let layout = reduce::axes::Strided::contiguous(&[2, 3])?;
+    /// assert_eq!((layout.offset(), layout.with_offset(5).offset()), (0, 5));
+    /// # Ok(()) }
+    /// ```
+    pub fn offset(&self) -> usize {
+        self.offset
     }
 
     /// The length of each axis.
@@ -285,17 +370,28 @@ impl Strided {
     }
 
     /// The view's axes, with `axes` reduced, checked against a buffer of
-    /// `len` elements: [`Error::InvalidLayout`] if an element lies past
-    /// it or the elements outnumber a `u64`.
+    /// `len` elements: [`Error::InvalidLayout`] if the offset or an element
+    /// lies past it or the elements outnumber a `u64`.
     pub(crate) fn checked_dims(&self, axes: &[isize], len: usize) -> Result<CheckedView> {
         let reduced = self.reduced_mask(axes)?;
-        let span = self.span().filter(|&span| span <= len).ok_or_else(|| {
-            Error::InvalidLayout(format!(
-                "the view with shape {:?} and strides {:?} reaches past the input's {len} elements",
-                self.shape(),
-                self.strides()
-            ))
-        })?;
+        let span = self
+            .span()
+            .filter(|&span| span.checked_add(self.offset).is_some_and(|end| end <= len))
+            .ok_or_else(|| {
+                let needs = match self.span() {
+                    Some(span) => match span.checked_add(self.offset) {
+                        Some(end) => format!("needs {end} elements (offset {} + span {span})", self.offset),
+                        None => format!("needs offset {} + span {span} elements, past usize::MAX", self.offset),
+                    },
+                    None => "spans more elements than a usize counts".to_string(),
+                };
+                Error::InvalidLayout(format!(
+                    "the view with shape {:?}, strides {:?} and offset {} {needs}, but the input has {len}",
+                    self.shape(),
+                    self.strides(),
+                    self.offset
+                ))
+            })?;
         if self
             .shape()
             .iter()
@@ -322,6 +418,7 @@ impl Strided {
             .fold(1u64, |n, d| n.saturating_mul(d.extent));
         Ok(CheckedView {
             dims,
+            offset: self.offset,
             span,
             reduced_elements,
         })
@@ -332,6 +429,9 @@ impl Strided {
 pub(crate) struct CheckedView {
     /// The axes, outermost first.
     pub dims: Vec<Dim>,
+    /// The element of the buffer the view starts at (`offset + span` is at
+    /// most the buffer's length).
+    pub offset: usize,
     /// Elements from the first to one past the last the view reaches (0 if
     /// an axis is empty).
     pub span: usize,

@@ -76,16 +76,128 @@ impl Pass {
     }
 }
 
-/// The launches that reduce the `reduced` axes of `dims` (outermost first,
-/// extents not 0): a pass per reduced axis left after merging, the longest
-/// first, each after the first reading the previous one's contiguous
-/// results; one pass with a reduced axis of length 1 when none is left.
+/// Each result of a view whose kept axes lie in memory in another order
+/// than they are given must fold at least this many elements for its one
+/// pass to run in memory order, followed by a pass that writes the results
+/// in the kept axes' order (see [`plan_passes`]).
+pub(crate) const TRANSPOSE_MIN_FOLD: u64 = 32;
+
+/// The launches that reduce the `reduced` axes of `dims` (in the view's
+/// order, extents not 0), their results row-major over the kept axes in
+/// that order.
+///
+/// The axes (those of length 1 dropped) are first put in memory order (the
+/// largest stride outermost; a stable sort, so equal strides keep their
+/// order), which a contiguous view already is, and neighbours that lie in
+/// memory as one merged: a permuted view of dense memory is planned as the
+/// dense memory. Then a pass per reduced axis left, the longest first, each
+/// after the first reading the previous one's contiguous results; one pass
+/// with a reduced axis of length 1 when none is left.
+///
+/// Where that order puts the kept axes in another order than the view's,
+/// the results must still come out in the view's order:
+/// - with two passes or more, the last one reads its (scratch) input in the
+///   kept axes' order: the planned passes and no more;
+/// - with one pass, if each result folds at least [`TRANSPOSE_MIN_FOLD`]
+///   elements, that pass writes its results in memory order to scratch,
+///   and a last pass with a reduced axis of length 1 (the op over one
+///   element: a copy) writes them in the kept axes' order. It reads and
+///   writes each result once, at most 1/16 of what the reduction reads for
+///   results as wide as the elements, where the one pass in the kept axes'
+///   order would read its input in strides;
+/// - with one pass of fewer elements per result, that pass reads its input
+///   in the kept axes' order (a copy would cost about as much as the
+///   reduction).
 pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
+    let dims: Vec<Dim> = dims.iter().copied().filter(|d| d.extent != 1).collect();
+    // Each axis with its place in the view, in memory order.
+    let mut memory_order: Vec<(usize, Dim)> = dims.iter().copied().enumerate().collect();
+    memory_order.sort_by_key(|&(_, dim)| std::cmp::Reverse(dim.stride));
+    let in_memory: Vec<Dim> = memory_order.iter().map(|&(_, dim)| dim).collect();
+    let (mut passes, last_source) = passes_in_order(&in_memory);
+    let given: Vec<(usize, Dim)> = dims.iter().copied().enumerate().filter(|(_, d)| !d.reduced).collect();
+    let memory: Vec<(usize, Dim)> = memory_order.iter().copied().filter(|(_, d)| !d.reduced).collect();
+    if given == memory {
+        return passes;
+    }
+    let reduced_elements = dims
+        .iter()
+        .filter(|d| d.reduced)
+        .fold(1u64, |n, d| n.saturating_mul(d.extent));
+    // The stride of each kept axis (by its place in the view) in the tensor
+    // the last pass writes (a copy's input) or reads.
+    let copy = passes.len() == 1 && reduced_elements >= TRANSPOSE_MIN_FOLD;
+    let strides = if copy {
+        // The one pass's results, row-major over the kept axes in memory order.
+        let mut strides = Vec::with_capacity(memory.len());
+        let mut stride = 1u64;
+        for &(axis, dim) in memory.iter().rev() {
+            strides.push((axis, stride));
+            stride = stride.saturating_mul(dim.extent);
+        }
+        Some(strides)
+    } else {
+        split_kept(&last_source, &memory)
+    };
+    let kept: Option<Vec<Dim>> = given
+        .iter()
+        .map(|&(axis, dim)| {
+            let &(_, stride) = strides.as_ref()?.iter().find(|&&(a, _)| a == axis)?;
+            Some(Dim { stride, ..dim })
+        })
+        .collect();
+    let (Some(kept), Some(last)) = (kept, passes.last_mut()) else {
+        // Not reached (`split_kept` splits every merged axis): the view's order.
+        return passes_in_order(&dims).0;
+    };
+    let kept = merged(&kept, |_, _| true);
+    if copy {
+        passes.push(Pass {
+            kept,
+            reduced: Dim {
+                extent: 1,
+                stride: 0,
+                reduced: true,
+            },
+        });
+    } else {
+        last.kept = kept;
+    }
+    passes
+}
+
+/// The stride of each kept axis (by its place in the view) in `source`,
+/// whose kept axes are those of `memory` (with their places, in memory
+/// order), neighbours merged; `None` if they do not split so.
+fn split_kept(source: &[Dim], memory: &[(usize, Dim)]) -> Option<Vec<(usize, u64)>> {
+    let mut strides = Vec::with_capacity(memory.len());
+    let mut axes = memory.iter().copied();
+    for merged in source.iter().filter(|d| !d.reduced) {
+        // The axes (extents above 1) whose product is the merged extent.
+        let mut group = Vec::new();
+        let mut product = 1u64;
+        while product < merged.extent {
+            let (axis, dim) = axes.next()?;
+            group.push((axis, dim.extent));
+            product = product.checked_mul(dim.extent)?;
+        }
+        if product != merged.extent {
+            return None;
+        }
+        let mut stride = merged.stride;
+        for &(axis, extent) in group.iter().rev() {
+            strides.push((axis, stride));
+            stride = stride.saturating_mul(extent);
+        }
+    }
+    axes.next().is_none().then_some(strides)
+}
+
+/// The passes of `dims` (extents not 1 nor 0) in their order, and the
+/// tensor the last one reads (its axes, neighbours merged).
+fn passes_in_order(dims: &[Dim]) -> (Vec<Pass>, Vec<Dim>) {
     let same_kind = |a: &Dim, b: &Dim| a.reduced == b.reduced;
-    let mut current = merged(
-        &dims.iter().copied().filter(|d| d.extent != 1).collect::<Vec<_>>(),
-        same_kind,
-    );
+    let mut current = merged(dims, same_kind);
     let mut passes = Vec::new();
     loop {
         let longest = current
@@ -108,7 +220,8 @@ pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
                     reduced: true,
                 },
             ),
-            None => return passes,
+            // Not reached: the loop goes on only while a reduced axis is left.
+            None => return (passes, current),
         };
         // The next pass reads these results: contiguous, row-major.
         let mut stride = 1;
@@ -121,10 +234,11 @@ pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
             kept: merged(&kept, |_, _| true),
             reduced,
         });
-        if longest.is_none() {
-            return passes;
+        let next = merged(&next, same_kind);
+        if longest.is_none() || !next.iter().any(|d| d.reduced) {
+            return (passes, current);
         }
-        current = merged(&next, same_kind);
+        current = next;
     }
 }
 
@@ -192,5 +306,232 @@ mod tests {
         let passes = plan_passes(&dims(&[1, 9], &[9, 1], &[true, false]));
         assert_eq!(passes.len(), 1);
         assert_eq!((passes[0].reduced.extent, passes[0].outputs()), (1, 9));
+    }
+
+    /// The dims of a view of `shape` and `strides`, `reduced` the set of axes.
+    fn view(shape: &[u64], strides: &[u64], reduced: &[usize]) -> Vec<Dim> {
+        let flags: Vec<bool> = (0..shape.len()).map(|a| reduced.contains(&a)).collect();
+        dims(shape, strides, &flags)
+    }
+
+    fn row_major(shape: &[u64]) -> Vec<u64> {
+        let mut strides = vec![0; shape.len()];
+        let mut stride = 1;
+        for (slot, &extent) in strides.iter_mut().zip(shape).rev() {
+            *slot = stride;
+            stride *= extent;
+        }
+        strides
+    }
+
+    /// Every subset of `0..rank`.
+    fn subsets(rank: usize) -> impl Iterator<Item = Vec<usize>> {
+        (0u32..1 << rank).map(move |bits| (0..rank).filter(|&a| bits & (1 << a) != 0).collect())
+    }
+
+    /// The plans of contiguous views are those of the planner before it
+    /// put axes in memory order (`passes_in_order` of the axes as given).
+    #[test]
+    fn contiguous_plans_are_unchanged() {
+        for shape in [
+            &[7u64][..],
+            &[4, 5, 6],
+            &[1024, 1024, 256],
+            &[512, 1024, 64],
+            &[3, 1, 5, 1, 2],
+            &[2, 3, 4, 5, 6],
+            &[1, 1, 1],
+        ] {
+            let strides = row_major(shape);
+            for reduced in subsets(shape.len()) {
+                let dims = view(shape, &strides, &reduced);
+                let given: Vec<Dim> = dims.iter().copied().filter(|d| d.extent != 1).collect();
+                assert_eq!(
+                    plan_passes(&dims),
+                    passes_in_order(&given).0,
+                    "{shape:?} reducing {reduced:?}"
+                );
+            }
+        }
+    }
+
+    /// A permutation of dense memory whose kept axes keep their order is
+    /// planned as the dense memory; one that reorders them, as the dense
+    /// memory and then a copy in the kept axes' order (or, with several
+    /// passes, the same passes, the last reading in the kept axes' order).
+    #[test]
+    fn permuted_dense_plans_are_the_dense_plans() {
+        let x = [512u64, 1024, 64];
+        let x_strides = row_major(&x);
+        // T = X.transpose(0, 2): [64, 1024, 512], strides [1, 64, 65536].
+        let t = [64u64, 1024, 512];
+        let t_strides = [1u64, 64, 65536];
+        // The sum over all axes, the mean over [0, 2]: X's plans.
+        assert_eq!(
+            plan_passes(&view(&t, &t_strides, &[0, 1, 2])),
+            plan_passes(&view(&x, &x_strides, &[0, 1, 2]))
+        );
+        assert!(
+            matches!(plan_passes(&view(&t, &t_strides, &[0, 1, 2]))[..], [ref p] if matches!(p.route(), Route::Whole))
+        );
+        assert_eq!(
+            plan_passes(&view(&t, &t_strides, &[0, 2])),
+            plan_passes(&view(&x, &x_strides, &[0, 2]))
+        );
+        // Along axis 2 (argmax): X along axis 0, then its 2^16 results
+        // (row-major [1024, 64]) copied as [64, 1024].
+        let along_2 = plan_passes(&view(&t, &t_strides, &[2]));
+        let copy = |kept: &[(u64, u64)]| Pass {
+            kept: kept
+                .iter()
+                .map(|&(extent, stride)| Dim {
+                    extent,
+                    stride,
+                    reduced: false,
+                })
+                .collect(),
+            reduced: Dim {
+                extent: 1,
+                stride: 0,
+                reduced: true,
+            },
+        };
+        let x_along_0 = plan_passes(&view(&x, &x_strides, &[0]));
+        assert_eq!(along_2[..1], x_along_0[..]);
+        assert_eq!(along_2[1], copy(&[(64, 1), (1024, 64)]));
+        // Along axis 1: X along axis 1, its [512, 64] results copied as [64, 512].
+        let along_1 = plan_passes(&view(&t, &t_strides, &[1]));
+        assert_eq!(along_1[..1], plan_passes(&view(&x, &x_strides, &[1]))[..]);
+        assert_eq!(along_1[1], copy(&[(64, 1), (512, 64)]));
+        // Every permutation of a dense [6, 5, 40, 3] and every set of axes.
+        let dense = [6u64, 5, 40, 3];
+        let dense_strides = row_major(&dense);
+        for order in permutations(4) {
+            let shape: Vec<u64> = order.iter().map(|&a| dense[a]).collect();
+            let strides: Vec<u64> = order.iter().map(|&a| dense_strides[a]).collect();
+            for reduced in subsets(4) {
+                let in_dense: Vec<usize> = reduced.iter().map(|&a| order[a]).collect();
+                let expected = plan_passes(&view(&dense, &dense_strides, &in_dense));
+                let got = plan_passes(&view(&shape, &strides, &reduced));
+                let kept: Vec<usize> = (0..4).filter(|a| !reduced.contains(a)).map(|a| order[a]).collect();
+                let what = format!("{shape:?} {strides:?} reducing {reduced:?}");
+                if kept.windows(2).all(|w| w[0] < w[1]) {
+                    assert_eq!(got, expected, "{what}");
+                } else if got.len() == expected.len() + 1 {
+                    assert_eq!(got[..expected.len()], expected[..], "{what}");
+                    assert_eq!(got.last().map(|p| p.reduced.extent), Some(1), "{what}");
+                } else {
+                    // The last pass reads in the kept axes' order.
+                    let last = got.len() - 1;
+                    assert_eq!(got[..last], expected[..last], "{what}");
+                    assert_eq!(got[last].reduced, expected[last].reduced, "{what}");
+                }
+            }
+        }
+    }
+
+    fn permutations(n: usize) -> Vec<Vec<usize>> {
+        if n == 0 {
+            return vec![vec![]];
+        }
+        let mut out = Vec::new();
+        for shorter in permutations(n - 1) {
+            for at in 0..n {
+                let mut p = shorter.clone();
+                p.insert(at, n - 1);
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Runs `passes` on the CPU over `data` (wrapping sums), as the kernels
+    /// would: each pass's results row-major over its kept axes.
+    fn run(passes: &[Pass], data: &[u64], first_offset: u64) -> Vec<u64> {
+        let mut source = data.to_vec();
+        let mut base = first_offset;
+        for pass in passes {
+            let outputs = pass.outputs();
+            let mut results = Vec::with_capacity(outputs as usize);
+            for index in 0..outputs {
+                let mut rest = index;
+                let mut at = base;
+                for dim in pass.kept.iter().rev() {
+                    at += (rest % dim.extent) * dim.stride;
+                    rest /= dim.extent;
+                }
+                let sum = (0..pass.reduced.extent).fold(0u64, |s, j| {
+                    s.wrapping_add(source[(at + j * pass.reduced.stride) as usize])
+                });
+                results.push(sum);
+            }
+            source = results;
+            base = 0;
+        }
+        source
+    }
+
+    /// The planned passes, run on the CPU, give the sums of random views
+    /// (permuted, sliced, broadcast, overlapping) row-major over the kept
+    /// axes in their order.
+    #[test]
+    fn planned_passes_sum_random_views() {
+        use rand::{Rng, SeedableRng};
+        let seed: u64 = rand::random();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        for case in 0..3000 {
+            let rank = rng.gen_range(1..=5);
+            let shape: Vec<u64> = (0..rank)
+                .map(|_| {
+                    if rng.gen_ratio(1, 6) {
+                        rng.gen_range(8..=40)
+                    } else {
+                        rng.gen_range(1..=6)
+                    }
+                })
+                .collect();
+            let dense = row_major(&shape);
+            let mut order: Vec<usize> = (0..rank).collect();
+            for i in (1..rank).rev() {
+                order.swap(i, rng.gen_range(0..=i));
+            }
+            let mut strides: Vec<u64> = order.iter().map(|&a| dense[a]).collect();
+            match rng.gen_range(0..4) {
+                0 => strides[rng.gen_range(0..rank)] = 0,
+                1 => strides[rng.gen_range(0..rank)] *= 2,
+                2 => strides[rng.gen_range(0..rank)] = rng.gen_range(1..4),
+                _ => {}
+            }
+            let reduced: Vec<usize> = (0..rank).filter(|_| rng.gen()).collect();
+            let offset = rng.gen_range(0..3);
+            let span = 1 + shape.iter().zip(&strides).map(|(e, s)| (e - 1) * s).sum::<u64>();
+            let data: Vec<u64> = (0..offset + span).map(|_| rng.gen::<u32>() as u64).collect();
+            let dims = view(&shape, &strides, &reduced);
+            let got = run(&plan_passes(&dims), &data, offset);
+            // The reference: each kept position (row-major, in order) over all reduced ones.
+            let kept: Vec<usize> = (0..rank).filter(|a| !reduced.contains(a)).collect();
+            let positions = |axes: &[usize]| {
+                axes.iter().fold(vec![0u64], |bases, &a| {
+                    let (extent, stride) = (shape[a], strides[a]);
+                    bases
+                        .iter()
+                        .flat_map(|&b| (0..extent).map(move |i| b + i * stride))
+                        .collect()
+                })
+            };
+            let inner = positions(&reduced);
+            let expected: Vec<u64> = positions(&kept)
+                .iter()
+                .map(|&b| {
+                    inner
+                        .iter()
+                        .fold(0u64, |s, &r| s.wrapping_add(data[(offset + b + r) as usize]))
+                })
+                .collect();
+            assert_eq!(
+                got, expected,
+                "seed {seed} case {case}: {shape:?} {strides:?} reducing {reduced:?}"
+            );
+        }
     }
 }

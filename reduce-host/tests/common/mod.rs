@@ -1104,7 +1104,7 @@ pub fn gathered<T: Copy>(data: &[T], layout: &reduce::axes::Strided, axes: &[usi
     let inner = positions((0..rank).filter(|a| axes.contains(a)).collect());
     positions((0..rank).filter(|a| !axes.contains(a)).collect())
         .into_iter()
-        .map(|base| inner.iter().map(|&r| data[base + r]).collect())
+        .map(|base| inner.iter().map(|&r| data[layout.offset() + base + r]).collect())
         .collect()
 }
 
@@ -1121,8 +1121,12 @@ pub fn reduced_axes(rank: usize, axes: &[isize]) -> Vec<bool> {
 
 /// A random view of up to 5 axes over a buffer it fits: contiguous,
 /// permuted, every other element of some axes, or with a broadcast axis;
-/// extents from 0 to 7 (0 rarely).
+/// extents from 0 to 7 (0 rarely); or, one time in five, a
+/// [`random_dense_view`] (with an offset).
 pub fn random_layout(rng: &mut StdRng) -> Strided {
+    if rng.gen_ratio(1, 5) {
+        return random_dense_view(rng);
+    }
     let rank = rng.gen_range(1..=5);
     let shape: Vec<usize> = (0..rank)
         .map(|_| if rng.gen_ratio(1, 25) { 0 } else { rng.gen_range(1..=7) })
@@ -1156,6 +1160,64 @@ pub fn random_layout(rng: &mut StdRng) -> Strided {
     Strided::new(&shape, &strides).unwrap()
 }
 
+/// A random view of dense memory, as candle's and PyTorch's views of a
+/// contiguous tensor are: a row-major tensor of 1 to 5 axes (extents 1 to
+/// 7, now and then one from 8 to 40; at most 3000 elements) that starts some elements into the
+/// buffer (0 to 5; [`span`] ends the buffer at its last element), sliced
+/// (each axis, sometimes, to a sub-range, or every other element), its axes
+/// permuted, and sometimes one of them broadcast (stride 0). The view's
+/// [`Strided::offset`] is its first element.
+pub fn random_dense_view(rng: &mut StdRng) -> Strided {
+    let rank = rng.gen_range(1..=5);
+    let dense: Vec<usize> = (0..rank)
+        .map(|_| match rng.gen_range(0..8) {
+            0 => 1,
+            1 => rng.gen_range(8..=40),
+            _ => rng.gen_range(2..=7),
+        })
+        .collect();
+    // At most 3000 elements: the emulator runs every GPU thread as an OS thread.
+    let mut dense = dense;
+    while dense.iter().product::<usize>() > 3000 {
+        let largest = (0..rank).max_by_key(|&a| dense[a]).unwrap();
+        dense[largest] = dense[largest].div_ceil(2);
+    }
+    let strides = Strided::contiguous(&dense).unwrap().strides().to_vec();
+    let mut offset = if rng.gen() { 0 } else { rng.gen_range(1..=5) };
+    let mut shape = dense.clone();
+    let mut view_strides = strides.clone();
+    for axis in 0..rank {
+        match rng.gen_range(0..6) {
+            0 => {
+                // x[.., a..b, ..]
+                let start = rng.gen_range(0..dense[axis]);
+                let end = rng.gen_range(start + 1..=dense[axis]);
+                offset += start * strides[axis];
+                shape[axis] = end - start;
+            }
+            1 => {
+                // x[.., a::2, ..]
+                let start = rng.gen_range(0..dense[axis]);
+                offset += start * strides[axis];
+                shape[axis] = (dense[axis] - start).div_ceil(2);
+                view_strides[axis] *= 2;
+            }
+            _ => {}
+        }
+    }
+    if rng.gen_ratio(1, 6) {
+        // x.expand(..): an axis seen several times.
+        let axis = rng.gen_range(0..rank);
+        view_strides[axis] = 0;
+        shape[axis] = rng.gen_range(1..=5);
+    }
+    let mut order: Vec<usize> = (0..rank).collect();
+    order.shuffle(rng);
+    let shape: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
+    let view_strides: Vec<usize> = order.iter().map(|&a| view_strides[a]).collect();
+    Strided::new(&shape, &view_strides).unwrap().with_offset(offset)
+}
+
 /// A random set of distinct axes of a rank-`rank` view, some negative.
 pub fn random_axes(rng: &mut StdRng, rank: usize) -> Vec<isize> {
     let mut axes: Vec<isize> = (0..rank as isize).filter(|_| rng.gen()).collect();
@@ -1168,15 +1230,17 @@ pub fn random_axes(rng: &mut StdRng, rank: usize) -> Vec<isize> {
     axes
 }
 
-/// Elements of `data` one past the view's last one, and a few more.
+/// Elements of `data` up to one past the view's last one (from the buffer's
+/// start: the view's offset included).
 pub fn span(layout: &Strided) -> usize {
     if layout.shape().contains(&0) {
-        return 0;
+        return layout.offset();
     }
-    1 + layout
-        .shape()
-        .iter()
-        .zip(layout.strides())
-        .map(|(e, s)| (e - 1) * s)
-        .sum::<usize>()
+    1 + layout.offset()
+        + layout
+            .shape()
+            .iter()
+            .zip(layout.strides())
+            .map(|(e, s)| (e - 1) * s)
+            .sum::<usize>()
 }

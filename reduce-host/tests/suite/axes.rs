@@ -23,7 +23,12 @@ fn check_case<B: TestBackend, T: TestElement>(
     axes: &[isize],
     op: Op,
 ) -> Result<(), String> {
-    let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
+    let case = format!(
+        "{:?} strides {:?} offset {} axes {axes:?} {op}",
+        layout.shape(),
+        layout.strides(),
+        layout.offset()
+    );
     let reduced = reduced_axes(layout.shape().len(), axes);
     let summed: Vec<usize> = (0..reduced.len()).filter(|&a| reduced[a]).collect();
     let expected = common::gathered(data, layout, &summed);
@@ -213,6 +218,25 @@ fn errors_and_edge_cases() {
             err(&mut backend, &past_the_end, &[0], Op::Sum),
             Error::InvalidLayout(_)
         ));
+        // An offset: the view from element 1 fits, from element 2 reaches
+        // past the end; an offset near usize::MAX is refused, not wrapped.
+        let tail = Strided::new(&[2, 2], &[3, 1]).unwrap();
+        let sums = backend
+            .axes(&data, 0, &tail.with_offset(1), &[1], Op::Sum)
+            .unwrap()
+            .unwrap();
+        assert_eq!(sums, (vec![2.0 + 3.0, 5.0 + 6.0], vec![2]));
+        for offset in [2, usize::MAX - 1, usize::MAX] {
+            match err(&mut backend, &tail.with_offset(offset), &[1], Op::Sum) {
+                Error::InvalidLayout(message) => assert!(message.contains("offset"), "{message}"),
+                other => panic!("offset {offset}: {other:?}"),
+            }
+        }
+        let empty_past_the_end = Strided::contiguous(&[0, 3]).unwrap().with_offset(7);
+        assert!(matches!(
+            err(&mut backend, &empty_past_the_end, &[0], Op::Sum),
+            Error::InvalidLayout(_)
+        ));
         let ints = [1i32; 6];
         let max_abs = backend.axes(&ints, 0, &matrix, &[0], Op::MaxAbs).unwrap();
         assert!(matches!(max_abs, Err(Error::UnsupportedOp { .. })));
@@ -326,4 +350,40 @@ fn empty_axis_without_kept_positions<B: TestBackend>(backend: &mut Tester<B>) {
         [0.0f32; 0],
         "{name}: widened sum"
     );
+}
+
+/// Every permutation of the axes of dense tensors with a long axis (so
+/// that a result folds enough elements for the planner's copy in the kept
+/// axes' order, and short ones for the reordered single pass), every set of
+/// axes, the view starting at the buffer's head or some elements in and
+/// ending at its tail or before: the views candle and PyTorch make of a
+/// contiguous tensor, planned as its dense memory.
+#[test]
+fn permuted_dense_views() {
+    let test = "permuted_dense_views";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for dense in [[3usize, 40, 5], [36, 2, 4], [2, 3, 50]] {
+            let strides = Strided::contiguous(&dense).unwrap().strides().to_vec();
+            for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+                let shape: Vec<usize> = order.iter().map(|&a| dense[a]).collect();
+                let view_strides: Vec<usize> = order.iter().map(|&a| strides[a]).collect();
+                let head = [0, 1, 3][rng.gen_range(0..3)];
+                let layout = Strided::new(&shape, &view_strides).unwrap().with_offset(head);
+                for bits in 0..8 {
+                    let axes: Vec<isize> = (0..3).filter(|a| bits & (1 << a) != 0).collect();
+                    let op = [Op::Sum, Op::Max, Op::NanSum, Op::SumOfSquares][rng.gen_range(0..4)];
+                    let tail = rng.gen_range(0..2);
+                    let data = data_for::<f32>(&mut rng, op, span(&layout) + tail);
+                    if let Err(e) = check_case(&mut backend, &data, 1, &layout, &axes, op) {
+                        panic!("{}: {test}: {e}", backend.name());
+                    }
+                    let ints = data_for::<i32>(&mut rng, Op::Sum, span(&layout) + tail);
+                    if let Err(e) = check_case(&mut backend, &ints, 0, &layout, &axes, Op::Sum) {
+                        panic!("{}: {test}: {e}", backend.name());
+                    }
+                }
+            }
+        }
+    });
 }

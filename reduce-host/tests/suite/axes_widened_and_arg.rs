@@ -83,7 +83,12 @@ fn widened_cases<B: TestBackend, In, A>(
                 let len = span(&layout) + rng.gen_range(0..3);
                 let ints: Vec<i64> = (0..len).map(|_| rng.gen_range(pair.range.0..=pair.range.1)).collect();
                 let data: Vec<In> = ints.iter().map(|&v| (pair.input)(v)).collect();
-                let case = format!("{:?} strides {:?} axes {axes:?} {op}", layout.shape(), layout.strides());
+                let case = format!(
+                    "{:?} strides {:?} offset {} axes {axes:?} {op}",
+                    layout.shape(),
+                    layout.strides(),
+                    layout.offset()
+                );
                 let got = backend.staged_twice(&data, rng.gen_range(0..4), In::default(), |reducer, input| {
                     reducer
                         .reduce_over(input, Widened::<A>::new(op), Over::Axes(&layout, &axes))
@@ -262,7 +267,12 @@ fn check_arg<B: TestBackend, T: ArgValue>(
     axis: isize,
     op: Op,
 ) -> Result<(), String> {
-    let case = format!("{:?} strides {:?} axis {axis} {op}", layout.shape(), layout.strides());
+    let case = format!(
+        "{:?} strides {:?} offset {} axis {axis} {op}",
+        layout.shape(),
+        layout.strides(),
+        layout.offset()
+    );
     let got = backend.staged_twice(data, 1, T::default(), |reducer, input| {
         match op {
             Op::Max => reducer.reduce_over(input, ArgMax, Over::Axes(layout, &[axis])),
@@ -311,6 +321,35 @@ fn arg_along_random_axes() {
     random_arg_views::<f32>("arg_along_random_axes_of_f32", 25);
     random_arg_views::<f64>("arg_along_random_axes_of_f64", 10);
     random_arg_views::<f16>("arg_along_random_axes_of_f16", 10);
+}
+
+/// argmax/argmin along each axis of every permutation of dense tensors
+/// with a long axis, starting at the buffer's head or some elements in: the
+/// positions found in memory order, then copied in the kept axes' order
+/// where the permutation reorders them.
+#[test]
+fn arg_along_permuted_dense_views() {
+    let test = "arg_along_permuted_dense_views";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for dense in [[3usize, 40, 5], [36, 2, 4]] {
+            let strides = Strided::contiguous(&dense).unwrap().strides().to_vec();
+            for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+                let shape: Vec<usize> = order.iter().map(|&a| dense[a]).collect();
+                let view_strides: Vec<usize> = order.iter().map(|&a| strides[a]).collect();
+                let head = [0, 1, 3][rng.gen_range(0..3)];
+                let layout = Strided::new(&shape, &view_strides).unwrap().with_offset(head);
+                for axis in -3..3 {
+                    let op = [Op::Max, Op::Min][rng.gen_range(0..2)];
+                    let len = span(&layout) + rng.gen_range(0..2);
+                    let data = arg_data::<f32>(&mut rng, len);
+                    if let Err(e) = check_arg(&mut backend, &data, &layout, axis, op) {
+                        panic!("{}: {test}: {e}", backend.name());
+                    }
+                }
+            }
+        }
+    });
 }
 
 /// Axes long enough to be split over blocks: the preferred value twice, at

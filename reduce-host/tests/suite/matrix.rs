@@ -9,8 +9,9 @@
 //! - *Where*: [`WHERES`], every [`Over`]: the whole input, random segments
 //!   (empty ones, none at all), random `rows × len` matrices (`len` and
 //!   `rows` 0 too), random contiguous, permuted, gapped and broadcast views
-//!   with random axes (exactly one for argmax/argmin, or the error for
-//!   other counts).
+//!   and views of dense memory (sliced, permuted, broadcast, starting at an
+//!   offset: `common::random_dense_view`) with random axes (exactly one for
+//!   argmax/argmin, or the error for other counts).
 //! - *Forms*: the blocking `reduce` (whole input) and `reduce_over`
 //!   (values and shape) on the emulator and the GPU; on the GPU also
 //!   `Scope::reduce_into` into a poisoned output one element past its

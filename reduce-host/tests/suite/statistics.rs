@@ -18,8 +18,9 @@ const POISON_F32: f32 = f32::from_bits(0x7FA5_A5A5);
 const POISON_F64: f64 = f64::from_bits(0x7FF5_A5A5_A5A5_A5A5);
 
 /// A random view of 1 to 4 axes (contiguous, or its axes permuted, or one
-/// axis broadcast) and 1 to all of its axes, one of them long enough to be
-/// split over blocks now and then; the buffer it needs.
+/// axis broadcast; half of them starting some elements into the buffer) and
+/// 1 to all of its axes, one of them long enough to be split over blocks now
+/// and then; the buffer it needs.
 fn random_case(rng: &mut StdRng, long: usize) -> (Strided, Vec<usize>, usize) {
     let rank = rng.gen_range(1..=4);
     let mut shape: Vec<usize> = (0..rank).map(|_| rng.gen_range(1..=6)).collect();
@@ -41,8 +42,9 @@ fn random_case(rng: &mut StdRng, long: usize) -> (Strided, Vec<usize>, usize) {
     if rng.gen_ratio(1, 5) {
         strides[rng.gen_range(0..rank)] = 0;
     }
-    let layout = Strided::new(&shape, &strides).unwrap();
-    let len = shape.iter().product::<usize>().max(1);
+    let head = if rng.gen() { 0 } else { rng.gen_range(1..=5) };
+    let layout = Strided::new(&shape, &strides).unwrap().with_offset(head);
+    let len = shape.iter().product::<usize>().max(1) + head;
     let mut axes: Vec<usize> = (0..rank).filter(|_| rng.gen()).collect();
     if axes.is_empty() {
         axes.push(rng.gen_range(0..rank));
