@@ -11,6 +11,7 @@
 
 mod op;
 
+use candle_core::cuda_backend::cudarc;
 use candle_core::{DType, Device, Tensor};
 use op::{Kind, Reduce};
 use rand::{Rng, SeedableRng};

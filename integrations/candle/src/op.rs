@@ -7,7 +7,7 @@ use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DeviceRepr};
 use candle_core::cuda_backend::CudaDType;
 use candle_core::{CpuStorage, CudaStorage, DType, Layout, Shape, Tensor};
 use reduce::cudarc::{half::bf16, half::f16, CudarcElement};
-use reduce::{axes::Strided, ArgMax, ArgMin, Mean, Op, Over, Reduction, Var, Widened};
+use reduce::{axes::Strided, ArgMax, ArgMin, CastTo, DeviceValue, Mean, Op, Over, Reduction, Var, Widened};
 use std::sync::{Arc, Mutex};
 
 /// The reductions checked.
@@ -203,7 +203,8 @@ fn half<H>(
 where
     H: CudarcElement + CudaDType + DeviceRepr,
     H::Kernel: reduce::WidensTo<f32> + reduce::MeanInput<Mean = f32> + reduce::ArgInput,
-    f32: reduce::CastTo<H::Kernel>,
+    H::Kernel: DeviceValue<Cudarc = H>,
+    f32: CastTo<H::Kernel>,
 {
     let wide = |op| Widened::<f32>::new(op).cast::<H::Kernel>();
     match kind {
@@ -229,7 +230,8 @@ fn into<T, O, R>(
 where
     T: CudarcElement + CudaDType,
     O: CudarcElement + CudaDType + DeviceRepr,
-    R: Reduction<T::Kernel, Output = O::Kernel>,
+    R: Reduction<T::Kernel>,
+    R::Output: DeviceValue<Cudarc = O>,
 {
     let input = storage.as_cuda_slice::<T>()?;
     let view = strided(layout)?;
@@ -246,23 +248,66 @@ where
     Ok((CudaStorage::wrap_cuda_slice(out, device.clone()), kept_shape(layout, dims)))
 }
 
-/// The blocking call on a tensor's storage: the results on candle's stream
-/// (a new cudarc buffer), wrapped as a tensor of their dtype.
+/// The blocking call: the free function on the tensor's storage and layout,
+/// its results (a new cudarc buffer) made a tensor of their dtype.
 pub fn blocking(t: &Tensor, kind: Kind, dim: usize) -> candle_core::Result<Tensor> {
-    // The blocking form is the free function; the async one above gives the
-    // same results, so this one checks the other path the same way.
-    let Ok(reducer) = reduce::cudarc::Reducer::new(match t.device() {
-        candle_core::Device::Cuda(cuda) => cuda.cuda_stream().context(),
-        _ => candle_core::bail!("not a CUDA tensor"),
-    }) else {
-        candle_core::bail!("no reducer");
-    };
-    let reducer = Arc::new(Mutex::new(reducer));
-    let _ = reducer;
     let (storage, layout) = t.storage_and_layout();
     let candle_core::Storage::Cuda(storage) = &*storage else {
         candle_core::bail!("not a CUDA tensor");
     };
-    let _ = (storage, layout, kind, dim);
-    candle_core::bail!("blocking form: to be written")
+    let (results, shape) = match storage.dtype() {
+        DType::F32 => match kind {
+            Kind::Sum => over::<f32, _, _>(storage, layout, Op::Sum, dim)?,
+            Kind::Max => over::<f32, _, _>(storage, layout, Op::Max, dim)?,
+            Kind::Min => over::<f32, _, _>(storage, layout, Op::Min, dim)?,
+            Kind::Mean => over::<f32, _, _>(storage, layout, Mean.cast::<f32>(), dim)?,
+            Kind::Var => over::<f32, _, _>(storage, layout, Var::<f32>::new(1.0).map_err(error)?, dim)?,
+            Kind::ArgMax => over::<f32, _, _>(storage, layout, ArgMax.cast::<u32>(), dim)?,
+            Kind::ArgMin => over::<f32, _, _>(storage, layout, ArgMin.cast::<u32>(), dim)?,
+        },
+        DType::F16 => half_over::<f16>(storage, layout, kind, dim)?,
+        DType::BF16 => half_over::<bf16>(storage, layout, kind, dim)?,
+        dtype => candle_core::bail!("no reduction of {dtype:?} here"),
+    };
+    Ok(Tensor::from_storage(
+        candle_core::Storage::Cuda(results),
+        shape,
+        candle_core::op::BackpropOp::none(),
+        false,
+    ))
+}
+
+fn half_over<H>(storage: &CudaStorage, layout: &Layout, kind: Kind, dim: usize) -> candle_core::Result<(CudaStorage, Shape)>
+where
+    H: CudarcElement + CudaDType + DeviceRepr,
+    H::Kernel: reduce::WidensTo<f32> + reduce::MeanInput<Mean = f32> + reduce::ArgInput + DeviceValue<Cudarc = H>,
+    f32: CastTo<H::Kernel>,
+{
+    let wide = |op| Widened::<f32>::new(op).cast::<H::Kernel>();
+    match kind {
+        Kind::Sum => over::<H, _, _>(storage, layout, wide(Op::Sum), dim),
+        Kind::Max => over::<H, _, _>(storage, layout, wide(Op::Max), dim),
+        Kind::Min => over::<H, _, _>(storage, layout, wide(Op::Min), dim),
+        Kind::Mean => over::<H, _, _>(storage, layout, Mean.cast::<H::Kernel>(), dim),
+        Kind::ArgMax => over::<H, _, _>(storage, layout, ArgMax.cast::<u32>(), dim),
+        Kind::ArgMin => over::<H, _, _>(storage, layout, ArgMin.cast::<u32>(), dim),
+        Kind::Var => candle_core::bail!("no variance of half floats in the library (f32/f64 only)"),
+    }
+}
+
+/// `what` of the storage's `T`s along `dim`, blocking, into a new storage.
+fn over<T, O, R>(storage: &CudaStorage, layout: &Layout, what: R, dim: usize) -> candle_core::Result<(CudaStorage, Shape)>
+where
+    T: CudarcElement + CudaDType,
+    O: CudaDType,
+    R: Reduction<T::Kernel, Results<CudaSlice<O>> = CudaSlice<O>>,
+    R::Output: DeviceValue<Cudarc = O>,
+{
+    let input = storage.as_cuda_slice::<T>()?;
+    let view = strided(layout)?;
+    let reduced = reduce::reduce_over(input, what, Over::Axes(&view, &[dim as isize])).map_err(error)?;
+    Ok((
+        CudaStorage::wrap_cuda_slice(reduced.values, storage.device().clone()),
+        Shape::from(reduced.shape(false)),
+    ))
 }
