@@ -324,7 +324,7 @@ mod tuning;
 #[cfg(feature = "cust")]
 pub use backend::Cuda;
 pub use backend::{Backend, Emulated};
-pub use element::{ArgInput, Element, ElementType, FloatElement, MeanInput, WidensTo};
+pub use element::{ArgInput, CastTo, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, reduce_over, sum};
 /// The `half` crate, in the version whose `f16`/`bf16` the kernels take
@@ -336,7 +336,7 @@ pub use over::Over;
 #[doc(hidden)]
 pub use policy::Policy;
 pub use reducer::Reducer;
-pub use reduction::{All, Any, ArgMax, ArgMin, Count, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened};
+pub use reduction::{All, Any, ArgMax, ArgMin, Cast, Count, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened};
 #[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};
 #[doc(hidden)]

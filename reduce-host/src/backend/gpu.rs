@@ -90,6 +90,9 @@ struct StreamWorkspace {
     segment_tickets: DeviceMemory<u32>,
     /// The axis and ladder launches' scratch; grown on demand, never shrunk.
     scratch: Option<DeviceMemory<u64>>,
+    /// Where cast reductions' results wait for their conversion; grown on
+    /// demand, never shrunk.
+    cast_scratch: Option<DeviceMemory<u64>>,
     /// Scratch outgrown on a caller's stream: launches enqueued there may
     /// still use it, so it is freed when the stream is known idle (the
     /// workspace goes idle: the scope ended, the stream was released).
@@ -472,22 +475,11 @@ impl Launcher for Gpu {
     }
 
     fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
-        let on = self.enqueue_on(stream)?;
-        let w = self.stream_workspace(stream)?;
-        if w.scratch.as_ref().is_none_or(|b| b.len() < words) {
-            // SAFETY: the own stream, or a caller's, live while lent a workspace.
-            let grown = unsafe { DeviceMemory::zeroed(words.max(1), on)? };
-            if let Some(outgrown) = w.scratch.replace(grown) {
-                w.retired.push(outgrown);
-                if stream.is_none() {
-                    // The own stream is idle once waited for.
-                    // SAFETY: the own stream, which the backend's owner keeps alive.
-                    unsafe { synchronize(on) }?;
-                    w.retired.clear();
-                }
-            }
-        }
-        Ok(w.scratch.as_ref().map_or(0, DeviceMemory::address))
+        self.grown_scratch(stream, words, false)
+    }
+
+    fn cast_scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
+        self.grown_scratch(stream, words, true)
     }
 
     fn result_slot(&mut self) -> u64 {
@@ -540,6 +532,36 @@ impl Launcher for Gpu {
     }
 }
 
+impl Gpu {
+    /// At least `words` words of `stream`'s scratch, or of its cast scratch
+    /// (`cast`), grown (and the outgrown one retired) if smaller.
+    fn grown_scratch(&mut self, stream: Option<StreamHandle>, words: usize, cast: bool) -> Result<u64> {
+        let on = self.enqueue_on(stream)?;
+        let w = self.stream_workspace(stream)?;
+        let StreamWorkspace {
+            scratch,
+            cast_scratch,
+            retired,
+            ..
+        } = w;
+        let buffer = if cast { cast_scratch } else { scratch };
+        if buffer.as_ref().is_none_or(|b| b.len() < words) {
+            // SAFETY: the own stream, or a caller's, live while lent a workspace.
+            let grown = unsafe { DeviceMemory::zeroed(words.max(1), on)? };
+            if let Some(outgrown) = buffer.replace(grown) {
+                retired.push(outgrown);
+                if stream.is_none() {
+                    // The own stream is idle once waited for.
+                    // SAFETY: the own stream, which the backend's owner keeps alive.
+                    unsafe { synchronize(on) }?;
+                    retired.clear();
+                }
+            }
+        }
+        Ok(buffer.as_ref().map_or(0, DeviceMemory::address))
+    }
+}
+
 impl StreamWorkspace {
     /// This workspace once its stream's work is done: what it retired freed.
     fn idle(mut self) -> Self {
@@ -569,6 +591,7 @@ impl StreamWorkspace {
             ticket: zeroed_u32(1)?,
             segment_tickets: zeroed_u32(slots.max(4))?,
             scratch: None,
+            cast_scratch: None,
             retired: Vec::new(),
             sink: zeroed(2)?,
         })
