@@ -75,7 +75,7 @@ use crate::backend::driver::{OwnedStream, RawSlice};
 use crate::backend::gpu::Gpu;
 use crate::backend::launcher::StreamHandle;
 use crate::blocking::{check_into, results_of};
-use crate::element::{sealed::Sealed, Element};
+use crate::element::{sealed::Sealed, DeviceValue, Element};
 use crate::error::{CudaError, Error, Result};
 use crate::input::DeviceInput;
 use crate::over::{Over, Target};
@@ -266,23 +266,28 @@ impl Reducer {
     /// assert_eq!(stream.clone_dtoh(&var.values)?, [0.25, 16.0, 6.25]);
     /// # Ok(()) }
     /// ```
+    ///
+    /// The results' buffers hold cudarc's type of [`Reduction::Output`]
+    /// ([`DeviceValue::Cudarc`]: the type itself; half 2's `f16`/`bf16`
+    /// for the half floats of a [`Cast`](crate::Cast), such as
+    /// `Mean.cast::<f16>()`).
     #[allow(clippy::type_complexity)]
     pub fn reduce_over<T: CudarcElement, R: Reduction<T::Kernel>>(
         &mut self,
         input: &impl DevicePtr<T>,
         what: R,
         over: Over<'_, &dyn DevicePtr<u64>>,
-    ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+    ) -> Result<Reduced<R::Results<CudaSlice<<R::Output as DeviceValue>::Cudarc>>>> {
         what.check_over(&over)?;
         let offsets_len = over.offsets_len(|offsets| offsets.len());
         let (results, layout, axes) = results_of(&over, input.len(), offsets_len)?;
         let stream = input.stream();
         // SAFETY: the call writes every result before the buffers are
         // returned; on an error they are dropped unread.
-        let mut values = unsafe { stream.alloc::<R::Output>(results)? };
+        let mut values = unsafe { stream.alloc::<<R::Output as DeviceValue>::Cudarc>(results)? };
         let mut means = match R::MEANS {
             // SAFETY: as `values`.
-            true => Some(unsafe { stream.alloc::<R::Output>(results)? }),
+            true => Some(unsafe { stream.alloc::<<R::Output as DeviceValue>::Cudarc>(results)? }),
             false => None,
         };
         {
@@ -328,8 +333,15 @@ impl Reducer {
     /// # Ok(()) }
     /// ```
     ///
+    /// `out` holds cudarc's type of [`Reduction::Output`]
+    /// ([`DeviceValue::Cudarc`]): half 2's `f16`/`bf16` for the half floats.
+    ///
     /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`].
-    pub fn reduce_into<T: CudarcElement, R: Reduction<T::Kernel>, O: DevicePtrMut<R::Output>>(
+    pub fn reduce_into<
+        T: CudarcElement,
+        R: Reduction<T::Kernel>,
+        O: DevicePtrMut<<R::Output as DeviceValue>::Cudarc>,
+    >(
         &mut self,
         input: &impl DevicePtr<T>,
         what: R,
@@ -616,7 +628,7 @@ macro_rules! cudarc_input {
 
         impl<T: CudarcElement> DeviceInput<T> for $buffer {
             type Kernel = T::Kernel;
-            type Buffer<U: DeviceCopy + 'static> = CudaSlice<U>;
+            type Buffer<U: DeviceValue> = CudaSlice<U::Cudarc>;
             type Offsets = dyn DevicePtr<u64>;
 
             fn from_kernel(value: T::Kernel) -> T {
@@ -631,7 +643,7 @@ macro_rules! cudarc_input {
                 &self,
                 what: R,
                 over: Over<'_, &dyn DevicePtr<u64>>,
-            ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+            ) -> Result<Reduced<R::Results<Self::Buffer<R::Output>>>> {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_over(self, what, over))
             }
 
