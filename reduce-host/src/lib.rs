@@ -7,8 +7,11 @@
 //!   `i8`…`i32` in `i64`, `f16`/`bf16` in `f32`, anything in `f64`),
 //!   [`ArgMax`]/[`ArgMin`] (also of `f16`/`bf16`), [`Mean`], the statistics
 //!   [`Var`], [`Std`], [`MeanVar`] and [`LogSumExp`], and the counts
-//!   [`Count`], [`Any`] and [`All`] of a [`Predicate`] (see
-//!   [`reduction`] for the table of inputs and results);
+//!   [`Count`], [`Any`] and [`All`] of a [`Predicate`]; and any of
+//!   argmax/argmin, the mean and the widened reductions with its results
+//!   in the caller's type ([`Cast`]: `ArgMax.cast::<u32>()`,
+//!   `Mean.cast::<f16>()`) (see [`reduction`] for the table of inputs and
+//!   results);
 //! - **where** is an [`Over`]: the whole input ([`Over::Whole`]), each
 //!   segment given by CSR-style offsets ([`Over::Segments`]), each row of a
 //!   matrix ([`Over::Rows`]), or along any axes of a strided N-d view, as

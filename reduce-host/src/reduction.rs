@@ -6,19 +6,27 @@
 //! |---|---|---|---|
 //! | [`Op`] (`Op::Sum`, `Op::Max`, …) | every [`Element`] the op is defined for | `In` | `In` |
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
-//! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis | `(index, value)` |
-//! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] | [`MeanInput::Mean`] |
+//! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis (`u32`, `i64`: [`Cast`]) | `(index, value)` |
+//! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] (the input's type: [`Cast`]) | [`MeanInput::Mean`] |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
 //! | [`Count`] | every [`Element`] | `u64` | `u64` |
 //! | [`Any`], [`All`] | every [`Element`] | `u8`: 1 or 0 | `bool` |
+//! | [`Cast`] (`ArgMax.cast::<u32>()`, `Mean.cast::<f16>()`, …) | as the reduction it wraps | `T`: its results rounded once ([`CastTo`]) | its value with `T` for the result |
+//!
+//! The results in the frameworks' types: argmax/argmin positions as `u32`
+//! (candle) or `i64` (PyTorch) with `.cast::<u32>()`/`.cast::<i64>()`;
+//! means and sums of `f32`, `f16`, `bf16` in the input's type with
+//! `Mean.cast::<f32>()`, `Mean.cast::<f16>()`,
+//! `Widened::<f32>::new(Op::Sum).cast::<f16>()`: accumulated wide as
+//! without the cast, then each result rounded once (see [`Cast`]).
 //!
 //! *Where* it is computed is an [`Over`]: the whole input, each
 //! segment, each row, or along axes of a strided view. Every reduction runs
 //! over every [`Over`], except these, which have no kernel and are
 //! [`Error::UnsupportedOver`]: `Widened`, `Mean` and `ArgMax`/`ArgMin` over
-//! segments.
+//! segments (and so their casts).
 
 use crate::axes::Strided;
 use crate::backend::launcher::{check_aliasing, Access, StreamHandle};
