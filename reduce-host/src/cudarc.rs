@@ -68,7 +68,21 @@
 //! cudarc's `f16`/`bf16` are half 2's ([`CudarcElement`]): the widened
 //! reductions ([`Widened`](crate::Widened), [`crate::mean`]) and argmax/argmin take
 //! them, as the same kernels take half 1.8's. This module re-exports half 2
-//! as [`half`].
+//! as [`half`]. Results in a half type ([`Cast`](crate::Cast), named by
+//! half 1.8's type, the kernels') come back in buffers of half 2's:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::cudarc::half::f16; // half 2, as cudarc's
+//! use reduce::{Mean, Over};
+//! let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+//! let x = stream.clone_htod(&[1.0f32, 2.0, 4.0, 8.0].map(f16::from_f32))?;
+//! let rows = Over::Rows { rows: 2, len: 2 };
+//! let means = reduce::reduce_over(&x, Mean.cast::<reduce::half::f16>(), rows)?; // summed in f32
+//! let means: Vec<f16> = stream.clone_dtoh(&means.values)?; // half 2's f16, as the input
+//! assert_eq!(means, [1.5, 6.0].map(f16::from_f32));
+//! # Ok(()) }
+//! ```
 
 use crate::axes::Reduced;
 use crate::backend::driver::{OwnedStream, RawSlice};

@@ -709,7 +709,10 @@ statistic_reduction!(
 /// `i64` positions, the same bits as `u64`'s); a whole input's value is
 /// converted on the host by the same function, so it has the same bits.
 /// `u32` positions along more than 2^32 elements are
-/// [`Error::IndexOverflow`], before anything runs.
+/// [`Error::IndexOverflow`], before anything runs. In a scope
+/// (`Scope::reduce_into`), the first cast call on a stream (or one with
+/// more results than before) allocates the stream's cast scratch: capture
+/// a cast call into a CUDA graph only after it has run once on that stream.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
