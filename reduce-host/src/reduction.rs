@@ -737,6 +737,13 @@ statistic_reduction!(
 /// assert_eq!(emulator.reduce(&halves, Mean.cast::<f16>())?, f16::from_f32(32768.0));
 /// # Ok(()) }
 /// ```
+///
+/// The positions' pairs are for positions only: an integer sum is not cut
+/// to `u32`.
+/// ```compile_fail
+/// use reduce::{emulated::Emulator, Op, Widened};
+/// let _ = Emulator::default().reduce(&[1u32, 2], Widened::<u64>::new(Op::Sum).cast::<u32>());
+/// ```
 pub struct Cast<R, T> {
     inner: R,
     to: PhantomData<fn() -> T>,
@@ -880,8 +887,9 @@ where
     }
 }
 
-/// The widened results in `T` (see [`Cast`]).
-impl<A: Element + CastTo<T>, In: WidensTo<A>, T: DeviceValue> Reduction<In> for Cast<Widened<A>, T> {
+/// The widened results in `T` (see [`Cast`]): float accumulators only (an
+/// integer sum is no position, to be cut to `u32`).
+impl<A: FloatElement + CastTo<T>, In: WidensTo<A>, T: DeviceValue> Reduction<In> for Cast<Widened<A>, T> {
     type Value = T;
     cast_common!(Widened<A>, In);
 
