@@ -6,10 +6,11 @@
 //! run exactly this code.
 
 use crate::abi::{
-    ArgArgs, AxisArgs, AxisPlan, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan,
-    SegmentSchedule, SegmentedArgs,
+    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs,
+    SegmentPlan, SegmentSchedule, SegmentedArgs,
 };
 use crate::axis;
+use crate::convert::Narrow;
 use crate::device;
 use crate::element::Element;
 use crate::grid;
@@ -280,6 +281,25 @@ pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
         let address = device::to_global(args.out + i * bytes);
         let sum: T = thread::load_written_element(address);
         thread::store_element(address, sum.div(count));
+        i += stride;
+    }
+}
+
+/// A cast reduction's results in the caller's type: each of the `len`
+/// `From`s at `input` (the reduction's results, in the stream's scratch)
+/// converted to `To` ([`Narrow`]) and stored at `out`, by a grid-stride loop.
+///
+/// # Safety
+/// `input` holds `len` readable `From`s and `out` room for `len` writable
+/// `To`s, each element-aligned, not overlapping.
+#[inline(always)]
+pub unsafe fn convert<From: Element, To: Narrow<From>>(args: ConvertArgs) {
+    let bytes = u64::from(From::WORDS) * 4;
+    let stride = u64::from(device::grid_dim_x()) * u64::from(device::block_dim_x());
+    let mut i = device::index_1d();
+    while i < args.len {
+        let wide: From = thread::load_written_element(device::to_global(args.input + i * bytes));
+        To::store(device::to_global(args.out + i * To::BYTES), wide);
         i += stride;
     }
 }

@@ -40,6 +40,7 @@
 pub mod abi;
 pub mod axis;
 pub mod block;
+pub mod convert;
 pub mod device;
 pub mod element;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -100,6 +101,9 @@ macro_rules! instances_of_args {
     };
     (@ DivideArgs $fields:tt, $($pass:tt)*) => {
         for_each_divide_kernel!(divide_instances $($pass)* DivideArgs $fields;);
+    };
+    (@ ConvertArgs $fields:tt, $($pass:tt)*) => {
+        for_each_convert_kernel!(convert_instances $($pass)* ConvertArgs $fields;);
     };
     (@ SeedDotArgs $fields:tt, $($pass:tt)*) => {
         for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; AtomicPerElement dot_atomic_per_element);
@@ -226,6 +230,16 @@ macro_rules! divide_instances {
     };
 }
 
+macro_rules! convert_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $(($from:ident, $to:ident, $to_name:ident)),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::Convert { from: scalar!($from), to: scalar!($to_name) },
+            kernel_name!(convert, $from, $to_name),
+            entry::convert::<$from, $to>
+        ),)* }
+    };
+}
+
 macro_rules! ladder_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; ops $ops:tt types $types:tt;
      $(($number:literal, $rung:ident, $stem:ident, $load:ty, $tree:ty)),* $(,)?) => {
@@ -304,6 +318,7 @@ pub mod dispatch {
         Ladder(unsafe fn(abi::LadderArgs)),
         SeedDot(unsafe fn(abi::SeedDotArgs)),
         DivideByCount(unsafe fn(abi::DivideArgs)),
+        Convert(unsafe fn(abi::ConvertArgs)),
     }
 
     /// Argument structs with their [`Entry`] variant.
@@ -338,6 +353,7 @@ pub mod dispatch {
         LadderArgs => Ladder,
         SeedDotArgs => SeedDot,
         DivideArgs => DivideByCount,
+        ConvertArgs => Convert,
     );
 
     macro_rules! dispatch_rows {

@@ -126,14 +126,28 @@
 //! cudarc's `f16`/`bf16` are half 2's ([`CudarcElement`]): the widened
 //! reductions ([`Widened`](crate::Widened), [`crate::mean`]) and argmax/argmin take
 //! them, as the same kernels take half 1.8's. This module re-exports half 2
-//! as [`half`].
+//! as [`half`]. Results in a half type ([`Cast`](crate::Cast), named by
+//! half 1.8's type, the kernels') come back in buffers of half 2's:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), reduce::Error> {
+//! use reduce::cudarc::half::f16; // half 2, as cudarc's
+//! use reduce::{Mean, Over};
+//! let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+//! let x = stream.clone_htod(&[1.0f32, 2.0, 4.0, 8.0].map(f16::from_f32))?;
+//! let rows = Over::Rows { rows: 2, len: 2 };
+//! let means = reduce::reduce_over(&x, Mean.cast::<reduce::half::f16>(), rows)?; // summed in f32
+//! let means: Vec<f16> = stream.clone_dtoh(&means.values)?; // half 2's f16, as the input
+//! assert_eq!(means, [1.5, 6.0].map(f16::from_f32));
+//! # Ok(()) }
+//! ```
 
 use crate::axes::Reduced;
 use crate::backend::driver::{OwnedStream, RawSlice};
 use crate::backend::gpu::Gpu;
 use crate::backend::launcher::StreamHandle;
 use crate::blocking::{check_into, results_of};
-use crate::element::{sealed::Sealed, Element};
+use crate::element::{sealed::Sealed, DeviceValue, Element};
 use crate::error::{CudaError, Error, Result};
 use crate::input::DeviceInput;
 use crate::over::{Over, Target};
@@ -319,23 +333,28 @@ impl Reducer {
     /// assert_eq!(stream.clone_dtoh(&var.values)?, [0.25, 16.0, 6.25]);
     /// # Ok(()) }
     /// ```
+    ///
+    /// The results' buffers hold cudarc's type of [`Reduction::Output`]
+    /// ([`DeviceValue::Cudarc`]: the type itself; half 2's `f16`/`bf16`
+    /// for the half floats of a [`Cast`](crate::Cast), such as
+    /// `Mean.cast::<f16>()`).
     #[allow(clippy::type_complexity)]
     pub fn reduce_over<T: CudarcElement, R: Reduction<T::Kernel>>(
         &mut self,
         input: &impl DevicePtr<T>,
         what: R,
         over: Over<'_, &dyn DevicePtr<u64>>,
-    ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+    ) -> Result<Reduced<R::Results<CudaSlice<<R::Output as DeviceValue>::Cudarc>>>> {
         what.check_over(&over)?;
         let offsets_len = over.offsets_len(|offsets| offsets.len());
         let (results, layout, axes) = results_of(&over, input.len(), offsets_len)?;
         let stream = input.stream();
         // SAFETY: the call writes every result before the buffers are
         // returned; on an error they are dropped unread.
-        let mut values = unsafe { stream.alloc::<R::Output>(results)? };
+        let mut values = unsafe { stream.alloc::<<R::Output as DeviceValue>::Cudarc>(results)? };
         let mut means = match R::MEANS {
             // SAFETY: as `values`.
-            true => Some(unsafe { stream.alloc::<R::Output>(results)? }),
+            true => Some(unsafe { stream.alloc::<<R::Output as DeviceValue>::Cudarc>(results)? }),
             false => None,
         };
         {
@@ -383,10 +402,16 @@ impl Reducer {
     ///
     /// Offsets are any cudarc buffer or view of `u64`s, as for
     /// [`Reducer::reduce_over`]: `Over::Segments(&offsets.slice(1..))`.
+    /// `out` holds cudarc's type of [`Reduction::Output`]
+    /// ([`DeviceValue::Cudarc`]): half 2's `f16`/`bf16` for the half floats.
     ///
     /// Errors: those of [`crate::Scope::reduce_into`], [`Error::UnsupportedStream`]
     /// (a stream of another context, or one being captured into a graph).
-    pub fn reduce_into<T: CudarcElement, R: Reduction<T::Kernel>, O: DevicePtrMut<R::Output>>(
+    pub fn reduce_into<
+        T: CudarcElement,
+        R: Reduction<T::Kernel>,
+        O: DevicePtrMut<<R::Output as DeviceValue>::Cudarc>,
+    >(
         &mut self,
         input: &impl DevicePtr<T>,
         what: R,
@@ -683,7 +708,7 @@ macro_rules! cudarc_input {
 
         impl<T: CudarcElement> DeviceInput<T> for $buffer {
             type Kernel = T::Kernel;
-            type Buffer<U: DeviceCopy + 'static> = CudaSlice<U>;
+            type Buffer<U: DeviceValue> = CudaSlice<U::Cudarc>;
             type Offsets<'o> = dyn DevicePtr<u64> + 'o;
 
             fn from_kernel(value: T::Kernel) -> T {
@@ -698,7 +723,7 @@ macro_rules! cudarc_input {
                 &self,
                 what: R,
                 over: Over<'o, &'o (dyn DevicePtr<u64> + 'o)>,
-            ) -> Result<Reduced<R::Results<CudaSlice<R::Output>>>> {
+            ) -> Result<Reduced<R::Results<Self::Buffer<R::Output>>>> {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_over(self, what, over))
             }
 

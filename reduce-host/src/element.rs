@@ -15,13 +15,30 @@ pub trait DeviceValue: DeviceCopy + 'static {}
 #[cfg(not(feature = "cudarc"))]
 impl<T: DeviceCopy + 'static> DeviceValue for T {}
 
-/// A value the kernels write: copyable to the device by cust (and, with
-/// the `cudarc` feature, by cudarc). Every element, count and index type is one.
+/// A value the kernels write: copyable to the device by cust, and with the
+/// `cudarc` feature held in cudarc's buffers as [`DeviceValue::Cudarc`]
+/// (the type itself; half 2's `f16`/`bf16` for half 1.8's). Every element,
+/// count, index and half-float type is one.
 #[doc(hidden)]
 #[cfg(feature = "cudarc")]
-pub trait DeviceValue: DeviceCopy + ::cudarc::driver::DeviceRepr + 'static {}
+pub trait DeviceValue: DeviceCopy + 'static {
+    /// The type of cudarc's buffers of these values (the same bits).
+    type Cudarc: crate::cudarc::CudarcElement<Kernel = Self> + ::cudarc::driver::DeviceRepr;
+}
+
 #[cfg(feature = "cudarc")]
-impl<T: DeviceCopy + ::cudarc::driver::DeviceRepr + 'static> DeviceValue for T {}
+macro_rules! device_value {
+    ($($t:ty => $cudarc:ty),* $(,)?) => {$(
+        impl DeviceValue for $t {
+            type Cudarc = $cudarc;
+        }
+    )*};
+}
+#[cfg(feature = "cudarc")]
+device_value!(
+    i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+    f32 => f32, f64 => f64, half::f16 => half2::f16, half::bf16 => half2::bf16,
+);
 
 pub(crate) mod sealed {
     /// Implemented only for the types the kernels are compiled for.
@@ -236,3 +253,135 @@ macro_rules! arg_input {
     )*};
 }
 kernels_gpu::for_each_arg_kernel!(arg_input);
+
+/// A conversion of a reduction's results to the caller's type `T`, which
+/// [`Cast`](crate::Cast) applies: sealed, for these pairs.
+///
+/// | from | to `T` | how |
+/// |---|---|---|
+/// | `u64` (positions) | `i64` | the same bits (a position is below 2^63) |
+/// | `u64` (positions) | `u32` | exact; [`Error::IndexOverflow`](crate::Error::IndexOverflow) before anything runs where a position could pass `u32::MAX` |
+/// | `f64` | `f32` | rounded to nearest, ties to even (Rust's `as f32`) |
+/// | `f32` | [`half::f16`], [`half::bf16`] | rounded to nearest, ties to even (`half`'s `from_f32`) |
+///
+/// Floats too large for `T` become ±∞, too small ±0 or a subnormal of `T`;
+/// a NaN stays a quiet NaN of the same sign. Each result is rounded once,
+/// from the wide result; a whole input's value is converted on the host
+/// with the same function as the kernel's, so it has the same bits.
+///
+/// ```
+/// use reduce::{half::f16, CastTo};
+/// assert_eq!(CastTo::<f16>::cast(65519.0f32), f16::MAX); // rounded to nearest
+/// assert_eq!(CastTo::<f16>::cast(65520.0f32), f16::INFINITY); // the tie goes to even: ∞
+/// assert_eq!(CastTo::<f32>::cast(1.0 + 2f64.powi(-24)), 1.0); // a tie to even
+/// assert_eq!(CastTo::<i64>::cast(7u64), 7i64);
+/// ```
+pub trait CastTo<T>: Copy + sealed::Sealed {
+    /// The type converted from.
+    #[doc(hidden)]
+    const FROM: ElementType;
+    /// The type converted to.
+    #[doc(hidden)]
+    const TO: ElementType;
+    /// Whether `T` holds the same bits (no conversion to run).
+    #[doc(hidden)]
+    const SAME_BITS: bool = false;
+    /// The most positions `T` holds (`u32`: 2^32), for an index type.
+    #[doc(hidden)]
+    const POSITIONS: u64 = u64::MAX;
+    /// `self` converted to `T` (a position: one below [`CastTo::POSITIONS`]).
+    fn cast(self) -> T;
+}
+
+impl CastTo<u32> for u64 {
+    const FROM: ElementType = ElementType::U64;
+    const TO: ElementType = ElementType::U32;
+    const POSITIONS: u64 = 1 << 32;
+    fn cast(self) -> u32 {
+        self as u32
+    }
+}
+
+impl CastTo<i64> for u64 {
+    const FROM: ElementType = ElementType::U64;
+    const TO: ElementType = ElementType::I64;
+    const SAME_BITS: bool = true;
+    const POSITIONS: u64 = 1 << 63;
+    fn cast(self) -> i64 {
+        self as i64
+    }
+}
+
+impl CastTo<f32> for f64 {
+    const FROM: ElementType = ElementType::F64;
+    const TO: ElementType = ElementType::F32;
+    fn cast(self) -> f32 {
+        kernels_gpu::convert::f64_to_f32(self)
+    }
+}
+
+impl CastTo<half::f16> for f32 {
+    const FROM: ElementType = ElementType::F32;
+    const TO: ElementType = ElementType::F16;
+    fn cast(self) -> half::f16 {
+        half::f16::from_bits(kernels_gpu::convert::f32_to_f16_bits(self))
+    }
+}
+
+impl CastTo<half::bf16> for f32 {
+    const FROM: ElementType = ElementType::F32;
+    const TO: ElementType = ElementType::Bf16;
+    fn cast(self) -> half::bf16 {
+        half::bf16::from_bits(kernels_gpu::convert::f32_to_bf16_bits(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CastTo;
+
+    /// The kernels' conversions give `half`'s bits for every `f32` of a
+    /// dense sample of the bit patterns and around every exponent
+    /// (subnormals, ties, overflow, NaN payloads).
+    #[test]
+    fn half_conversions_are_halfs() {
+        let check = |bits: u32| {
+            let x = f32::from_bits(bits);
+            let f16: half::f16 = x.cast();
+            let bf16: half::bf16 = x.cast();
+            assert_eq!(f16.to_bits(), half::f16::from_f32(x).to_bits(), "{bits:#x}");
+            assert_eq!(bf16.to_bits(), half::bf16::from_f32(x).to_bits(), "{bits:#x}");
+        };
+        for bits in (0..=u32::MAX).step_by(997) {
+            check(bits);
+        }
+        for exponent in 0..256u32 {
+            for low in [
+                0u32, 1, 0xfff, 0x1000, 0x1001, 0x1fff, 0x2000, 0x3000, 0x7fff, 0x8000, 0x8001, 0x18000, 0x7f_ffff,
+            ] {
+                for sign in [0, 0x8000_0000] {
+                    check(sign | exponent << 23 | low);
+                    check(sign | exponent << 23 | (0x40_0000 | low));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f64_to_f32_is_as() {
+        for x in [
+            1.0f64,
+            1.0 + 2f64.powi(-24),
+            1e-40,
+            1e-46,
+            3.4e38,
+            3.5e38,
+            -0.0,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+        ] {
+            assert_eq!(CastTo::<f32>::cast(x).to_bits(), (x as f32).to_bits(), "{x:e}");
+        }
+        assert!(CastTo::<f32>::cast(f64::NAN).is_nan());
+    }
+}

@@ -101,6 +101,16 @@ pub enum Error {
         /// The accumulator type.
         accumulator: crate::element::ElementType,
     },
+    /// argmax/argmin positions asked for in an index type that cannot hold
+    /// them all ([`ArgMax::cast`](crate::ArgMax::cast) to `u32` along more
+    /// than 2^32 elements): refused before anything runs.
+    #[error("positions along {extent} elements do not all fit in {}; ask for u64 or i64 positions", .index.name())]
+    IndexOverflow {
+        /// The index type asked for.
+        index: crate::element::ElementType,
+        /// The number of elements each position counts along.
+        extent: u64,
+    },
     /// Segment offsets or a matrix shape that do not fit a reduction over
     /// segments or rows ([`Over::Segments`](crate::Over::Segments),
     /// [`Over::Rows`](crate::Over::Rows)).

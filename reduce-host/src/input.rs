@@ -1,6 +1,7 @@
 //! The buffers the free functions take: [`DeviceInput`].
 
 use crate::axes::Reduced;
+use crate::element::DeviceValue;
 use crate::error::Result;
 use crate::over::Over;
 use crate::reduction::Reduction;
@@ -38,8 +39,9 @@ pub trait DeviceInput<T>: sealed::Sealed {
     /// `f16`/`bf16` (this crate's [`crate::half`]) for half 2's (cudarc's).
     type Kernel: DeviceCopy + 'static;
     /// The buffers [`crate::reduce_over`] returns results in:
-    /// `DeviceBuffer<U>` for cust inputs, `CudaSlice<U>` for cudarc's.
-    type Buffer<U: DeviceCopy + 'static>;
+    /// `DeviceBuffer<U>` for cust inputs, `CudaSlice<U>` for cudarc's
+    /// (of half 2's `f16`/`bf16` for half 1.8's).
+    type Buffer<U: DeviceValue>;
     /// How the offsets of [`Over::Segments`] are held, borrowed for `'o`: a
     /// cust `DeviceSlice<u64>` (`&offsets` of a `DeviceBuffer<u64>`
     /// converts), or any cudarc buffer or view of `u64`s
@@ -94,7 +96,7 @@ mod cust_buffers {
                 $(#[$doc])*
                 impl<T: DeviceCopy + 'static> DeviceInput<T> for $buffer<T> {
                     type Kernel = T;
-                    type Buffer<U: DeviceCopy + 'static> = DeviceBuffer<U>;
+                    type Buffer<U: DeviceValue> = DeviceBuffer<U>;
                     type Offsets<'o> = DeviceSlice<u64>;
 
                     fn from_kernel(value: T) -> T {

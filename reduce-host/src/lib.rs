@@ -7,8 +7,11 @@
 //!   `i8`…`i32` in `i64`, `f16`/`bf16` in `f32`, anything in `f64`),
 //!   [`ArgMax`]/[`ArgMin`] (also of `f16`/`bf16`), [`Mean`], the statistics
 //!   [`Var`], [`Std`], [`MeanVar`] and [`LogSumExp`], and the counts
-//!   [`Count`], [`Any`] and [`All`] of a [`Predicate`] (see
-//!   [`reduction`] for the table of inputs and results);
+//!   [`Count`], [`Any`] and [`All`] of a [`Predicate`]; and any of
+//!   argmax/argmin, the mean and the widened reductions with its results
+//!   in the caller's type ([`Cast`]: `ArgMax.cast::<u32>()`,
+//!   `Mean.cast::<f16>()`) (see [`reduction`] for the table of inputs and
+//!   results);
 //! - **where** is an [`Over`]: the whole input ([`Over::Whole`]), each
 //!   segment given by CSR-style offsets ([`Over::Segments`]), each row of a
 //!   matrix ([`Over::Rows`]), or along any axes of a strided N-d view, as
@@ -325,7 +328,7 @@ mod tuning;
 #[cfg(feature = "cust")]
 pub use backend::Cuda;
 pub use backend::{Backend, Emulated};
-pub use element::{ArgInput, Element, ElementType, FloatElement, MeanInput, WidensTo};
+pub use element::{ArgInput, CastTo, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, reduce_over, sum};
 /// The `half` crate, in the version whose `f16`/`bf16` the kernels take
@@ -337,7 +340,7 @@ pub use over::Over;
 #[doc(hidden)]
 pub use policy::Policy;
 pub use reducer::Reducer;
-pub use reduction::{All, Any, ArgMax, ArgMin, Count, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened};
+pub use reduction::{All, Any, ArgMax, ArgMin, Cast, Count, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened};
 #[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};
 #[doc(hidden)]

@@ -10,7 +10,7 @@ use crate::backend::launcher::{element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
 #[cfg(feature = "cust")]
 use crate::backend::Cuda;
-use crate::element::{ArgInput, Element, FloatElement, WidensTo};
+use crate::element::{ArgInput, Element, ElementType, FloatElement, WidensTo};
 use crate::error::{CudaError, Error, Result};
 #[cfg(feature = "cust")]
 use crate::policy::Policy;
@@ -21,7 +21,7 @@ use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{ArgArgs, DivideArgs, DotArgs, Kernel, ReduceArgs};
+use kernels_gpu::abi::{ArgArgs, ConvertArgs, DivideArgs, DotArgs, Kernel, ReduceArgs};
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
@@ -383,6 +383,55 @@ impl<B: Backend> Reducer<B> {
         // SAFETY: `out` holds the `len` results the caller's earlier launch
         // on `stream` wrote (checked writable by `Launcher::launch`), which
         // the grid-stride loop reads and rewrites, each by one thread.
+        unsafe { self.backend.launch(&launch, stream) }
+    }
+
+    /// Enqueues the conversion of the `len` `from`s at `wide` (a cast
+    /// reduction's results, which the caller's earlier launches on `stream`
+    /// wrote in the stream's cast scratch) to the `to`s at `out`
+    /// ([`crate::Cast`]).
+    pub(crate) fn enqueue_convert(
+        &mut self,
+        (from, to): (ElementType, ElementType),
+        wide: u64,
+        (out, len): (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let kernel = Kernel::Convert { from, to };
+        let shape = self.production_shape(kernel, len, from.size())?;
+        let bytes = |size: usize| (len as u64).saturating_mul(size as u64);
+        let accesses = [
+            Access {
+                name: "wide results",
+                address: wide,
+                bytes: bytes(from.size()),
+                writable: false,
+            },
+            Access {
+                name: "out",
+                address: out,
+                bytes: bytes(to.size()),
+                writable: true,
+            },
+        ];
+        let launch = Launch {
+            kernel,
+            shape,
+            shared_bytes: 0,
+            args: ConvertArgs {
+                input: wide,
+                len: len as u64,
+                out,
+            },
+            accesses: &accesses,
+        };
+        // SAFETY: `wide` holds the `len` results the caller's earlier
+        // launches on `stream` wrote, `out` room for `len` converted ones
+        // (the caller's output, checked writable and not overlapping by
+        // `Launcher::launch`); the grid-stride loop converts each once.
         unsafe { self.backend.launch(&launch, stream) }
     }
 

@@ -6,24 +6,32 @@
 //! |---|---|---|---|
 //! | [`Op`] (`Op::Sum`, `Op::Max`, …) | every [`Element`] the op is defined for | `In` | `In` |
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
-//! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis | `(index, value)` |
-//! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] | [`MeanInput::Mean`] |
+//! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis (`u32`, `i64`: [`Cast`]) | `(index, value)` |
+//! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] (the input's type: [`Cast`]) | [`MeanInput::Mean`] |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
 //! | [`Count`] | every [`Element`] | `u64` | `u64` |
 //! | [`Any`], [`All`] | every [`Element`] | `u8`: 1 or 0 | `bool` |
+//! | [`Cast`] (`ArgMax.cast::<u32>()`, `Mean.cast::<f16>()`, …) | as the reduction it wraps | `T`: its results rounded once ([`CastTo`]) | its value with `T` for the result |
+//!
+//! The results in the frameworks' types: argmax/argmin positions as `u32`
+//! (candle) or `i64` (PyTorch) with `.cast::<u32>()`/`.cast::<i64>()`;
+//! means and sums of `f32`, `f16`, `bf16` in the input's type with
+//! `Mean.cast::<f32>()`, `Mean.cast::<f16>()`,
+//! `Widened::<f32>::new(Op::Sum).cast::<f16>()`: accumulated wide as
+//! without the cast, then each result rounded once (see [`Cast`]).
 //!
 //! *Where* it is computed is an [`Over`]: the whole input, each
 //! segment, each row, or along axes of a strided view. Every reduction runs
 //! over every [`Over`], except these, which have no kernel and are
 //! [`Error::UnsupportedOver`]: `Widened`, `Mean` and `ArgMax`/`ArgMin` over
-//! segments.
+//! segments (and so their casts).
 
 use crate::axes::Strided;
-use crate::backend::launcher::StreamHandle;
+use crate::backend::launcher::{check_aliasing, Access, StreamHandle};
 use crate::backend::Backend;
-use crate::element::{ArgInput, DeviceValue, Element, FloatElement, MeanInput, WidensTo};
+use crate::element::{ArgInput, CastTo, DeviceValue, Element, FloatElement, MeanInput, WidensTo};
 use crate::error::{Error, Result};
 use crate::over::{Over, Target};
 use crate::reducer::{checked_parts, Reducer};
@@ -180,6 +188,13 @@ impl<A> Widened<A> {
             accumulator: PhantomData,
         }
     }
+
+    /// The results in `T`, each rounded once from `A` ([`Cast`]; the
+    /// pairs: [`CastTo`]): `Widened::<f32>::new(Op::Sum).cast::<f16>()`
+    /// sums halves in `f32` and returns halves, as PyTorch's `x.sum()`.
+    pub const fn cast<T>(self) -> Cast<Self, T> {
+        Cast::new(self)
+    }
 }
 
 impl<A> Clone for Widened<A> {
@@ -311,6 +326,21 @@ pub struct ArgMax;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArgMin;
 
+macro_rules! arg_cast {
+    ($($name:ident),*) => {$(
+        impl $name {
+            /// The positions in the index type `T` of the caller's buffers
+            /// (`u32`, as candle's; `i64`, as PyTorch's): see [`Cast`].
+            /// [`Error::IndexOverflow`] for `u32` along more than 2^32
+            /// elements, before anything runs.
+            pub const fn cast<T>(self) -> Cast<Self, T> {
+                Cast::new(self)
+            }
+        }
+    )*};
+}
+arg_cast!(ArgMax, ArgMin);
+
 /// The name of [`Mean`] in errors.
 const MEAN: &str = "Mean";
 
@@ -388,6 +418,15 @@ arg_reduction!(ArgMax => Max, ArgMin => Min);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mean;
+
+impl Mean {
+    /// The means in `T`, each rounded once from [`MeanInput::Mean`]
+    /// ([`Cast`]): `Mean.cast::<f32>()` of `f32`s, `Mean.cast::<f16>()` of
+    /// halves, the input's type as PyTorch's and candle's means.
+    pub const fn cast<T>(self) -> Cast<Self, T> {
+        Cast::new(self)
+    }
+}
 
 impl sealed::Sealed for Mean {}
 
@@ -646,3 +685,216 @@ statistic_reduction!(
     |self| Call::count::<T>(self.0, Finish::All),
     |b| b != 0
 );
+
+/// A reduction whose results are converted to the caller's type `T`: made
+/// by `.cast::<T>()` on [`ArgMax`], [`ArgMin`], [`Mean`] and [`Widened`]
+/// (the pairs: [`CastTo`]). The reduction runs as without the cast, in its
+/// own type (positions in `u64`; sums and means accumulated in `f32` or
+/// `f64`), and each result is then rounded once to `T` (to nearest, ties to
+/// even; see [`CastTo`] for overflow and NaN): PyTorch's rule for the
+/// half floats, which it sums in `f32` and returns as halves.
+///
+/// | reduction | input | each result (`Output`) | whole input (`Value`) |
+/// |---|---|---|---|
+/// | `ArgMax.cast::<u32>()`, `::<i64>()` (and `ArgMin`) | every [`ArgInput`] | `T` | `(T, In)` |
+/// | `Mean.cast::<f32>()` | `f32`, `f64`, the integers (means in `f64`) | `f32` | `f32` |
+/// | `Mean.cast::<f16>()`, `::<bf16>()` | `f16`, `bf16` (means in `f32`) | `T` | `T` |
+/// | `Widened::<f64>::new(Op::Sum).cast::<f32>()` | `f32`, the integers | `f32` | `f32` |
+/// | `Widened::<f32>::new(op).cast::<f16>()`, `::<bf16>()` | `f16`, `bf16` | `T` | `T` |
+///
+/// The wider results stay what the same reductions without `.cast` give.
+/// Over the whole input, rows and axes, as the reduction (no kernel takes
+/// these over segments). Cost: over a place, one more launch, which reads
+/// the wide results from the stream's scratch and writes `T`s (none for
+/// `i64` positions, the same bits as `u64`'s); a whole input's value is
+/// converted on the host by the same function, so it has the same bits.
+/// `u32` positions along more than 2^32 elements are
+/// [`Error::IndexOverflow`], before anything runs. In a scope
+/// (`Scope::reduce_into`), the first cast call on a stream (or one with
+/// more results than before) allocates the stream's cast scratch: capture
+/// a cast call into a CUDA graph only after it has run once on that stream.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{axes::Strided, emulated::Emulator, half::f16, ArgMax, Mean, Op, Over, Widened};
+/// let mut emulator = Emulator::default();
+/// let x = [3.0f32, 9.0, 9.0, 7.0, 1.0, 8.0]; // 2 × 3
+/// let rows = Over::Rows { rows: 2, len: 3 };
+/// let positions = emulator.reduce_over(&x, ArgMax.cast::<u32>(), rows)?; // candle's u32
+/// assert_eq!(positions.values.to_vec(), [1u32, 2]);
+/// let columns = Over::Axes(&Strided::contiguous(&[2, 3])?, &[0]);
+/// let positions = emulator.reduce_over(&x, ArgMax.cast::<i64>(), columns)?; // PyTorch's int64
+/// assert_eq!(positions.values.to_vec(), [1i64, 0, 0]);
+/// assert_eq!(emulator.reduce(&x, ArgMax.cast::<u32>())?, (1u32, 9.0));
+/// let means = emulator.reduce_over(&x, Mean.cast::<f32>(), rows)?; // f32, not f64
+/// assert_eq!(means.values.to_vec(), [7.0f32, 16.0 / 3.0]);
+///
+/// let halves = [f16::from_f32(65504.0), f16::from_f32(32.0)];
+/// let sum = emulator.reduce(&halves, Widened::<f32>::new(Op::Sum))?; // 65536 in f32
+/// assert_eq!(sum, 65536.0);
+/// let sum = emulator.reduce(&halves, Widened::<f32>::new(Op::Sum).cast::<f16>())?;
+/// assert_eq!(sum, f16::INFINITY); // rounded once: past f16::MAX
+/// assert_eq!(emulator.reduce(&halves, Mean.cast::<f16>())?, f16::from_f32(32768.0));
+/// # Ok(()) }
+/// ```
+///
+/// The positions' pairs are for positions only: an integer sum is not cut
+/// to `u32`.
+/// ```compile_fail
+/// use reduce::{emulated::Emulator, Op, Widened};
+/// let _ = Emulator::default().reduce(&[1u32, 2], Widened::<u64>::new(Op::Sum).cast::<u32>());
+/// ```
+pub struct Cast<R, T> {
+    inner: R,
+    to: PhantomData<fn() -> T>,
+}
+
+impl<R, T> Cast<R, T> {
+    const fn new(inner: R) -> Self {
+        Cast { inner, to: PhantomData }
+    }
+}
+
+impl<R: Copy, T> Clone for Cast<R, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R: Copy, T> Copy for Cast<R, T> {}
+impl<R: std::fmt::Debug, T> std::fmt::Debug for Cast<R, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}.cast::<{}>()", self.inner, std::any::type_name::<T>())
+    }
+}
+impl<R, T> sealed::Sealed for Cast<R, T> {}
+
+/// [`Error::IndexOverflow`] if positions among `extent` elements do not
+/// all fit the index type of `W → T` (a no-op for the float pairs).
+fn check_positions<W: CastTo<T>, T>(extent: usize) -> Result<()> {
+    let extent = extent as u64;
+    if extent > W::POSITIONS {
+        return Err(Error::IndexOverflow { index: W::TO, extent });
+    }
+    Ok(())
+}
+
+/// The number of elements each result of a reduction over `over` folds
+/// along (for the positions of argmax/argmin: the axis, the row, the whole
+/// input of `len`); 0 over segments, which the casts do not take.
+fn reduced_extent<O>(over: &Over<'_, O>, len: usize) -> Result<usize> {
+    match over {
+        Over::Whole => Ok(len),
+        Over::Rows { len, .. } => Ok(*len),
+        Over::Axes(layout, axes) => layout.reduced_count(axes),
+        _ => Ok(0),
+    }
+}
+
+/// [`Reduction::enqueue`] of `inner` cast to `T`: `inner`'s results into
+/// the stream's cast scratch, then converted into `target` (or, for the
+/// pairs of the same bits, straight into `target`).
+fn enqueue_cast<B: Backend, In: DeviceCopy, R: Reduction<In>, T>(
+    inner: R,
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<In>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    stream: Option<StreamHandle>,
+) -> Result<()>
+where
+    R::Output: CastTo<T>,
+{
+    inner.check_over(&over)?;
+    let (address, len) = B::parts(input);
+    check_positions::<R::Output, T>(reduced_extent(&over, len)?)?;
+    if <R::Output as CastTo<T>>::SAME_BITS {
+        return inner.enqueue(reducer, input, over, target, stream);
+    }
+    // The inner launches check their input against the scratch only.
+    let to = <R::Output as CastTo<T>>::TO;
+    check_aliasing(&[
+        Access::read::<In>("input", address, len),
+        Access {
+            name: "out",
+            address: target.out,
+            bytes: (target.len as u64).saturating_mul(to.size() as u64),
+            writable: true,
+        },
+    ])?;
+    let from = <R::Output as CastTo<T>>::FROM;
+    let words = target.len.saturating_mul(from.size()).div_ceil(8);
+    let wide = reducer.backend.cast_scratch(stream, words)?;
+    let wide_target = Target { out: wide, ..target };
+    inner.enqueue(reducer, input, over, wide_target, stream)?;
+    reducer.enqueue_convert((from, to), wide, (target.out, target.len), stream)
+}
+
+/// The [`Reduction`] items every cast shares: its place checks and `enqueue`.
+macro_rules! cast_common {
+    ($inner:ty, $input:ty) => {
+        type Output = T;
+        one_output!();
+
+        fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
+            <$inner as Reduction<$input>>::check_over(self.inner, over)
+        }
+
+        fn enqueue<B: Backend>(
+            self,
+            reducer: &mut Reducer<B>,
+            input: &B::Slice<$input>,
+            over: Over<'_, &B::Slice<u64>>,
+            target: Target,
+            stream: Option<StreamHandle>,
+        ) -> Result<()> {
+            enqueue_cast::<B, $input, $inner, T>(self.inner, reducer, input, over, target, stream)
+        }
+    };
+}
+
+macro_rules! arg_cast_reduction {
+    ($($name:ident),*) => {$(
+        /// The positions in `T` (see [`Cast`]); a whole input's value is
+        /// `(index, value)` with the index in `T`.
+        impl<In: ArgInput, T: DeviceValue> Reduction<In> for Cast<$name, T>
+        where
+            u64: CastTo<T>,
+        {
+            type Value = (T, In);
+            cast_common!($name, In);
+
+            fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<(T, In)> {
+                check_positions::<u64, T>(B::parts(input).1)?;
+                let (index, value) = self.inner.value(reducer, input)?;
+                Ok((index.cast(), value))
+            }
+        }
+    )*};
+}
+arg_cast_reduction!(ArgMax, ArgMin);
+
+/// The means in `T` (see [`Cast`]).
+impl<In: MeanInput, T: DeviceValue> Reduction<In> for Cast<Mean, T>
+where
+    In::Mean: CastTo<T>,
+{
+    type Value = T;
+    cast_common!(Mean, In);
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<T> {
+        let mean: In::Mean = self.inner.value(reducer, input)?;
+        Ok(mean.cast())
+    }
+}
+
+/// The widened results in `T` (see [`Cast`]): float accumulators only (an
+/// integer sum is no position, to be cut to `u32`).
+impl<A: FloatElement + CastTo<T>, In: WidensTo<A>, T: DeviceValue> Reduction<In> for Cast<Widened<A>, T> {
+    type Value = T;
+    cast_common!(Widened<A>, In);
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<T> {
+        let wide: A = self.inner.value(reducer, input)?;
+        Ok(wide.cast())
+    }
+}

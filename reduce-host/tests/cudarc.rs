@@ -21,6 +21,7 @@ use rand::Rng;
 use reduce::axes::Strided;
 use reduce::cudarc::half::{bf16, f16};
 use reduce::cudarc::{CudarcElement, Reducer};
+use reduce::element::DeviceValue;
 use reduce::{
     ArgInput, ArgMax, ArgMin, Count, Element, Error, MeanInput, MeanVar, Op, Over, Predicate, Reduction, Var, Widened,
     WidensTo,
@@ -36,7 +37,14 @@ fn context(test: &str) -> Option<Arc<CudaContext>> {
 
 /// Element types under test, with values that are small integers.
 trait Sample:
-    Element + DeviceRepr + Default + CudarcElement<Kernel = Self> + ArgInput + MeanInput<Mean = f64> + WidensTo<f64>
+    Element
+    + DeviceRepr
+    + Default
+    + CudarcElement<Kernel = Self>
+    + DeviceValue<Cudarc = Self>
+    + ArgInput
+    + MeanInput<Mean = f64>
+    + WidensTo<f64>
 {
     fn of(value: i32) -> Self;
     fn wide(self) -> f64;
@@ -638,7 +646,7 @@ fn over_and_into<T, O, R>(
 ) -> (Vec<O>, Vec<usize>)
 where
     T: CudarcElement,
-    O: Bits + DeviceRepr,
+    O: Bits + DeviceRepr + DeviceValue<Cudarc = O>,
     R: Reduction<T::Kernel, Output = O, Results<CudaSlice<O>> = CudaSlice<O>>
         + for<'o> Reduction<T::Kernel, Results<&'o mut CudaSlice<O>> = &'o mut CudaSlice<O>>,
 {

@@ -34,6 +34,7 @@ macro_rules! for_each_kernel_args {
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
             DivideArgs [out len count],
+            ConvertArgs [input len out],
         }
     };
 }
@@ -97,4 +98,5 @@ kernel_args_words!(
     LadderArgs: Ladder,
     SeedDotArgs: SeedDot,
     DivideArgs: DivideByCount,
+    ConvertArgs: Convert,
 );

@@ -8,7 +8,8 @@ use super::plans::SegmentSchedule;
 use super::scalar::Scalar;
 #[cfg(doc)]
 use super::{
-    ArgArgs, AxisArgs, AxisPlan, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentedArgs,
+    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs,
+    SegmentedArgs,
 };
 #[cfg(not(target_arch = "nvptx64"))]
 use core::fmt;
@@ -68,6 +69,11 @@ pub enum Kernel {
     /// Each of `len` sums of `element`s divided, in place, by the `count`
     /// of elements summed (a mean): [`DivideArgs`].
     DivideByCount { element: Scalar },
+    /// Each of `len` results of `from` converted to `to` (a cast
+    /// reduction's results in the caller's type: `u64` positions to `u32`,
+    /// `f64` to `f32`, `f32` to `f16`/`bf16`, rounded to nearest even):
+    /// [`ConvertArgs`].
+    Convert { from: Scalar, to: Scalar },
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -98,7 +104,7 @@ impl Op {
 /// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`,
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
-/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`.
+/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -179,6 +185,9 @@ macro_rules! kernel_name {
     (divide_by_count, $t:ident) => {
         concat!("divide_by_count_", stringify!($t))
     };
+    (convert, $from:ident, $to:ident) => {
+        concat!("convert_", stringify!($from), "_to_", stringify!($to))
+    };
 }
 
 /// The image a kernel ships in: the PTX (and machine code) of each module is
@@ -195,7 +204,8 @@ macro_rules! kernel_name {
 pub enum Module {
     /// Every whole-input kernel that reads `Scalar`s: [`Kernel::Reduce`],
     /// [`Kernel::Widened`] (by input), [`Kernel::Arg`] and [`Kernel::Dot`];
-    /// and [`Kernel::DivideByCount`] of `Scalar` results.
+    /// and [`Kernel::DivideByCount`] of `Scalar` results and
+    /// [`Kernel::Convert`] from them.
     Whole(Scalar),
     /// The [`Kernel::Segmented`] kernels of one schedule and element type.
     Segmented(SegmentSchedule, Scalar),
@@ -214,9 +224,10 @@ impl Kernel {
     /// The module this kernel ships in.
     pub fn module(self) -> Module {
         match self {
-            Kernel::Reduce { element, .. } | Kernel::Dot { element } | Kernel::DivideByCount { element } => {
-                Module::Whole(element)
-            }
+            Kernel::Reduce { element, .. }
+            | Kernel::Dot { element }
+            | Kernel::DivideByCount { element }
+            | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
             Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
@@ -316,8 +327,10 @@ mod tests {
             .map(|(_, name)| name)
             .collect();
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
-        // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's division.
-        assert_eq!(members.len(), 14, "{members:?}");
+        // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
+        // division, the conversions to f16 and bf16.
+        assert_eq!(members.len(), 16, "{members:?}");
+        assert!(members.contains(&"convert_f32_to_f16") && members.contains(&"convert_f32_to_bf16"));
         assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
         assert!(members.contains(&"divide_by_count_f32"));
     }

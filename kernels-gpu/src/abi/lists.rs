@@ -117,6 +117,17 @@ macro_rules! for_each_divide_kernel {
     };
 }
 
+/// Calls `$callback! { $extra (from, to type, to name), ... }` with every
+/// conversion of a cast reduction's results ([`Kernel::Convert`]): the
+/// type the reduction computes in, and the caller's (the kernels' type of
+/// it, `F16`/`Bf16` for the half floats, and its name).
+#[macro_export]
+macro_rules! for_each_convert_kernel {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)* (u64, u32, u32), (f64, f32, f32), (f32, F16, f16), (f32, Bf16, bf16) }
+    };
+}
+
 /// Calls `$callback! { $extra ops [(Op, stem) ...] types [type ...];
 /// (rung number, Rung variant, kernel-name stem, load shape, tree shape), ... }`
 /// with the seeds' operators and element types and every rung of the

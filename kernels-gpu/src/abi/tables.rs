@@ -22,6 +22,7 @@ impl Kernel {
             DOT_KERNELS,
             STATISTIC_KERNELS,
             DIVIDE_KERNELS,
+            CONVERT_KERNELS,
         ]
         .into_iter()
         .flatten()
@@ -133,6 +134,16 @@ macro_rules! divide_kernel_table {
 }
 for_each_divide_kernel!(divide_kernel_table);
 
+macro_rules! convert_kernel_table {
+    ($(($from:ident, $to:ident, $to_name:ident)),*) => {
+        const CONVERT_KERNELS: &[(Kernel, &str)] = &[$((
+            Kernel::Convert { from: scalar!($from), to: scalar!($to_name) },
+            kernel_name!(convert, $from, $to_name),
+        ),)*];
+    };
+}
+for_each_convert_kernel!(convert_kernel_table);
+
 /// The ladder's kernels: a slice per rung, of a slice per op, of a row per
 /// type (a `macro_rules` transcription repeats one list at a time).
 type LadderTable = &'static [&'static [&'static [(Kernel, &'static str)]]];
@@ -203,8 +214,11 @@ mod tests {
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
-        // divisions (the means).
-        assert_eq!(all.len(), 50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2);
+        // divisions (the means); 4 conversions (the casts).
+        assert_eq!(
+            all.len(),
+            50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
+        );
         assert_eq!(
             Kernel::Ladder {
                 rung: Rung::WarpShuffle,

@@ -11,7 +11,7 @@
 use crate::emulator::{self, Access, SharedAccess, SharedArray};
 use core::mem::size_of;
 use core::panic::Location;
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The indices that place this thread in the launch, under `cuda_std`'s
 /// names: each the field `$field` of the calling emulated thread's.
@@ -159,6 +159,11 @@ atomic_global! {
     /// # Safety
     /// `address` is a writable global address.
     store_global_u8(value: u8) = AtomicU8::store(Relaxed) as Store;
+    /// Plain 2-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is a 2-byte-aligned, writable global address.
+    store_global_u16(value: u16) = AtomicU16::store(Relaxed) as Store;
     /// Plain 4-byte store to global memory.
     ///
     /// # Safety

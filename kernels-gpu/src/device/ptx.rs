@@ -211,6 +211,11 @@ store_global! {
     /// # Safety
     /// `address` is a writable global address.
     store_global_u8: u8 => "st.global.u8" (reg16);
+    /// Plain 2-byte store to global memory.
+    ///
+    /// # Safety
+    /// `address` is a 2-byte-aligned, writable global address.
+    store_global_u16: u16 => "st.global.u16" (reg16);
     /// Plain 4-byte store to global memory.
     ///
     /// # Safety

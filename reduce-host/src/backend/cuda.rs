@@ -139,6 +139,10 @@ impl Launcher for Cuda {
         self.gpu.scratch(stream, words)
     }
 
+    fn cast_scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
+        self.gpu.cast_scratch(stream, words)
+    }
+
     fn result_slot(&mut self) -> u64 {
         self.gpu.result_slot()
     }

@@ -40,6 +40,8 @@ pub struct Emulated {
     /// `u64`s so that the balanced kernels' counter at its start is aligned.
     segment_tickets: Vec<u64>,
     scratch: Vec<u64>,
+    /// [`Launcher::cast_scratch`].
+    cast_scratch: Vec<u64>,
     /// Written, never read ([`Workspace::sink`]); a launch that writes it
     /// lists it among its accesses.
     sink: Vec<u64>,
@@ -97,6 +99,7 @@ impl Emulated {
             ticket: vec![0],
             segment_tickets: vec![0; slots.max(4).div_ceil(2)],
             scratch: Vec::new(),
+            cast_scratch: Vec::new(),
             sink: vec![POISON_WORD; 2],
             result: vec![POISON_WORD; 2],
         }
@@ -260,6 +263,12 @@ impl Launcher for Emulated {
         Ok(self.scratch.as_ptr() as u64)
     }
 
+    fn cast_scratch(&mut self, _stream: Option<StreamHandle>, words: usize) -> Result<u64> {
+        self.cast_scratch.clear();
+        self.cast_scratch.resize(words.max(1), POISON_WORD);
+        Ok(self.cast_scratch.as_ptr() as u64)
+    }
+
     fn result_slot(&mut self) -> u64 {
         self.result.fill(POISON_WORD);
         self.result.as_ptr() as u64
@@ -293,6 +302,7 @@ impl Launcher for Emulated {
             writable("ticket", &self.ticket, 1),
             writable("tickets", &self.segment_tickets, (blocks as usize).max(4).div_ceil(2)),
             writable("scratch", &self.scratch, self.scratch.len()),
+            writable("cast scratch", &self.cast_scratch, self.cast_scratch.len()),
         ];
         let buffers: Vec<Buffer> = launch
             .accesses

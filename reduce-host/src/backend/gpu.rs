@@ -92,6 +92,9 @@ struct StreamWorkspace {
     segment_tickets: DeviceMemory<u32>,
     /// The axis and ladder launches' scratch; grown on demand, never shrunk.
     scratch: Option<DeviceMemory<u64>>,
+    /// Where cast reductions' results wait for their conversion; grown on
+    /// demand, never shrunk.
+    cast_scratch: Option<DeviceMemory<u64>>,
     /// Scratch outgrown on a caller's stream: launches enqueued there may
     /// still use it, so it is freed when the stream is known idle (the
     /// scope ended; for the cudarc interop, a blocking call found the
@@ -559,29 +562,11 @@ impl Launcher for Gpu {
     }
 
     fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
-        let on = self.enqueue_on(stream)?;
-        let w = self.stream_workspace(stream)?;
-        if w.scratch.as_ref().is_none_or(|b| b.len() < words) {
-            // On a caller's stream the outgrown scratch is kept until the
-            // stream is known idle: at least doubling bounds all that is
-            // kept by the scratch in use.
-            let outgrown = match stream {
-                Some(_) => w.scratch.as_ref().map_or(0, |b| b.len().saturating_mul(2)),
-                None => 0,
-            };
-            // SAFETY: the own stream, or a caller's, live while lent a workspace.
-            let grown = unsafe { DeviceMemory::zeroed(words.max(outgrown).max(1), on)? };
-            if let Some(outgrown) = w.scratch.replace(grown) {
-                w.retired.push(outgrown);
-                if stream.is_none() {
-                    // The own stream is idle once waited for.
-                    // SAFETY: the own stream, which the backend's owner keeps alive.
-                    unsafe { synchronize(on) }?;
-                    w.retired.clear();
-                }
-            }
-        }
-        Ok(w.scratch.as_ref().map_or(0, DeviceMemory::address))
+        self.grown_scratch(stream, words, false)
+    }
+
+    fn cast_scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64> {
+        self.grown_scratch(stream, words, true)
     }
 
     fn result_slot(&mut self) -> u64 {
@@ -634,6 +619,43 @@ impl Launcher for Gpu {
     }
 }
 
+impl Gpu {
+    /// At least `words` words of `stream`'s scratch, or of its cast scratch
+    /// (`cast`), grown (and the outgrown one retired) if smaller.
+    fn grown_scratch(&mut self, stream: Option<StreamHandle>, words: usize, cast: bool) -> Result<u64> {
+        let on = self.enqueue_on(stream)?;
+        let w = self.stream_workspace(stream)?;
+        let StreamWorkspace {
+            scratch,
+            cast_scratch,
+            retired,
+            ..
+        } = w;
+        let buffer = if cast { cast_scratch } else { scratch };
+        if buffer.as_ref().is_none_or(|b| b.len() < words) {
+            // On a caller's stream the outgrown scratch is kept until the
+            // stream is known idle: at least doubling bounds all that is
+            // kept by the scratch in use.
+            let outgrown = match stream {
+                Some(_) => buffer.as_ref().map_or(0, |b| b.len().saturating_mul(2)),
+                None => 0,
+            };
+            // SAFETY: the own stream, or a caller's, live while lent a workspace.
+            let grown = unsafe { DeviceMemory::zeroed(words.max(outgrown).max(1), on)? };
+            if let Some(outgrown) = buffer.replace(grown) {
+                retired.push(outgrown);
+                if stream.is_none() {
+                    // The own stream is idle once waited for.
+                    // SAFETY: the own stream, which the backend's owner keeps alive.
+                    unsafe { synchronize(on) }?;
+                    retired.clear();
+                }
+            }
+        }
+        Ok(buffer.as_ref().map_or(0, DeviceMemory::address))
+    }
+}
+
 impl StreamWorkspace {
     /// Whether every launch that used this workspace has completed, asked
     /// without waiting of the event recorded after them (a workspace whose
@@ -668,6 +690,7 @@ impl StreamWorkspace {
             ticket: zeroed_u32(1)?,
             segment_tickets: zeroed_u32(slots.max(4))?,
             scratch: None,
+            cast_scratch: None,
             retired: Vec::new(),
             sink: zeroed(2)?,
             #[cfg(feature = "cudarc")]

@@ -158,6 +158,12 @@ pub trait Launcher: Sized {
     /// At least `words` 8-byte words of scratch for `stream`'s launches
     /// (the ladder's per-block results), grown on demand.
     fn scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64>;
+    /// At least `words` 8-byte words for `stream`'s launches apart from
+    /// [`Launcher::scratch`] (which the reductions' own passes use): where a
+    /// cast reduction's results wait, in the type it computes them in, for
+    /// their conversion ([`crate::Cast`]). Grown on demand; its address may
+    /// change at each call.
+    fn cast_scratch(&mut self, stream: Option<StreamHandle>, words: usize) -> Result<u64>;
     /// The backend's 16-byte result slot: where blocking calls have their
     /// kernel write, before [`Launcher::read_result_slot`].
     fn result_slot(&mut self) -> u64;

@@ -35,6 +35,8 @@ use cust::stream::{Stream, StreamFlags};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reduce::axes::Strided;
+#[cfg(feature = "cudarc")]
+use reduce::element::DeviceValue;
 use reduce::half::{bf16, f16};
 use reduce::{
     All, Any, ArgMax, ArgMin, Count, Cuda, Emulated, Error, LogSumExp, Mean, MeanVar, Op, Over, Predicate, Reducer,
@@ -470,6 +472,41 @@ fn arg_value<T: Scalar>(max: bool, data: &[T]) -> Vec<Exp> {
 fn mean_reference<T: Scalar>(data: &[T]) -> Vec<Exp> {
     let sum = numbers(data).iter().fold(0.0, |a, x| a + x);
     vec![float(sum / data.len() as f64)]
+}
+
+/// `reference`'s float results rounded once to a narrower type by `round`
+/// (a cast reduction: the wide result, then the conversion).
+fn rounded(reference: Vec<Exp>, round: fn(f64) -> f64) -> Vec<Exp> {
+    reference
+        .into_iter()
+        .map(|e| match e {
+            Exp::Is(Num::Float(x)) => float(round(x)),
+            other => other,
+        })
+        .collect()
+}
+
+/// `x` rounded to `f32` (ties to even, as `as`).
+fn to_f32(x: f64) -> f64 {
+    x as f32 as f64
+}
+
+/// `x` (an `f32`) rounded to `f16`, as `half`'s `from_f32`.
+fn to_f16(x: f64) -> f64 {
+    f16::from_f32(x as f32).to_f64()
+}
+
+/// `x` (an `f32`) rounded to `bf16`, as `half`'s `from_f32`.
+fn to_bf16(x: f64) -> f64 {
+    bf16::from_f32(x as f32).to_f64()
+}
+
+/// The mean of half floats as the library computes it in `f32` (the sum,
+/// exact in `f32` for the data here, divided by the count in `f32`), then
+/// rounded once by `round`.
+fn half_mean<T: Scalar>(round: fn(f64) -> f64, data: &[T]) -> Vec<Exp> {
+    let sum = numbers(data).iter().fold(0.0, |a, x| a + x) as f32;
+    vec![float(round((sum / data.len() as f32) as f64))]
 }
 
 /// Integers in `[-100, 100]` as floats, a few of them NaN (and, with `inf`,
@@ -1157,6 +1194,18 @@ where
     Ok(cu.reducer.reduce(&view, what).map(Parts::parts))
 }
 
+/// Results of cudarc's type (half 2's `f16`/`bf16`) as the kernels' (half 1.8's).
+#[cfg(feature = "cudarc")]
+fn of_cudarc<O: DeviceValue>(values: Vec<O::Cudarc>) -> Vec<O> {
+    const { assert!(std::mem::size_of::<O>() == std::mem::size_of::<O::Cudarc>()) };
+    values
+        .iter()
+        // SAFETY: `O::Cudarc` is `O` itself or half 2's type of the same
+        // bits as half 1.8's `O` (`CudarcElement`), plain data of one size.
+        .map(|v| unsafe { std::mem::transmute_copy::<O::Cudarc, O>(v) })
+        .collect()
+}
+
 /// cudarc's `Reducer::reduce_over`, and its `reduce_into` into buffers one
 /// element past their start after a poisoned element, each as the
 /// blocking cust call.
@@ -1171,6 +1220,7 @@ where
     R::Output: Scalar,
 {
     use cudarc::driver::{CudaViewMut, DevicePtr};
+    use reduce::cudarc::CudarcElement;
     let stream = cu.stream.clone();
     let buffer = cudarc_input(&stream, cell)?;
     let view = buffer.slice(cell.offset..cell.offset + cell.data.len());
@@ -1188,15 +1238,18 @@ where
         let shape = (reduced.shape(false), reduced.shape(true));
         let (values, means) = R::outputs(reduced.values);
         Ok(Raw {
-            values: stream.clone_dtoh(&values).map_err(text)?,
-            means: means.map(|m| stream.clone_dtoh(&m)).transpose().map_err(text)?,
+            values: of_cudarc(stream.clone_dtoh(&values).map_err(text)?),
+            means: means
+                .map(|m| stream.clone_dtoh(&m).map(of_cudarc))
+                .transpose()
+                .map_err(text)?,
             shape,
         })
     });
     agree("cudarc's reduce_over", blocking, got)?;
 
     let results: usize = cell.place.shapes().0.iter().product();
-    let poisoned = vec![R::Output::poison(); results + 1];
+    let poisoned = vec![<R::Output as DeviceValue>::Cudarc::from_kernel(R::Output::poison()); results + 1];
     let mut values = stream.clone_htod(&poisoned).map_err(text)?;
     let mut means = match blocking.as_ref().is_ok_and(|raw| raw.means.is_some()) {
         true => Some(stream.clone_htod(&poisoned).map_err(text)?),
@@ -1206,18 +1259,22 @@ where
         let mut values_view = values.slice_mut(1..);
         let mut means_view = means.as_mut().map(|m| m.slice_mut(1..));
         let outs = R::results(&mut values_view, means_view.as_mut()).ok_or("the reduction's outputs")?;
-        cu.reducer.reduce_into::<In::Cudarc, R, CudaViewMut<'_, R::Output>>(
-            &view,
-            what,
-            cell.place.over(offsets),
-            outs,
-            &stream,
-        )
+        cu.reducer
+            .reduce_into::<In::Cudarc, R, CudaViewMut<'_, <R::Output as DeviceValue>::Cudarc>>(
+                &view,
+                what,
+                cell.place.over(offsets),
+                outs,
+                &stream,
+            )
     };
     let got = match called {
         Ok(()) => {
-            let values = stream.clone_dtoh(&values).map_err(text)?;
-            let means = means.map(|m| stream.clone_dtoh(&m)).transpose().map_err(text)?;
+            let values: Vec<R::Output> = of_cudarc(stream.clone_dtoh(&values).map_err(text)?);
+            let means = means
+                .map(|m| stream.clone_dtoh(&m).map(of_cudarc))
+                .transpose()
+                .map_err(text)?;
             let pads = std::iter::once(&values).chain(means.as_ref()).map(|v| v[0]);
             if pads.map(|p| bytes_of(&p)).any(|p| p != bytes_of(&R::Output::poison())) {
                 return Err("cudarc's reduce_into wrote before its output".into());
@@ -1536,6 +1593,104 @@ family!(
             (f32, Min, bf16, |rng, n| small::<bf16>(rng, n, 100, &[0.0]), |d| widened_float::<bf16>(Op::Min, d)),
         );
         arg_cases!(run, i32, f32, f64, f16);
+    }
+);
+
+/// argmax and argmin, their positions cast to the index type `$index`.
+macro_rules! arg_cast_cases {
+    ($run:ident, $index:ty, $($t:ty),*) => {$(
+        $run.case(Case {
+            name: format!("ArgMax.cast::<{}>() of {}", stringify!($index), stringify!($t)),
+            what: ArgMax.cast::<$index>(),
+            data: |rng, n| small::<$t>(rng, n, 20, &[0.0, 0.0, 0.01, 0.3]),
+            part: |d| arg_part::<$t>(true, d),
+            value: |d| arg_value::<$t>(true, d),
+            rules: ARG,
+        });
+        $run.case(Case {
+            name: format!("ArgMin.cast::<{}>() of {}", stringify!($index), stringify!($t)),
+            what: ArgMin.cast::<$index>(),
+            data: |rng, n| small::<$t>(rng, n, 20, &[0.0, 0.0, 0.01, 0.3]),
+            part: |d| arg_part::<$t>(false, d),
+            value: |d| arg_value::<$t>(false, d),
+            rules: ARG,
+        });
+    )*};
+}
+
+family!(
+    /// The cast reductions (issue #46): argmax/argmin positions as `u32`
+    /// and `i64`, means and widened sums rounded once to the input's type,
+    /// each against the wide CPU result rounded once (exactly: the sums of
+    /// the data here are exact in the accumulator).
+    casts,
+    |run| {
+        arg_cast_cases!(run, u32, i32, f32, f16, bf16);
+        arg_cast_cases!(run, i64, f64, u64);
+        run.case(Case {
+            name: "Mean.cast::<f32>() of f32".into(),
+            what: Mean.cast::<f32>(),
+            data: |rng, n| small::<f32>(rng, n, 1000, &[0.0, 0.0, 0.01]),
+            part: |d| rounded(mean_reference::<f32>(d), to_f32),
+            value: |d| rounded(mean_reference::<f32>(d), to_f32),
+            rules: MEAN,
+        });
+        run.case(Case {
+            name: "Mean.cast::<f32>() of i32".into(),
+            what: Mean.cast::<f32>(),
+            data: full_range::<i32>,
+            part: |d| rounded(mean_reference::<i32>(d), to_f32),
+            value: |d| rounded(mean_reference::<i32>(d), to_f32),
+            rules: MEAN,
+        });
+        run.case(Case {
+            name: "Mean.cast::<f16>() of f16".into(),
+            what: Mean.cast::<f16>(),
+            data: |rng, n| small::<f16>(rng, n, 2000, &[0.0, 0.0, 0.01]),
+            part: |d| half_mean::<f16>(to_f16, d),
+            value: |d| half_mean::<f16>(to_f16, d),
+            rules: MEAN,
+        });
+        run.case(Case {
+            name: "Mean.cast::<bf16>() of bf16".into(),
+            what: Mean.cast::<bf16>(),
+            data: |rng, n| small::<bf16>(rng, n, 256, &[0.0, 0.0, 0.01]),
+            part: |d| half_mean::<bf16>(to_bf16, d),
+            value: |d| half_mean::<bf16>(to_bf16, d),
+            rules: MEAN,
+        });
+        run.case(Case {
+            name: "Widened::<f32>::new(Sum).cast::<f16>() of f16".into(),
+            what: Widened::<f32>::new(Op::Sum).cast::<f16>(),
+            data: |rng, n| small::<f16>(rng, n, 2000, &[0.0, 0.0, 0.01]),
+            part: |d| rounded(widened_float::<f16>(Op::Sum, d), to_f16),
+            value: |d| rounded(widened_float::<f16>(Op::Sum, d), to_f16),
+            rules: widened_rules(Op::Sum),
+        });
+        run.case(Case {
+            name: "Widened::<f32>::new(Max).cast::<f16>() of f16".into(),
+            what: Widened::<f32>::new(Op::Max).cast::<f16>(),
+            data: |rng, n| small::<f16>(rng, n, 2000, &[0.0]),
+            part: |d| rounded(widened_float::<f16>(Op::Max, d), to_f16),
+            value: |d| rounded(widened_float::<f16>(Op::Max, d), to_f16),
+            rules: widened_rules(Op::Max),
+        });
+        run.case(Case {
+            name: "Widened::<f32>::new(Sum).cast::<bf16>() of bf16".into(),
+            what: Widened::<f32>::new(Op::Sum).cast::<bf16>(),
+            data: |rng, n| small::<bf16>(rng, n, 256, &[0.0, 0.0, 0.01]),
+            part: |d| rounded(widened_float::<bf16>(Op::Sum, d), to_bf16),
+            value: |d| rounded(widened_float::<bf16>(Op::Sum, d), to_bf16),
+            rules: widened_rules(Op::Sum),
+        });
+        run.case(Case {
+            name: "Widened::<f64>::new(Sum).cast::<f32>() of i32".into(),
+            what: Widened::<f64>::new(Op::Sum).cast::<f32>(),
+            data: full_range::<i32>,
+            part: |d| rounded(widened_float::<i32>(Op::Sum, d), to_f32),
+            value: |d| rounded(widened_float::<i32>(Op::Sum, d), to_f32),
+            rules: widened_rules(Op::Sum),
+        });
     }
 );
 
