@@ -21,19 +21,29 @@ if [[ ! -x $cuda/root/bin/nvcc ]]; then
   site=$(echo "$cuda"/venv/lib/python3*/site-packages/nvidia/cu13)
   mkdir -p "$cuda/root/lib64"
   for dir in bin include nvvm; do ln -sfn "$site/$dir" "$cuda/root/$dir"; done
-  # The unversioned names the linker looks for, and env.sh's libcuda (the
-  # driver's, or Debian's where there is none) for the driver API.
+  # The unversioned names the linker looks for.
   for lib in cudart.so.13 nvrtc.so.13 curand.so.10 cublasLt.so.13 cublas.so.13; do
     ln -sf "$site/lib/lib$lib" "$cuda/root/lib64/lib$lib"
     ln -sf "$site/lib/lib$lib" "$cuda/root/lib64/lib${lib%%.so*}.so"
   done
-  ln -sf "$CUDA_LIBRARY_PATH/lib64/libcuda.so.1" "$cuda/root/lib64/libcuda.so.1"
-  ln -sf "$CUDA_LIBRARY_PATH/lib64/libcuda.so.1" "$cuda/root/lib64/libcuda.so"
+fi
+STABLE=${REDUCE_STABLE_TOOLCHAIN:-stable}
+(cd integrations/candle && rustup run "$STABLE" cargo fetch --locked)
+if [[ ! -e $cuda/root/lib64/libcuda.so ]]; then
+  # A link stub of the driver API that cudarc's CUDA 13.0 bindings name (the
+  # toolkit's stubs/libcuda.so is not on PyPI, and env.sh's Debian libcuda
+  # is a 12.2 driver's, without 13.0's symbols such as cuEventElapsedTime_v2):
+  # one empty function per name, soname libcuda.so.1, so the program runs
+  # with the driver's own library.
+  mkdir -p "$cuda/stub"
+  grep -ohE "^pub unsafe fn cu[A-Za-z0-9_]+" "$HOME"/.cargo/registry/src/*/cudarc-0.19.*/src/driver/sys/mod.rs \
+    | sed 's/pub unsafe fn //' | sort -u | awk '{print "void " $1 "(void) {}"}' > "$cuda/stub/libcuda.c"
+  gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$cuda/stub/libcuda.so.1" "$cuda/stub/libcuda.c"
+  ln -sf "$cuda/stub/libcuda.so.1" "$cuda/root/lib64/libcuda.so"
 fi
 export CUDA_ROOT="$cuda/root" CUDA_PATH="$cuda/root" PATH="$cuda/root/bin:$PATH"
 # candle's kernels for Hopper (H100, H200): there is no GPU here to ask.
 export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
-STABLE=${REDUCE_STABLE_TOOLCHAIN:-stable}
 (cd integrations/candle && rustup run "$STABLE" cargo build --release --locked)
 mkdir -p .device-bin
 cp integrations/candle/target/release/reduce-candle-check .device-bin/candle

@@ -18,8 +18,25 @@ impl<T: DeviceCopy + 'static> DeviceValue for T {}
 /// A value the kernels write: copyable to the device by cust, and with the
 /// `cudarc` feature held in cudarc's buffers as [`DeviceValue::Cudarc`]
 /// (the type itself; half 2's `f16`/`bf16` for half 1.8's). Every element,
-/// count, index and half-float type is one.
-#[doc(hidden)]
+/// count, index and half-float type is one. Generic code over cudarc's
+/// buffers names the results' buffer type with it:
+///
+/// ```no_run
+/// use cudarc::driver::{CudaSlice, CudaStream};
+/// use reduce::{cudarc::CudarcElement, DeviceValue, Over, Reduction};
+/// /// `what` of `x`'s rows of `len`, into a new buffer of cudarc's type.
+/// fn rows<T: CudarcElement, R: Reduction<T::Kernel, Results<CudaSlice<O>> = CudaSlice<O>>, O>(
+///     x: &CudaSlice<T>,
+///     what: R,
+///     len: usize,
+/// ) -> reduce::Result<CudaSlice<O>>
+/// where
+///     R::Output: DeviceValue<Cudarc = O>,
+/// {
+///     let rows = x.len() / len;
+///     Ok(reduce::reduce_over(x, what, Over::Rows { rows, len })?.values)
+/// }
+/// ```
 #[cfg(feature = "cudarc")]
 pub trait DeviceValue: DeviceCopy + 'static {
     /// The type of cudarc's buffers of these values (the same bits).

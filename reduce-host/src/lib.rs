@@ -328,7 +328,7 @@ mod tuning;
 #[cfg(feature = "cust")]
 pub use backend::Cuda;
 pub use backend::{Backend, Emulated};
-pub use element::{ArgInput, CastTo, Element, ElementType, FloatElement, MeanInput, WidensTo};
+pub use element::{ArgInput, CastTo, DeviceValue, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
 pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, reduce_over, sum};
 /// The `half` crate, in the version whose `f16`/`bf16` the kernels take

@@ -230,7 +230,7 @@ fn into<T, O, R>(
 where
     T: CudarcElement + CudaDType,
     O: CudarcElement + CudaDType + DeviceRepr,
-    R: Reduction<T::Kernel>,
+    R: for<'a> Reduction<T::Kernel, Results<&'a mut CudaSlice<O>> = &'a mut CudaSlice<O>>,
     R::Output: DeviceValue<Cudarc = O>,
 {
     let input = storage.as_cuda_slice::<T>()?;
@@ -306,8 +306,6 @@ where
     let input = storage.as_cuda_slice::<T>()?;
     let view = strided(layout)?;
     let reduced = reduce::reduce_over(input, what, Over::Axes(&view, &[dim as isize])).map_err(error)?;
-    Ok((
-        CudaStorage::wrap_cuda_slice(reduced.values, storage.device().clone()),
-        Shape::from(reduced.shape(false)),
-    ))
+    let shape = Shape::from(reduced.shape(false));
+    Ok((CudaStorage::wrap_cuda_slice(reduced.values, storage.device().clone()), shape))
 }
