@@ -28,6 +28,7 @@ fn main() -> Result<()> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut failures = 0;
     let mut cases = 0;
+    let mut unsupported = 0;
     for (device_name, device) in [
         ("new_cuda (per-thread default stream)", Device::new_cuda(0)?),
         ("new_cuda_with_stream", Device::new_cuda_with_stream(0)?),
@@ -54,6 +55,11 @@ fn main() -> Result<()> {
                 for kind in Kind::ALL {
                     for dim in 0..3 {
                         for form in ["blocking", "CustomOp1"] {
+                            if kind == Kind::Var && dtype != DType::F32 {
+                                // The library's variance takes f32 and f64 only.
+                                unsupported += 1;
+                                continue;
+                            }
                             cases += 1;
                             let case = format!("{device_name} {dtype:?} {view_name} {kind:?} dim {dim} {form}");
                             match check(view, kind, dim, form, &reducer) {
@@ -70,7 +76,7 @@ fn main() -> Result<()> {
         }
         device.synchronize()?;
     }
-    println!("checks: {cases} cases, {failures} wrong");
+    println!("checks: {cases} cases, {failures} wrong; {unsupported} not run (variance of f16/bf16: the library has none)");
     if failures > 0 {
         return Err(format!("{failures} of {cases} cases wrong").into());
     }
