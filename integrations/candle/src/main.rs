@@ -41,7 +41,11 @@ fn main() -> Result<()> {
         for dtype in [DType::F32, DType::F16, DType::BF16] {
             // Small integers: every sum, max, min and position is exact in
             // each dtype, so those results are compared bit for bit.
-            let shape = [6 + rng.gen_range(0..5), 37 + rng.gen_range(0..40), 5 + rng.gen_range(0..9)];
+            let shape = [
+                6 + rng.gen_range(0..5),
+                37 + rng.gen_range(0..40),
+                5 + rng.gen_range(0..9),
+            ];
             let n = shape.iter().product::<usize>();
             let values: Vec<f32> = (0..n).map(|_| rng.gen_range(-8..=8) as f32).collect();
             let x = Tensor::from_vec(values, &shape[..], &device)?.to_dtype(dtype)?;
@@ -76,7 +80,9 @@ fn main() -> Result<()> {
         }
         device.synchronize()?;
     }
-    println!("checks: {cases} cases, {failures} wrong; {unsupported} not run (variance of f16/bf16: the library has none)");
+    println!(
+        "checks: {cases} cases, {failures} wrong; {unsupported} not run (variance of f16/bf16: the library has none)"
+    );
     if failures > 0 {
         return Err(format!("{failures} of {cases} cases wrong").into());
     }
@@ -86,7 +92,13 @@ fn main() -> Result<()> {
 
 /// `kind` of `view` along `dim` through `form`, against candle's own result
 /// and a CPU reference (f64 over the same values).
-fn check(view: &Tensor, kind: Kind, dim: usize, form: &str, reducer: &Arc<Mutex<reduce::cudarc::Reducer>>) -> Result<()> {
+fn check(
+    view: &Tensor,
+    kind: Kind,
+    dim: usize,
+    form: &str,
+    reducer: &Arc<Mutex<reduce::cudarc::Reducer>>,
+) -> Result<()> {
     let ours = match form {
         "blocking" => op::blocking(view, kind, dim)?,
         _ => view.apply_op1_no_bwd(&Reduce {
@@ -166,7 +178,10 @@ fn timing(rng: &mut rand::rngs::StdRng) -> Result<()> {
 }
 
 /// The median of 20 timings of `run` (after 3 warm-ups), by events on `stream`.
-fn median_ms(stream: &Arc<cudarc::driver::CudaStream>, mut run: impl FnMut() -> candle_core::Result<()>) -> Result<f64> {
+fn median_ms(
+    stream: &Arc<cudarc::driver::CudaStream>,
+    mut run: impl FnMut() -> candle_core::Result<()>,
+) -> Result<f64> {
     for _ in 0..3 {
         run()?;
     }

@@ -23,7 +23,15 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [Kind::Sum, Kind::Max, Kind::Min, Kind::Mean, Kind::Var, Kind::ArgMax, Kind::ArgMin];
+    pub const ALL: [Kind; 7] = [
+        Kind::Sum,
+        Kind::Max,
+        Kind::Min,
+        Kind::Mean,
+        Kind::Var,
+        Kind::ArgMax,
+        Kind::ArgMin,
+    ];
 
     /// candle's own reduction of `t` along `dim`.
     pub fn candle(self, t: &Tensor, dim: usize) -> candle_core::Result<Tensor> {
@@ -73,7 +81,10 @@ impl Kind {
                     along
                         .iter()
                         .enumerate()
-                        .fold((0, along[0]), |(i, v), (j, &w)| if better(w, v) { (j, w) } else { (i, v) })
+                        .fold(
+                            (0, along[0]),
+                            |(i, v), (j, &w)| if better(w, v) { (j, w) } else { (i, v) },
+                        )
                         .0 as f64
                 };
                 out.push(match self {
@@ -129,7 +140,10 @@ impl candle_core::CustomOp1 for Reduce {
     }
 
     fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> candle_core::Result<(CudaStorage, Shape)> {
-        let mut reducer = self.reducer.lock().map_err(|_| candle_core::Error::Msg("poisoned".into()))?;
+        let mut reducer = self
+            .reducer
+            .lock()
+            .map_err(|_| candle_core::Error::Msg("poisoned".into()))?;
         enqueue(storage, layout, self.kind, &[self.dim], &mut reducer)
     }
 }
@@ -144,7 +158,10 @@ impl candle_core::CustomOp1 for ReduceDims {
     }
 
     fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> candle_core::Result<(CudaStorage, Shape)> {
-        let mut reducer = self.reducer.lock().map_err(|_| candle_core::Error::Msg("poisoned".into()))?;
+        let mut reducer = self
+            .reducer
+            .lock()
+            .map_err(|_| candle_core::Error::Msg("poisoned".into()))?;
         enqueue(storage, layout, self.kind, &self.dims, &mut reducer)
     }
 }
@@ -162,8 +179,13 @@ fn strided(layout: &Layout) -> candle_core::Result<Strided> {
 
 /// The shape of the results: `dims` dropped.
 fn kept_shape(layout: &Layout, dims: &[usize]) -> Shape {
-    let kept: Vec<usize> =
-        layout.dims().iter().enumerate().filter(|(d, _)| !dims.contains(d)).map(|(_, &e)| e).collect();
+    let kept: Vec<usize> = layout
+        .dims()
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !dims.contains(d))
+        .map(|(_, &e)| e)
+        .collect();
     Shape::from(kept)
 }
 
@@ -245,7 +267,10 @@ where
     reducer
         .reduce_into(input, what, Over::Axes(&view, &axes), &mut out, &stream)
         .map_err(error)?;
-    Ok((CudaStorage::wrap_cuda_slice(out, device.clone()), kept_shape(layout, dims)))
+    Ok((
+        CudaStorage::wrap_cuda_slice(out, device.clone()),
+        kept_shape(layout, dims),
+    ))
 }
 
 /// The blocking call: the free function on the tensor's storage and layout,
@@ -277,7 +302,12 @@ pub fn blocking(t: &Tensor, kind: Kind, dim: usize) -> candle_core::Result<Tenso
     ))
 }
 
-fn half_over<H>(storage: &CudaStorage, layout: &Layout, kind: Kind, dim: usize) -> candle_core::Result<(CudaStorage, Shape)>
+fn half_over<H>(
+    storage: &CudaStorage,
+    layout: &Layout,
+    kind: Kind,
+    dim: usize,
+) -> candle_core::Result<(CudaStorage, Shape)>
 where
     H: CudarcElement + CudaDType + DeviceRepr,
     H::Kernel: reduce::WidensTo<f32> + reduce::MeanInput<Mean = f32> + reduce::ArgInput + DeviceValue<Cudarc = H>,
@@ -296,7 +326,12 @@ where
 }
 
 /// `what` of the storage's `T`s along `dim`, blocking, into a new storage.
-fn over<T, O, R>(storage: &CudaStorage, layout: &Layout, what: R, dim: usize) -> candle_core::Result<(CudaStorage, Shape)>
+fn over<T, O, R>(
+    storage: &CudaStorage,
+    layout: &Layout,
+    what: R,
+    dim: usize,
+) -> candle_core::Result<(CudaStorage, Shape)>
 where
     T: CudarcElement + CudaDType,
     O: CudaDType,
@@ -307,5 +342,8 @@ where
     let view = strided(layout)?;
     let reduced = reduce::reduce_over(input, what, Over::Axes(&view, &[dim as isize])).map_err(error)?;
     let shape = Shape::from(reduced.shape(false));
-    Ok((CudaStorage::wrap_cuda_slice(reduced.values, storage.device().clone()), shape))
+    Ok((
+        CudaStorage::wrap_cuda_slice(reduced.values, storage.device().clone()),
+        shape,
+    ))
 }
