@@ -79,10 +79,19 @@
 //!   free may wait for the device); there are never more
 //!   workspaces than the most streams with launches of this reducer in
 //!   flight at once, and the idle ones are reused;
+//! - the default streams' workspaces (the legacy stream's, and one per host
+//!   thread that launched on its per-thread stream) are not taken back by
+//!   their events: on an H100 (2026-11-27) such a workspace was seen taken
+//!   back while its stream was still held, which is not understood yet. They
+//!   stay lent until the context is known idle: a blocking call waits for
+//!   the whole context (`cuCtxSynchronize`) and takes them back once more
+//!   than 16 are lent (threads that come and go), and dropping a reducer
+//!   that ever launched on a default stream waits for the whole context,
+//!   other libraries' work in it included;
 //! - the blocking calls take back the workspaces of streams found done
 //!   and free the scratch they outgrew; dropping the reducer waits for
-//!   every lent workspace's event (which reaches the per-thread streams of
-//!   other threads too) before it frees the workspaces and the kernels.
+//!   every lent workspace's event before it frees the workspaces and the
+//!   kernels.
 //!
 //! A stream is thus held until a later call finds its work done (a call on
 //! another stream, a blocking call) or the reducer is dropped. Streams

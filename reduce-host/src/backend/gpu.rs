@@ -117,6 +117,15 @@ struct StreamWorkspace {
     /// workspace is not known idle.
     #[cfg(feature = "cudarc")]
     unrecorded: bool,
+    /// Whether `done` decides when the workspace is idle: only for a made
+    /// stream. On an H100 (2026-11-27) a default stream's workspace was
+    /// seen taken back while its stream was still held (tests/cudarc.rs's
+    /// ignored tests); until that is understood, a workspace lent to the
+    /// legacy or a per-thread default stream stays lent until the context
+    /// is waited for ([`Gpu::tidy`] past [`DEFAULT_STREAM_WORKSPACES`], or
+    /// the drop).
+    #[cfg(feature = "cudarc")]
+    event_decides: bool,
 }
 
 impl Gpu {
@@ -283,6 +292,7 @@ impl Gpu {
         // From here work may be enqueued with it (a new one's zeroing is
         // already): not known idle until the call's event is recorded.
         workspace.unrecorded = true;
+        workspace.event_decides = matches!(key, StreamKey::Made(_));
         if workspace.done.is_none() {
             workspace.done = Some(driver::Event::new()?);
         }
@@ -320,6 +330,20 @@ impl Gpu {
     /// device), unlike its `_into` calls.
     #[cfg(feature = "cudarc")]
     pub(crate) fn tidy(&mut self) -> Result<()> {
+        let on_default_streams = self
+            .lending
+            .lent()
+            .iter()
+            .filter(|lent| !matches!(lent.key, StreamKey::Made(_)))
+            .count();
+        if on_default_streams > DEFAULT_STREAM_WORKSPACES {
+            // Bounds what threads that come and go leave lent: the
+            // default streams' workspaces are known idle only once the
+            // whole context is (see `StreamWorkspace::event_decides`).
+            // SAFETY: the backend's context, alive while its memory is.
+            unsafe { driver::synchronize_context(self.context as driver::CUcontext) }?;
+            self.lending.take_back_all();
+        }
         self.lending.take_back_done(None, StreamWorkspace::is_done)?;
         for workspace in self.lending.idle_mut() {
             workspace.retired.clear();
@@ -675,6 +699,12 @@ impl Gpu {
     }
 }
 
+/// How many workspaces the default streams (one per thread for the
+/// per-thread stream) may hold before a blocking call waits for the
+/// context to take them back.
+#[cfg(feature = "cudarc")]
+const DEFAULT_STREAM_WORKSPACES: usize = 16;
+
 impl StreamWorkspace {
     /// Whether every launch that used this workspace has completed, asked
     /// without waiting of the event recorded after them (a workspace whose
@@ -682,7 +712,7 @@ impl StreamWorkspace {
     #[cfg(feature = "cudarc")]
     fn is_done(&mut self) -> Result<bool> {
         match &self.done {
-            Some(event) if !self.unrecorded => Ok(event.is_done()?),
+            Some(event) if !self.unrecorded && self.event_decides => Ok(event.is_done()?),
             _ => Ok(false),
         }
     }
@@ -716,6 +746,8 @@ impl StreamWorkspace {
             done: None,
             #[cfg(feature = "cudarc")]
             unrecorded: false,
+            #[cfg(feature = "cudarc")]
+            event_decides: false,
         })
     }
 }
