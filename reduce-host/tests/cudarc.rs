@@ -1025,7 +1025,7 @@ type Inputs = Vec<(CudaSlice<i64>, CudaSlice<u64>, usize)>;
 /// multi-stream mode (its event tracking), as a program using only the
 /// default streams, or also streams of its own, runs.
 #[test]
-#[ignore = "fails on an H100 (2026-11-27): the counts or waits on per-thread default streams of several threads are not what the test expects; under investigation (issue #46 note); run with --ignored"]
+#[ignore = "fails on an H100 (2026-11-27): only 1 of the 4 threads had launched when counted (1, 0); the other threads seem to block before their calls while the first thread's gate (a host function) holds its stream; the test, not the library, is suspect (issue #46 note); run with --include-ignored"]
 fn per_thread_default_streams_of_several_threads() {
     let Some(ctx) = context("per_thread_default_streams_of_several_threads") else {
         return;
@@ -1098,7 +1098,7 @@ fn per_thread_default_streams_of_several_threads() {
 /// thread's per-thread default stream (which no handle reaches from the
 /// dropping thread) before freeing its workspaces and kernels.
 #[test]
-#[ignore = "fails on an H100 (2026-11-27): the counts or waits on per-thread default streams of several threads are not what the test expects; under investigation (issue #46 note); run with --ignored"]
+#[ignore = "fails on an H100 (2026-11-27): the drop returns at once, apparently because the launching thread's exit already waited for its per-thread stream (the gate's 10 s timeout); the test, not the library, is suspect (issue #46 note); run with --include-ignored"]
 fn dropping_the_reducer_waits_for_other_threads_streams() {
     let Some(ctx) = context("dropping_the_reducer_waits_for_other_threads_streams") else {
         return;
@@ -1233,7 +1233,6 @@ fn no_host_wait_however_many_streams_are_busy() {
 /// and by `CU_STREAM_LEGACY`: one stream, one workspace; with blocking calls
 /// of its buffers, and beside the per-thread default stream.
 #[test]
-#[ignore = "fails on an H100 (2026-11-27): the counts or waits on per-thread default streams of several threads are not what the test expects; under investigation (issue #46 note); run with --ignored"]
 fn legacy_default_stream_by_either_handle() {
     let Some(ctx) = context("legacy_default_stream_by_either_handle") else {
         return;
