@@ -711,8 +711,10 @@ statistic_reduction!(
 /// `u32` positions along more than 2^32 elements are
 /// [`Error::IndexOverflow`], before anything runs. In a scope
 /// (`Scope::reduce_into`), the first cast call on a stream (or one with
-/// more results than before) allocates the stream's cast scratch: capture
-/// a cast call into a CUDA graph only after it has run once on that stream.
+/// more results than before) allocates the stream's cast scratch, and each
+/// scope lends a stream a workspace anew: capture a cast call into a CUDA
+/// graph only after a cast call with at least as many results has run on
+/// that stream earlier in the same scope.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
