@@ -13,7 +13,7 @@ mod op;
 
 use candle_core::cuda_backend::cudarc;
 use candle_core::{DType, Device, Tensor};
-use op::{Kind, Reduce};
+use op::{Kind, ReduceDims};
 use rand::{Rng, SeedableRng};
 use std::sync::{Arc, Mutex};
 
@@ -101,9 +101,9 @@ fn check(
 ) -> Result<()> {
     let ours = match form {
         "blocking" => op::blocking(view, kind, dim)?,
-        _ => view.apply_op1_no_bwd(&Reduce {
+        _ => view.apply_op1_no_bwd(&ReduceDims {
             kind,
-            dim,
+            dims: vec![dim],
             reducer: Arc::clone(reducer),
         })?,
     };
@@ -165,7 +165,7 @@ fn timing(rng: &mut rand::rngs::StdRng) -> Result<()> {
         let candle = median_ms(&stream, || kind.candle_dims(tensor, &dims).map(drop))?;
         let ours = median_ms(&stream, || {
             tensor
-                .apply_op1_no_bwd(&op::ReduceDims {
+                .apply_op1_no_bwd(&ReduceDims {
                     kind,
                     dims: dims.clone(),
                     reducer: Arc::clone(&reducer),

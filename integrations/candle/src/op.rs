@@ -123,31 +123,6 @@ pub struct ReduceDims {
     pub reducer: Arc<Mutex<reduce::cudarc::Reducer>>,
 }
 
-/// `kind` along `dim`: [`ReduceDims`] of one axis.
-pub struct Reduce {
-    pub kind: Kind,
-    pub dim: usize,
-    pub reducer: Arc<Mutex<reduce::cudarc::Reducer>>,
-}
-
-impl candle_core::CustomOp1 for Reduce {
-    fn name(&self) -> &'static str {
-        "reduce"
-    }
-
-    fn cpu_fwd(&self, _: &CpuStorage, _: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        candle_core::bail!("the reduce op runs on CUDA tensors")
-    }
-
-    fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> candle_core::Result<(CudaStorage, Shape)> {
-        let mut reducer = self
-            .reducer
-            .lock()
-            .map_err(|_| candle_core::Error::Msg("poisoned".into()))?;
-        enqueue(storage, layout, self.kind, &[self.dim], &mut reducer)
-    }
-}
-
 impl candle_core::CustomOp1 for ReduceDims {
     fn name(&self) -> &'static str {
         "reduce-dims"
