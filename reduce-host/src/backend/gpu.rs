@@ -47,11 +47,6 @@ pub(crate) struct Gpu {
     /// interop, to each stream until an event recorded after its launches
     /// has completed (holding the stream meanwhile), then to the next.
     lending: Lending<StreamWorkspace>,
-    /// Whether the cudarc interop ever launched on a default stream (the
-    /// legacy one, or a thread's per-thread one): then [`Gpu::wait_lent`]
-    /// also waits for the whole context.
-    #[cfg(feature = "cudarc")]
-    default_streams_used: bool,
     /// Buffers of the current scope found to be this context's memory: the
     /// scope borrows them until it ends, so they stay so, and each is asked
     /// of the driver once per scope rather than once per launch (about
@@ -172,8 +167,6 @@ impl Gpu {
             // SAFETY: as `result`.
             own: unsafe { StreamWorkspace::new(max_grid, stream)? },
             lending: Lending::default(),
-            #[cfg(feature = "cudarc")]
-            default_streams_used: false,
             owned_in_scope: HashSet::new(),
             context: context as u64,
             ordinal: u64::try_from(device).unwrap_or(u64::MAX),
@@ -280,7 +273,6 @@ impl Gpu {
     pub(crate) fn lend_to(&mut self, stream: StreamHandle, hold: super::lending::Hold) -> Result<()> {
         let handle = stream.0 as usize;
         let key = StreamKey::on_this_thread(handle);
-        self.default_streams_used |= !matches!(key, StreamKey::Made(_));
         if self.lending.get_mut(key).is_none() {
             self.lending.take_back_done(Some(key), StreamWorkspace::is_done)?;
         }
@@ -366,13 +358,15 @@ impl Gpu {
             };
             first_error = first_error.and(status.map_err(Error::from));
         }
-        if self.default_streams_used {
-            // Measured on an H100 (2026-11-27): a reducer dropped on one
-            // thread returned before the launches it had enqueued on another
-            // thread's per-thread default stream ran, though each event is
-            // recorded after them (tests/cudarc.rs's
-            // dropping_the_reducer_waits_for_other_threads_streams). Until
-            // that is understood, the whole context is waited for.
+        // The default streams' events are not trusted
+        // (`StreamWorkspace::event_decides`): where one of them holds a
+        // workspace, the whole context is waited for.
+        if self
+            .lending
+            .lent()
+            .iter()
+            .any(|lent| !matches!(lent.key, StreamKey::Made(_)))
+        {
             // SAFETY: the backend's context, alive while its memory is.
             let status = unsafe { driver::synchronize_context(self.context as driver::CUcontext) };
             first_error = first_error.and(status.map_err(Error::from));
