@@ -42,8 +42,8 @@
 //! axis (and `X`'s), its mean and variance over axes (0, 2) (and `X`'s),
 //! argmax along axis 2 (and `X`'s along axis 0, the same memory axis), its
 //! sum along axis 1 (and `X`'s) and max along axis 0 (and `X`'s along axis
-//! 2); and `X[:, :, 1:]` (a view starting one element in) summed along axis
-//! 2 (and `X`'s). Rows as `axes`', the shape of a view written `<shape>@<strides>` and,
+//! 2); and `X[:, :, 1:]` (a view starting one element in), `X[:, 1:, :]`
+//! and `X[:, :, :32]` summed along axis 2 (and `X`). Rows as `axes`', the shape of a view written `<shape>@<strides>` and,
 //! with an offset, `+<offset>` (`scripts/torch_axes.py views` times PyTorch
 //! on the same views; `scripts/compare_axes.py` puts each view's time over
 //! its dense row's).
@@ -462,9 +462,13 @@ fn views_cases() -> Vec<ViewCase> {
         cases.push((x.0.clone(), x.1.clone(), 0, x_axes, what));
         cases.push((t.0.clone(), t.1.clone(), 0, axes, what));
     }
-    // X[:, :, 1:]: rows of 63 from element 1, after X's rows of 64.
+    // X[:, :, 1:]: rows of 63 from element 1, after X's rows of 64; then
+    // X[:, 1:, :] (whole rows, a row's gap after each 1023) and X[:, :, :32]
+    // (the first half of each row).
     cases.push((x.0.clone(), x.1.clone(), 0, vec![2], "sum"));
     cases.push((vec![512, 1024, 63], x.1.clone(), 1, vec![2], "sum"));
+    cases.push((vec![512, 1023, 64], x.1.clone(), 64, vec![2], "sum"));
+    cases.push((vec![512, 1024, 32], x.1.clone(), 0, vec![2], "sum"));
     cases
 }
 

@@ -13,7 +13,7 @@ before `any`), and their times include that. The argument `views` times the
 rows of `bench views` (issue #46): one dense X of shape [512, 1024, 64]
 (f32) and its view T = X.transpose(0, 2), sum over every axis, mean and
 var over (0, 2), argmax along 2 (X: along 0), sum along 1, max along 0 (X:
-along 2), and X[:, :, 1:] summed along 2 (and X), each into a preallocated
+along 2), and X[:, :, 1:], X[:, 1:, :] and X[:, :, :32] summed along 2 (and X), each into a preallocated
 output, shapes of views written `<shape>@<strides>[+<offset>]` as the bench does."""
 import statistics
 import sys
@@ -73,6 +73,8 @@ def time_views():
         rows.append((t, axes, op))
     rows.append((dense, (2,), "sum"))
     rows.append((sliced, (2,), "sum"))
+    rows.append((dense[:, 1:, :], (2,), "sum"))
+    rows.append((dense[:, :, :32], (2,), "sum"))
     for view, axes, op in rows:
         kept = [e for a, e in enumerate(view.shape) if a not in axes]
         dtype = torch.int64 if op == "argmax" else torch.float32

@@ -151,7 +151,7 @@ impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Pl
 
     #[inline(always)]
     unsafe fn write(acc: T, output: &Output, o: u64) {
-        thread::store_element(device::to_global(output.out) + o * size_of::<T>() as u64, acc)
+        thread::store_element(output.at::<T>(output.out, o), acc)
     }
 }
 
@@ -264,7 +264,7 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
 
     #[inline(always)]
     unsafe fn write(acc: Indexed<A>, output: &Output, o: u64) {
-        thread::store_element(device::to_global(output.out) + o * size_of::<u64>() as u64, acc.index)
+        thread::store_element(output.at::<u64>(output.out, o), acc.index)
     }
 }
 

@@ -20,10 +20,32 @@ use crate::map::{ElementMap, Identity};
 use crate::op::{AnyElement, Operator, Sum};
 #[cfg(doc)]
 use crate::op::{Max, Min};
+use crate::place::{Placement, Results};
 use crate::segment;
 use crate::statistic::{Output, Real, Statistic};
 use crate::thread;
 use crate::widen::Widen;
+
+/// The [`Placement`] of an entry point's results, from its `placed_*` parameters.
+macro_rules! placement {
+    ($args:expr) => {
+        Placement {
+            dims: $args.placed_dims,
+            extents: [
+                $args.placed_extent0,
+                $args.placed_extent1,
+                $args.placed_extent2,
+                $args.placed_extent3,
+            ],
+            strides: [
+                $args.placed_stride0,
+                $args.placed_stride1,
+                $args.placed_stride2,
+                $args.placed_stride3,
+            ],
+        }
+    };
+}
 
 /// A reduction entry point: the map `M` applied to each element, combined
 /// with `O`; see [`grid::reduce`] for the contract.
@@ -50,11 +72,12 @@ unsafe fn store<T: Element>(total: Option<T>, out: u64) {
 
 /// A segmented entry point: one result of `M` then `O` per segment of
 /// `input`, the segments given by `offsets` or, if `offsets` is null, rows of
-/// `row_len` elements, handed out as `SCHEDULE` (a [`SegmentSchedule`])
-/// says: in a fixed order ([`segment::reduce`]), or to warps or blocks as
-/// they finish ([`segment::reduce_balanced`], whose counter and ticket are
-/// the first 12 bytes of `tickets`; `partials` is not used). See
-/// [`crate::abi::SegmentPlan`].
+/// `row_len` elements `row_pitch` apart, handed out as `SCHEDULE` (a
+/// [`SegmentSchedule`]) says: in a fixed order ([`segment::reduce`]; with
+/// [`SegmentSchedule::StridedRows`], the results placed as `placed_*` say),
+/// or to warps or blocks as they finish ([`segment::reduce_balanced`], whose
+/// counter and ticket are the first 12 bytes of `tickets`; `partials` is
+/// not used). See [`crate::abi::SegmentPlan`].
 ///
 /// # Safety
 /// The parameters are those [`crate::abi::SegmentPlan`] documents, as
@@ -69,19 +92,27 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
     let segments = segment::Segments {
         offsets: global_or_zero(args.offsets),
         row_len: args.row_len,
+        row_pitch: args.row_pitch,
         count: args.segments,
         len: args.len,
         status: global_or_zero(args.status),
     };
     let (input, plan) = (device::to_global(args.input), SegmentPlan::from_bits(args.plan));
-    let (tickets, out) = (device::to_global(args.tickets), device::to_global(args.out));
-    let partials = args.partials;
+    let tickets = device::to_global(args.tickets);
+    let out = device::to_global(args.out);
+    let partials = device::to_global(args.partials);
     const WARPS_TAKE: u8 = SegmentSchedule::WarpsTake as u8;
     const BLOCKS_TAKE: u8 = SegmentSchedule::BlocksTake as u8;
+    const STRIDED_ROWS: u8 = SegmentSchedule::StridedRows as u8;
+    let in_order = Results::in_order(out);
     match SCHEDULE {
-        WARPS_TAKE => segment::reduce_balanced::<T, M, O, false>(input, segments, plan, tickets, out),
-        BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, segments, plan, tickets, out),
-        _ => segment::reduce::<T, M, O>(input, segments, plan, device::to_global(partials), tickets, out),
+        WARPS_TAKE => segment::reduce_balanced::<T, M, O, false>(input, segments, plan, tickets, in_order),
+        BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, segments, plan, tickets, in_order),
+        STRIDED_ROWS => {
+            let placed = Results::placed(out, placement!(args));
+            segment::reduce::<T, M, O, true>(input, segments, plan, partials, tickets, placed)
+        }
+        _ => segment::reduce::<T, M, O, false>(input, segments, plan, partials, tickets, in_order),
     }
 }
 
@@ -194,6 +225,7 @@ fn axis_output(args: &AxisArgs) -> Output {
         finish_param: args.finish_param,
         means: args.means,
         out: args.out,
+        placement: placement!(args),
     }
 }
 
@@ -208,6 +240,7 @@ pub unsafe fn statistic_segments<In: Widen<S::Value>, S: Statistic>(args: AxisAr
     let segments = segment::Segments {
         offsets: device::to_global(args.offsets),
         row_len: 0,
+        row_pitch: 0,
         count: args.outputs,
         len: args.reduced,
         status: if args.status == 0 {

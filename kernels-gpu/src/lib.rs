@@ -52,6 +52,7 @@ pub mod ladder;
 pub mod map;
 pub mod math;
 pub mod op;
+pub mod place;
 pub mod segment;
 pub mod statistic;
 pub mod thread;
@@ -81,6 +82,7 @@ macro_rules! instances_of_args {
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; FixedOrder);
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; WarpsTake);
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; BlocksTake);
+        for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; StridedRows);
     };
     (@ AxisArgs $fields:tt, $($pass:tt)*) => {
         for_each_reduce_kernel!(op_row_instances $($pass)* AxisArgs $fields; Axis axis);

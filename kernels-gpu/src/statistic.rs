@@ -20,6 +20,7 @@ use crate::device;
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::math;
 use crate::op::{Operator, Sum};
+use crate::place::Placement;
 use crate::thread::fold_in_order;
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -94,13 +95,16 @@ pub struct Output {
     pub finish_param: u64,
     pub means: u64,
     pub out: u64,
+    /// Where in `out` (and `means`) each result goes.
+    pub placement: Placement,
 }
 
 impl Output {
-    /// The address of result `o` in an array of `U`s at `base`.
+    /// The address of result `o` in an array of `U`s at `base`
+    /// (`out` or `means`), placed as [`Output::placement`] says.
     #[inline(always)]
-    fn at<U>(base: u64, o: u64) -> u64 {
-        device::to_global(base) + o * size_of::<U>() as u64
+    pub(crate) fn at<U>(&self, base: u64, o: u64) -> u64 {
+        device::to_global(base) + self.placement.index(o) * size_of::<U>() as u64
     }
 }
 
@@ -318,9 +322,9 @@ impl<F: Real> Statistic for Variance<F> {
             Finish::Root => variance.sqrt(),
             _ => variance,
         };
-        crate::thread::store_element(Output::at::<F>(output.out, o), value);
+        crate::thread::store_element(output.at::<F>(output.out, o), value);
         if output.means != 0 {
-            crate::thread::store_element(Output::at::<F>(output.means, o), mean);
+            crate::thread::store_element(output.at::<F>(output.means, o), mean);
         }
     }
 }
@@ -450,7 +454,7 @@ impl<F: Real> Statistic for LogSumExp<F> {
         } else {
             summary.max
         };
-        crate::thread::store_element(Output::at::<F>(output.out, o), value);
+        crate::thread::store_element(output.at::<F>(output.out, o), value);
     }
 }
 
@@ -520,9 +524,9 @@ impl<P: Predicate<V>, V: Element> Statistic for Count<P, V> {
         let flag = match output.finish {
             Finish::Any => count > 0,
             Finish::All => count == output.finish_param,
-            _ => return crate::thread::store_element(Output::at::<u64>(output.out, o), count),
+            _ => return crate::thread::store_element(output.at::<u64>(output.out, o), count),
         };
-        device::store_global_u8(Output::at::<u8>(output.out, o), flag as u8);
+        device::store_global_u8(output.at::<u8>(output.out, o), flag as u8);
     }
 }
 

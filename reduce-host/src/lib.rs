@@ -314,6 +314,7 @@ pub mod ladder;
 #[cfg(feature = "cust")]
 pub mod multi;
 mod over;
+mod placement;
 mod policy;
 mod reducer;
 pub mod reduction;

@@ -78,6 +78,7 @@ use crate::backend::launcher::{Access, Launch};
 use crate::backend::Backend;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::placement::Placement;
 use crate::reducer::{checked_parts, Reducer};
 use crate::shape::{self, SegmentedShape};
 use kernels_gpu::abi::Op;
@@ -88,8 +89,14 @@ use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
 pub(crate) enum Layout {
     /// `segments + 1` offsets at this address.
     Offsets { address: u64, segments: usize },
-    /// `rows` rows of `row_len` elements.
-    Rows { rows: usize, row_len: usize },
+    /// `rows` rows of `row_len` elements, each `pitch` elements after the
+    /// one before, their results placed as `placed` says.
+    Rows {
+        rows: usize,
+        row_len: usize,
+        pitch: u64,
+        placed: Placement,
+    },
 }
 
 impl Layout {
@@ -112,7 +119,23 @@ impl Layout {
     /// The layout of a `rows × row_len` matrix of `len` elements.
     pub(crate) fn of_rows(len: usize, rows: usize, row_len: usize) -> Result<Self> {
         check_rows(len, rows, row_len)?;
-        Ok(Layout::Rows { rows, row_len })
+        Ok(Layout::Rows {
+            rows,
+            row_len,
+            pitch: row_len as u64,
+            placed: Placement::IN_ORDER,
+        })
+    }
+
+    /// The layout of a pass's rows ([`Route::Rows`](crate::axes::Route)),
+    /// whose elements the view's check put inside the input.
+    pub(crate) fn of_pass_rows(rows: usize, row_len: usize, pitch: u64, placed: Placement) -> Self {
+        Layout::Rows {
+            rows,
+            row_len,
+            pitch,
+            placed,
+        }
     }
 }
 
@@ -172,17 +195,18 @@ impl<B: Backend> Reducer<B> {
         segments: usize,
         len: usize,
     ) -> Result<SegmentedShape> {
-        Ok(self.segmented_plan::<T>(op, segments, len, false)?.1)
+        Ok(self.segmented_plan::<T>(op, segments, len, (false, false))?.1)
     }
 
     /// The segmented kernel and launch shape for `len` elements of `T` in
-    /// `segments` segments (given by offsets if `offsets`, else rows).
+    /// `segments` segments (given by offsets if `offsets`, else rows; rows
+    /// with gaps or placed results if `strided_rows`).
     fn segmented_plan<T: Element>(
         &mut self,
         op: Op,
         segments: usize,
         len: usize,
-        offsets: bool,
+        (offsets, strided_rows): (bool, bool),
     ) -> Result<(Kernel, SegmentedShape)> {
         if !op.is_defined_for(T::TYPE) {
             return Err(Error::UnsupportedOp { op, element: T::TYPE });
@@ -192,13 +216,21 @@ impl<B: Backend> Reducer<B> {
             element: T::TYPE,
             schedule,
         };
-        // The fixed-order kernel's limit sizes the grid for all three: the
-        // schedule depends on the shape.
-        let grid_cap = self.backend.grid_cap(kernel(SegmentSchedule::FixedOrder))?;
+        // The fixed-order kernel's limit sizes the grid for it and the
+        // balanced ones (the schedule depends on the shape); strided rows
+        // have a kernel of their own, and always take it.
+        let first_choice = match strided_rows {
+            true => SegmentSchedule::StridedRows,
+            false => SegmentSchedule::FixedOrder,
+        };
+        let grid_cap = self.backend.grid_cap(kernel(first_choice))?;
         let tuning = self.backend.tuning();
         let element_bytes = T::TYPE.size();
         let plan = shape::segmented_shape(tuning, segments, len, element_bytes, grid_cap).and_then(|shape| {
-            let schedule = shape::segment_schedule(tuning, shape, segments, offsets)?;
+            let schedule = match strided_rows {
+                true => SegmentSchedule::StridedRows,
+                false => shape::segment_schedule(tuning, shape, segments, offsets)?,
+            };
             Some((kernel(schedule), shape))
         });
         plan.ok_or_else(|| {
@@ -225,15 +257,35 @@ impl<B: Backend> Reducer<B> {
         let segments = layout.segments();
         check_output(out_len, segments)?;
         let offsets = matches!(layout, Layout::Offsets { .. });
-        let (kernel, shape) = self.segmented_plan::<T>(op, segments, len, offsets)?;
+        // The elements the rows hold (without the gaps between them), which
+        // the launch shape is made for.
+        let (elements, strided_rows) = match layout {
+            Layout::Offsets { .. } => (len, false),
+            Layout::Rows {
+                rows,
+                row_len,
+                pitch,
+                placed,
+            } => (
+                rows.saturating_mul(row_len),
+                pitch != row_len as u64 || placed != Placement::IN_ORDER,
+            ),
+        };
+        let (kernel, shape) = self.segmented_plan::<T>(op, segments, elements, (offsets, strided_rows))?;
         if segments == 0 {
             return Ok(());
         }
         let workspace = self.backend.workspace(stream)?;
-        let (offsets, row_len) = match layout {
-            Layout::Offsets { address, .. } => (address, 0),
-            Layout::Rows { row_len, .. } => (0, row_len as u64),
+        let (offsets, row_len, row_pitch, placed) = match layout {
+            Layout::Offsets { address, .. } => (address, 0, 0, Placement::IN_ORDER),
+            Layout::Rows {
+                row_len, pitch, placed, ..
+            } => (0, row_len as u64, pitch, placed),
         };
+        let (
+            placed_dims,
+            [(placed_extent0, placed_stride0), (placed_extent1, placed_stride1), (placed_extent2, placed_stride2), (placed_extent3, placed_stride3)],
+        ) = (placed.dims as u64, placed.axes);
         let mut accesses = vec![
             Access::read::<T>("input", input, len),
             Access::write::<T>("out", out, segments),
@@ -256,11 +308,21 @@ impl<B: Backend> Reducer<B> {
                 offsets,
                 segments: segments as u64,
                 row_len,
+                row_pitch,
                 plan: shape.plan().to_bits(),
                 partials: workspace.partials,
                 tickets: workspace.segment_tickets,
                 status: status.unwrap_or(0),
                 out,
+                placed_dims,
+                placed_extent0,
+                placed_stride0,
+                placed_extent1,
+                placed_stride1,
+                placed_extent2,
+                placed_stride2,
+                placed_extent3,
+                placed_stride3,
             },
             accesses: &accesses,
         };

@@ -329,7 +329,14 @@ impl<B: Backend> Reducer<B> {
         let address = element_address::<In>(address, checked.offset).ok_or_else(|| too_large(layout))?;
         let passes = match checked.span {
             0 => vec![Pass::empty(outputs as u64)],
-            _ => plan_passes(&checked.dims),
+            // The results and the means, where asked for, are placed alike.
+            _ => {
+                let arrays = if destination.means.is_some() { 2 } else { 1 };
+                plan_passes(
+                    &checked.dims,
+                    self.place_up_to(call.result_bytes.saturating_mul(arrays)),
+                )
+            }
         };
         // A call without states reduces one axis: one pass, and where the
         // plan writes the results in the kept axes' order after it (a pass

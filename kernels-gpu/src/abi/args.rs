@@ -24,13 +24,17 @@ macro_rules! for_each_kernel_args {
     ($callback:ident $($extra:tt)*) => {
         $callback! { $($extra)*
             ReduceArgs [input len partials ticket out],
-            SegmentedArgs [input len offsets segments row_len plan partials tickets status out],
+            SegmentedArgs [input len offsets segments row_len row_pitch plan partials tickets status out
+                placed_dims placed_extent0 placed_stride0 placed_extent1 placed_stride1
+                placed_extent2 placed_stride2 placed_extent3 placed_stride3],
             ArgArgs [input len partials ticket value_out index_out],
             DotArgs [a b len partials ticket out],
             AxisArgs [input reduced reduced_stride outputs kept_dims
                 extent0 stride0 extent1 stride1 extent2 stride2 extent3 stride3
                 extent4 stride4 extent5 stride5 extent6 stride6 extent7 stride7
-                plan partials tickets finish finish_param means out offsets status],
+                plan partials tickets finish finish_param means out offsets status
+                placed_dims placed_extent0 placed_stride0 placed_extent1 placed_stride1
+                placed_extent2 placed_stride2 placed_extent3 placed_stride3],
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
             DivideArgs [out len count],

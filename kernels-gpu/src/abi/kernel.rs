@@ -119,6 +119,9 @@ macro_rules! kernel_name {
     (segmented, BlocksTake, $stem:ident, $t:ident) => {
         concat!("segmented_block_balanced_", stringify!($stem), "_", stringify!($t))
     };
+    (segmented, StridedRows, $stem:ident, $t:ident) => {
+        concat!("segmented_strided_rows_", stringify!($stem), "_", stringify!($t))
+    };
     (axis, $stem:ident, $t:ident) => {
         concat!("axis_", stringify!($stem), "_", stringify!($t))
     };
@@ -269,6 +272,9 @@ impl fmt::Display for Module {
             Module::Segmented(SegmentSchedule::BlocksTake, element) => {
                 write!(f, "segmented_block_balanced_{}", element.name())
             }
+            Module::Segmented(SegmentSchedule::StridedRows, element) => {
+                write!(f, "segmented_strided_rows_{}", element.name())
+            }
             Module::Ladder(element) => write!(f, "ladder_{}", element.name()),
             Module::Axis(element) => write!(f, "axis_{}", element.name()),
             Module::Statistics => f.write_str("statistics"),
@@ -312,10 +318,10 @@ mod tests {
     #[test]
     fn modules_group_kernels_by_call() {
         let modules = Module::all();
-        // 12 whole-input types, 3 schedules × 6 elements, 2 ladder types, 12
+        // 12 whole-input types, 4 schedules × 6 elements, 2 ladder types, 12
         // axis input types (6 elements; i8, i16, u8, u16 widened; f16, bf16
         // widened and argmax), the statistics.
-        assert_eq!(modules.len(), 12 + 18 + 2 + 12 + 1);
+        assert_eq!(modules.len(), 12 + 24 + 2 + 12 + 1);
         let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
         assert_eq!(names.len(), modules.len(), "two modules share a file stem");
         let sum_f32 = Kernel::Reduce {

@@ -22,6 +22,15 @@ pub enum SegmentSchedule {
     /// warps, segments given by offsets):
     /// `segmented_block_balanced_<stem>_<type>`.
     BlocksTake,
+    /// As `FixedOrder`, over rows with any pitch (`row_pitch`), each result
+    /// placed as the `placed_*` parameters say: the rows of one pass of an
+    /// axis reduction (a sliced or permuted view),
+    /// `segmented_strided_rows_<stem>_<type>`. The other schedules take
+    /// dense rows or offsets and write in order (they ignore `placed_*`):
+    /// a placement kept live made ptxas spill in every path of the
+    /// fixed-order kernel, and its rows of up to 2^18 `f32`s ran 10-35%
+    /// slower on the H100.
+    StridedRows,
 }
 
 /// How a segmented launch divides its work: its `plan` parameter.
@@ -41,12 +50,14 @@ pub enum SegmentSchedule {
 /// | `len`      | elements at `input` |
 /// | `offsets`  | 0 for the rows of a matrix; else the address of `segments + 1` `u64` offsets, segment `s` being `[offsets[s], offsets[s+1])` |
 /// | `segments` | number of segments (results) |
-/// | `row_len`  | elements per row, when `offsets` is 0 (`segments · row_len == len`) |
+/// | `row_len`  | elements per row, when `offsets` is 0 |
+/// | `row_pitch` | elements from one row's start to the next's, when `offsets` is 0: row `s` is `[s · row_pitch, s · row_pitch + row_len)`, within `len` (`row_len` but for [`SegmentSchedule::StridedRows`], whose rows may have gaps or overlap) |
 /// | `plan`     | [`SegmentPlan::to_bits`] |
 /// | `partials` | workspace: one [`PARTIAL_SLOT_BYTES`] slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
 /// | `tickets`  | workspace: one `u32` per segment (at least four, 8-byte aligned), zero before and after the launch, used when `blocks_per_segment > 1`; the balanced entry points use its first 12 bytes as a `u64` counter and a `u32` ticket |
 /// | `status`   | 0, or the address of a `u32` that receives [`SEGMENTS_INVALID`] if an offset is out of order or past `len` |
-/// | `out`      | `segments` results |
+/// | `out`      | `segments` results, placed as `placed_*` say |
+/// | `placed_dims`, `placed_extent0`, `placed_stride0`, … `placed_extent3`, `placed_stride3` | [`SegmentSchedule::StridedRows`] (the others write in order): where each result goes ([`crate::place::Placement`]): `placed_dims` 0 for in order; else result `o`'s index along each of the first `placed_dims` axes (innermost first, row-major over the extents) times its stride, summed, is its index in `out`, a one-to-one map onto `0..results` |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentPlan {
     /// Threads per team: a power of two that divides the block size.
@@ -102,9 +113,10 @@ impl SegmentPlan {
 /// | `finish` | [`Kernel::Statistic`] and [`Kernel::StatisticStates`]: what each result is, a [`Finish`] (`as u64`); the others ignore it |
 /// | `finish_param` | the statistics' parameter: the variance's correction (an `f64`'s bits), `all`'s elements per result |
 /// | `means` | the variance's: 0, or where the means go (`outputs` of them) |
-/// | `out` | `outputs` results, in order |
+/// | `out` | `outputs` results (and `means`), placed as `placed_*` say |
 /// | `offsets` | [`Kernel::StatisticSegments`] (the others ignore it and `status`): segments in place of the kept axes, the device address of `outputs + 1` `u64` offsets, result `o` folding the contiguous elements `offsets[o]..offsets[o + 1]` (clamped into `0..reduced`, `reduced` then being the input's length; `reduced_stride` 1, `splits` 1, the kept axes unused; `all` counts each segment's elements) |
 /// | `status` | with `offsets`: 0, or a `u32` set to [`SEGMENTS_INVALID`] if an offset decreases or passes the input's end |
+/// | `placed_dims`, `placed_extent0`, … `placed_stride3` | as [`SegmentPlan`]'s |
 ///
 /// The block needs `PARTIAL_SLOT_BYTES` of dynamic shared memory per thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

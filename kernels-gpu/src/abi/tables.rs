@@ -39,6 +39,7 @@ macro_rules! reduce_kernel_table {
             segmented_row!($op, $stem, $t, FixedOrder),
             segmented_row!($op, $stem, $t, WarpsTake),
             segmented_row!($op, $stem, $t, BlocksTake),
+            segmented_row!($op, $stem, $t, StridedRows),
             (Kernel::Axis { op: Op::$op, element: scalar!($t) }, kernel_name!(axis, $stem, $t)),
         )*)*];
     };
@@ -191,6 +192,7 @@ mod tests {
                     SegmentSchedule::FixedOrder,
                     SegmentSchedule::WarpsTake,
                     SegmentSchedule::BlocksTake,
+                    SegmentSchedule::StridedRows,
                 ] {
                     let segmented = Kernel::Segmented { op, element, schedule };
                     assert_eq!(segmented.name().is_some(), expected, "{segmented:?}");
@@ -209,7 +211,7 @@ mod tests {
         assert_eq!(names.len(), all.len(), "two kernels share a name");
         assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
         // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
-        // schedule and along an axis; 18 widenings, whole and along an axis;
+        // schedule (4) and along an axis; 18 widenings, whole and along an axis;
         // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
@@ -217,7 +219,7 @@ mod tests {
         // divisions (the means); 4 conversions (the casts).
         assert_eq!(
             all.len(),
-            50 * 5 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
+            50 * 6 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
         );
         assert_eq!(
             Kernel::Ladder {

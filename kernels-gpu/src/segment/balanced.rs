@@ -3,13 +3,14 @@
 
 #[cfg(doc)]
 use super::reduce;
-use super::{accumulate_share, element_at, Segments};
+use super::{accumulate_share, Segments};
 use crate::abi::SegmentPlan;
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::Element;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
+use crate::place::Results;
 use crate::thread::{self, Team};
 use crate::warp;
 use core::mem::size_of;
@@ -39,7 +40,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
     segments: Segments,
     plan: SegmentPlan,
     counter: u64,
-    out: u64,
+    out: Results<false>,
 ) {
     let team_threads = plan.team_threads as u64;
     let team_shift = team_threads.trailing_zeros();
@@ -94,7 +95,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
             first + teams_per_taker
         };
         if team.thread == 0 && segment < segments.count {
-            thread::store_element(element_at::<T>(out, segment), total);
+            thread::store_element(out.at::<T>(segment), total);
         }
         if BLOCK_TAKES {
             // The next round's block reduction and take reuse the shared slots.

@@ -3,7 +3,7 @@
 
 use super::packed_rows::{packs_rows, reduce_packed_rows};
 use super::per_thread::reduce_per_thread;
-use super::{accumulate_share, element_at, Segments};
+use super::{accumulate_share, Segments};
 use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
@@ -11,6 +11,7 @@ use crate::element::Element;
 use crate::grid;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
+use crate::place::Results;
 use crate::thread::{self, Team};
 use core::mem::size_of;
 
@@ -29,13 +30,13 @@ use core::mem::size_of;
 /// - `out` is the global address of `segments.count` writable `T`s;
 /// - the block size is a multiple of 32, at most 1024; the grid is 1-D.
 #[inline(always)]
-pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, const PLACED: bool>(
     input: u64,
     segments: Segments,
     plan: SegmentPlan,
     partials: u64,
     tickets: u64,
-    out: u64,
+    out: Results<PLACED>,
 ) {
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
@@ -51,9 +52,9 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
     if team_threads == 1 {
         // One thread per segment (and so one part each): no team reduction.
         if packs_rows::<T>(input, &segments) {
-            reduce_packed_rows::<T, M, O>(input, segments, out, teams_in_grid);
+            reduce_packed_rows::<T, M, O, PLACED>(input, segments, out, teams_in_grid);
         } else {
-            reduce_per_thread::<T, M, O>(input, segments, out, teams_in_grid);
+            reduce_per_thread::<T, M, O, PLACED>(input, segments, out, teams_in_grid);
         }
         return;
     }
@@ -83,7 +84,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
             acc = accumulate_share::<T, M, O>(input, &segments, segment, team);
         }
         let total = block::reduce_groups::<T, O>(acc, plan.team_threads);
-        let destination = element_at::<T>(out, segment);
+        let destination = out.at::<T>(segment);
         if parts == 1 {
             if thread_in_team == 0 && unit < units {
                 thread::store_element(destination, total);

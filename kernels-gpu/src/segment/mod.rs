@@ -81,6 +81,10 @@ pub struct Segments {
     pub offsets: u64,
     /// Elements per row, when `offsets` is 0.
     pub row_len: u64,
+    /// Elements from one row's start to the next's, when `offsets` is 0:
+    /// `row_len` for the rows of a matrix, more for rows with gaps between
+    /// them (any value: rows may overlap).
+    pub row_pitch: u64,
     /// Number of segments.
     pub count: u64,
     /// Elements in the input: no offset may exceed it.
@@ -102,6 +106,12 @@ impl Segments {
         self.checked(self.stored_bounds(segment))
     }
 
+    /// Whether the segments are rows that follow each other with no gap.
+    #[inline(always)]
+    pub(crate) fn dense_rows(&self) -> bool {
+        self.offsets == 0 && self.row_pitch == self.row_len
+    }
+
     /// Segment `segment`'s bounds as stored, unchecked: pass them to
     /// [`Segments::checked`]. Separate from the check so that a thread can
     /// issue the loads of several segments' offsets before it checks any:
@@ -117,7 +127,7 @@ impl Segments {
     #[inline(always)]
     unsafe fn stored_bounds(&self, segment: u64) -> (u64, u64) {
         if self.offsets == 0 {
-            let begin = segment * self.row_len;
+            let begin = segment * self.row_pitch;
             return (begin, begin + self.row_len);
         }
         let at = self.offsets + segment * size_of::<u64>() as u64;

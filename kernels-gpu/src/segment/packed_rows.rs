@@ -8,17 +8,18 @@ use crate::device;
 use crate::element::Element;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
+use crate::place::Results;
 use crate::thread::{self, Source};
 use core::mem::size_of;
 
 /// Whether every 16-byte vector of the input holds whole rows: rows (not
 /// offsets) of a power-of-two length of at most one vector (1, 2 or 4 `f32`,
-/// 1 or 2 `f64`), in a 16-byte-aligned input. Then [`reduce_packed_rows`]
+/// 1 or 2 `f64`) that follow each other with no gap, in a 16-byte-aligned input. Then [`reduce_packed_rows`]
 /// reads them.
 #[inline(always)]
 pub(super) fn packs_rows<T: Element>(input: u64, segments: &Segments) -> bool {
     let lanes = VECTOR_BYTES / size_of::<T>() as u64;
-    segments.offsets == 0
+    segments.dense_rows()
         && segments.row_len.is_power_of_two()
         && segments.row_len <= lanes
         && input.is_multiple_of(VECTOR_BYTES)
@@ -32,17 +33,22 @@ pub(super) fn packs_rows<T: Element>(input: u64, segments: &Segments) -> bool {
 /// before the first use) and reduce each vector's rows in registers. Each row
 /// is combined from the identity in element order, as
 /// [`reduce_per_thread`] would. Rows of one element are written a vector at
-/// a time where `out` is 16-byte aligned. The rows after the last whole
+/// a time where `out` is 16-byte aligned and in order. The rows after the last whole
 /// vector (fewer than a vector's worth) take a thread each.
 ///
 /// # Safety
 /// As [`reduce`], with teams of one thread and [`packs_rows`] true;
 /// `threads` is the grid's thread count.
 #[inline(always)]
-pub(super) unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+pub(super) unsafe fn reduce_packed_rows<
+    T: Element,
+    M: ElementMap<T>,
+    O: Operator<T> + AnyElement,
+    const PLACED: bool,
+>(
     input: u64,
     segments: Segments,
-    out: u64,
+    out: Results<PLACED>,
     threads: u64,
 ) {
     let element = size_of::<T>() as u64;
@@ -51,13 +57,13 @@ pub(super) unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operato
     let row_shift = row_len.trailing_zeros();
     let elements = segments.count << row_shift;
     let vectors = elements / lanes;
-    let store_vectors = row_len == 1 && out.is_multiple_of(VECTOR_BYTES);
+    let store_vectors = row_len == 1 && !PLACED && out.base().is_multiple_of(VECTOR_BYTES);
     let source = thread::Mapped::<M>::new(input);
     let reduce_rows_of = |words: [u32; 4], first_element: u64| {
         let lane = |k: usize| T::vector_lane(words, k);
         if store_vectors {
             let results = thread::pack_lanes(|k| O::combine(O::identity(), lane(k)));
-            device::store_global_v4(out + first_element * element, results);
+            device::store_global_v4(out.at::<T>(first_element), results);
             return;
         }
         let mut acc = O::identity();
@@ -66,7 +72,7 @@ pub(super) unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operato
             acc = O::combine(acc, lane(k));
             let index = first_element + k as u64;
             if (index + 1) & (row_len - 1) == 0 {
-                thread::store_element(out + (index >> row_shift) * element, acc);
+                thread::store_element(out.at::<T>(index >> row_shift), acc);
                 acc = O::identity();
             }
             k += 1;
@@ -93,6 +99,6 @@ pub(super) unsafe fn reduce_packed_rows<T: Element, M: ElementMap<T>, O: Operato
             acc = O::combine(acc, source.element((row << row_shift) + k));
             k += 1;
         }
-        thread::store_element(out + row * element, acc);
+        thread::store_element(out.at::<T>(row), acc);
     }
 }

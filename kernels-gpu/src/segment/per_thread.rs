@@ -8,6 +8,7 @@ use crate::device;
 use crate::element::Element;
 use crate::map::ElementMap;
 use crate::op::{AnyElement, Operator};
+use crate::place::Results;
 use crate::thread::{self, Team};
 use core::mem::size_of;
 
@@ -40,10 +41,15 @@ const SHORT_SEGMENT_SLOTS: usize = (SHORT_SEGMENT_BYTES / 4) as usize;
 /// # Safety
 /// As [`reduce`], with teams of one thread; `threads` is the grid's thread count.
 #[inline(always)]
-pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
+pub(super) unsafe fn reduce_per_thread<
+    T: Element,
+    M: ElementMap<T>,
+    O: Operator<T> + AnyElement,
+    const PLACED: bool,
+>(
     input: u64,
     segments: Segments,
-    out: u64,
+    out: Results<PLACED>,
     threads: u64,
 ) {
     let short_segment = SHORT_SEGMENT_BYTES / size_of::<T>() as u64;
@@ -83,7 +89,7 @@ pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator
                 }
                 j += 1;
             }
-            thread::store_element(element_at::<T>(out, segment(k)), acc);
+            thread::store_element(out.at::<T>(segment(k)), acc);
         };
         // Four named segments, not a loop over an array: constant indices
         // keep the loaded values in registers (as in `thread::accumulate`;
@@ -129,7 +135,7 @@ pub(super) unsafe fn reduce_per_thread<T: Element, M: ElementMap<T>, O: Operator
                             thread::accumulate::<T, O, _>(source, end - begin, Team::single())
                         }
                     };
-                    thread::store_element(element_at::<T>(out, segment(k)), total);
+                    thread::store_element(out.at::<T>(segment(k)), total);
                 }
             }
             k += 1;

@@ -25,9 +25,11 @@ use core::mem::size_of;
 /// still 0-3% slower once their checks were 32-bit.
 #[inline(always)]
 pub(super) fn reads_windows<T: Element>(input: u64, segments: &Segments) -> bool {
+    let element = size_of::<T>() as u64;
     let whole_vector_rows = segments.offsets == 0
         && input.is_multiple_of(VECTOR_BYTES)
-        && (segments.row_len * size_of::<T>() as u64).is_multiple_of(VECTOR_BYTES);
+        && (segments.row_len * element).is_multiple_of(VECTOR_BYTES)
+        && (segments.row_pitch * element).is_multiple_of(VECTOR_BYTES);
     T::WORDS == 1 && !whole_vector_rows
 }
 

@@ -107,7 +107,7 @@ impl<B: Backend> Reducer<B> {
             let pass = Pass::empty(outputs as u64);
             return self.run_pass::<In, A>(&pass, (reading, op), (address, 0), out, 0, stream);
         }
-        let passes = plan_passes(&dims);
+        let passes = plan_passes(&dims, self.place_up_to(std::mem::size_of::<A>()));
         // After the first pass, each reads the accumulators the one before left.
         let reading_of = |index: usize| if index == 0 { reading } else { reading.of_accumulators() };
         let scratch = self.pass_scratch(&passes, std::mem::size_of::<A>(), layout, stream, |index, pass| {
@@ -133,6 +133,15 @@ impl<B: Backend> Reducer<B> {
             source = (destination(index), pass.outputs() as usize);
         }
         Ok(())
+    }
+
+    /// The most results of `bytes_each` bytes (all the outputs of one
+    /// result) a pass may place out of order ([`plan_passes`]): those that
+    /// fill at most half the L2 cache, so that the lines its scattered
+    /// writes start are whole before they are evicted.
+    pub(crate) fn place_up_to(&self, bytes_each: usize) -> u64 {
+        let half = self.backend.l2_bytes().checked_div(2).unwrap_or(0);
+        half.checked_div(bytes_each as u64).unwrap_or(0)
     }
 
     /// The stream's scratch for `passes`: two regions that the results
@@ -247,8 +256,8 @@ impl<B: Backend> Reducer<B> {
                 Access::write::<A>("out", destination, 1),
                 stream,
             ),
-            Route::Rows { rows, row_len } if !reading.widened() => {
-                let layout = Layout::of_rows(span, rows, row_len)?;
+            Route::Rows { rows, row_len, pitch } if !reading.widened() => {
+                let layout = Layout::of_pass_rows(rows, row_len, pitch, pass.placed);
                 self.enqueue_segmented::<A>((input, span), layout, op, (destination, outputs), None, stream)
             }
             Route::Rows { .. } | Route::Axis => self.launch_axis(
@@ -284,6 +293,8 @@ impl<B: Backend> Reducer<B> {
             .collect();
         let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
             kept;
+        let [(placed_extent0, placed_stride0), (placed_extent1, placed_stride1), (placed_extent2, placed_stride2), (placed_extent3, placed_stride3)] =
+            pass.placed.axes;
         let args = AxisArgs {
             input: launch.input.address,
             // Segments are clamped into the input's elements.
@@ -316,6 +327,15 @@ impl<B: Backend> Reducer<B> {
             out: launch.out.address,
             offsets: offsets.map_or(0, |offsets| offsets.address),
             status: status.map_or(0, |status| status.address),
+            placed_dims: pass.placed.dims as u64,
+            placed_extent0,
+            placed_stride0,
+            placed_extent1,
+            placed_stride1,
+            placed_extent2,
+            placed_stride2,
+            placed_extent3,
+            placed_stride3,
         };
         let launch = Launch {
             kernel: launch.kernel,

@@ -3,6 +3,8 @@
 //! first, each routed to the whole-input, row or axis kernel. Pure: no
 //! backend, no launch.
 
+use crate::placement::Placement;
+
 /// One axis of a view as the passes see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Dim {
@@ -34,6 +36,8 @@ fn merged(dims: &[Dim], joinable: impl Fn(&Dim, &Dim) -> bool) -> Vec<Dim> {
 pub(crate) struct Pass {
     pub(crate) kept: Vec<Dim>,
     pub(crate) reduced: Dim,
+    /// Where the results go.
+    pub(crate) placed: Placement,
 }
 
 impl Pass {
@@ -51,6 +55,7 @@ impl Pass {
                 stride: 0,
                 reduced: true,
             },
+            placed: Placement::IN_ORDER,
         }
     }
 
@@ -68,6 +73,7 @@ impl Pass {
                 stride: 1,
                 reduced: true,
             },
+            placed: Placement::IN_ORDER,
         }
     }
 
@@ -96,6 +102,11 @@ pub(crate) const TRANSPOSE_MIN_FOLD: u64 = 32;
 ///
 /// Where that order puts the kept axes in another order than the view's,
 /// the results must still come out in the view's order:
+/// - with one pass of at most `place_up_to` results, along at most
+///   [`PLACED_DIMS`](crate::placement::PLACED_DIMS) axes once merged, that pass places each result where
+///   the view's order puts it ([`Pass::placed`]): scattered writes, which
+///   the caller allows only for results that fit the L2 cache, so that
+///   each line is whole before it goes to memory;
 /// - with two passes or more, the last one reads its (scratch) input in the
 ///   kept axes' order: the planned passes and no more;
 /// - with one pass, if each result folds at least [`TRANSPOSE_MIN_FOLD`]
@@ -108,7 +119,7 @@ pub(crate) const TRANSPOSE_MIN_FOLD: u64 = 32;
 /// - with one pass of fewer elements per result, that pass reads its input
 ///   in the kept axes' order (a copy would cost about as much as the
 ///   reduction).
-pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
+pub(crate) fn plan_passes(dims: &[Dim], place_up_to: u64) -> Vec<Pass> {
     let dims: Vec<Dim> = dims.iter().copied().filter(|d| d.extent != 1).collect();
     // Each axis with its place in the view, in memory order.
     let mut memory_order: Vec<(usize, Dim)> = dims.iter().copied().enumerate().collect();
@@ -119,6 +130,15 @@ pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
     let memory: Vec<(usize, Dim)> = memory_order.iter().copied().filter(|(_, d)| !d.reduced).collect();
     if given == memory {
         return passes;
+    }
+    if let [only] = &mut passes[..] {
+        match Placement::along(placed_axes(&given, &memory).iter().map(|d| (d.extent, d.stride))) {
+            Some(placed) if only.outputs() <= place_up_to => {
+                only.placed = placed;
+                return passes;
+            }
+            _ => {}
+        }
     }
     let reduced_elements = dims
         .iter()
@@ -159,11 +179,35 @@ pub(crate) fn plan_passes(dims: &[Dim]) -> Vec<Pass> {
                 stride: 0,
                 reduced: true,
             },
+            placed: Placement::IN_ORDER,
         });
     } else {
         last.kept = kept;
     }
     passes
+}
+
+/// The axes of one pass's results, which come row-major over the kept axes
+/// in memory order (`memory`, with their places in the view), each with
+/// its stride in the output, row-major over the kept axes in the view's
+/// order (`given`); neighbours merged.
+fn placed_axes(given: &[(usize, Dim)], memory: &[(usize, Dim)]) -> Vec<Dim> {
+    // Each kept axis (by its place in the view) with its output stride.
+    let mut output_strides = Vec::with_capacity(given.len());
+    let mut stride = 1u64;
+    for &(axis, dim) in given.iter().rev() {
+        output_strides.push((axis, stride));
+        stride = stride.saturating_mul(dim.extent);
+    }
+    let output_stride = |axis: usize| output_strides.iter().find(|&&(a, _)| a == axis).map_or(0, |&(_, s)| s);
+    let placed: Vec<Dim> = memory
+        .iter()
+        .map(|&(axis, dim)| Dim {
+            stride: output_stride(axis),
+            ..dim
+        })
+        .collect();
+    merged(&placed, |_, _| true)
 }
 
 /// The stride of each kept axis (by its place in the view) in `source`,
@@ -233,6 +277,7 @@ fn passes_in_order(dims: &[Dim]) -> (Vec<Pass>, Vec<Dim>) {
         passes.push(Pass {
             kept: merged(&kept, |_, _| true),
             reduced,
+            placed: Placement::IN_ORDER,
         });
         let next = merged(&next, same_kind);
         if longest.is_none() || !next.iter().any(|d| d.reduced) {
@@ -246,8 +291,9 @@ fn passes_in_order(dims: &[Dim]) -> (Vec<Pass>, Vec<Dim>) {
 pub(crate) enum Route {
     /// All of it one contiguous run: the whole-input kernel.
     Whole,
-    /// The rows of a row-major matrix: the row-wise kernels.
-    Rows { rows: usize, row_len: usize },
+    /// Rows of contiguous elements, `pitch` elements from one's start to
+    /// the next's: the row-wise kernels.
+    Rows { rows: usize, row_len: usize, pitch: u64 },
     /// The axis kernel.
     Axis,
 }
@@ -257,9 +303,10 @@ impl Pass {
         let contiguous = self.reduced.stride == 1 && self.reduced.extent > 0;
         match self.kept[..] {
             [] if contiguous => Route::Whole,
-            [rows] if contiguous && rows.stride == self.reduced.extent => Route::Rows {
+            [rows] if contiguous => Route::Rows {
                 rows: rows.extent as usize,
                 row_len: self.reduced.extent as usize,
+                pitch: rows.stride,
             },
             _ => Route::Axis,
         }
@@ -283,12 +330,19 @@ mod tests {
     #[test]
     fn contiguous_neighbours_merge_and_each_reduced_axis_left_is_a_pass() {
         // [a, b, c] contiguous, reduce (1, 2): rows of b·c.
-        let passes = plan_passes(&dims(&[4, 5, 6], &[30, 6, 1], &[false, true, true]));
+        let passes = plan_passes(&dims(&[4, 5, 6], &[30, 6, 1], &[false, true, true]), 0);
         assert_eq!(passes.len(), 1);
-        assert!(matches!(passes[0].route(), Route::Rows { rows: 4, row_len: 30 }));
+        assert!(matches!(
+            passes[0].route(),
+            Route::Rows {
+                rows: 4,
+                row_len: 30,
+                pitch: 30
+            }
+        ));
         // Reduce (0, 2) of [1024, 1024, 256]: the longest (axis 0) first, as
         // columns of 2^18, then rows of 256.
-        let passes = plan_passes(&dims(&[1024, 1024, 256], &[1 << 18, 256, 1], &[true, false, true]));
+        let passes = plan_passes(&dims(&[1024, 1024, 256], &[1 << 18, 256, 1], &[true, false, true]), 0);
         assert_eq!(passes.len(), 2);
         assert_eq!(passes[0].reduced.extent, 1024);
         assert_eq!(passes[0].kept, dims(&[1 << 18], &[1], &[false]));
@@ -296,14 +350,15 @@ mod tests {
             passes[1].route(),
             Route::Rows {
                 rows: 1024,
-                row_len: 256
+                row_len: 256,
+                pitch: 256
             }
         ));
         // All axes of a contiguous tensor: the whole-input kernel.
-        let passes = plan_passes(&dims(&[3, 7], &[7, 1], &[true, true]));
+        let passes = plan_passes(&dims(&[3, 7], &[7, 1], &[true, true]), 0);
         assert!(matches!(passes[..], [ref p] if matches!(p.route(), Route::Whole)));
         // Length-1 axes vanish; nothing to reduce is one pass of one element.
-        let passes = plan_passes(&dims(&[1, 9], &[9, 1], &[true, false]));
+        let passes = plan_passes(&dims(&[1, 9], &[9, 1], &[true, false]), 0);
         assert_eq!(passes.len(), 1);
         assert_eq!((passes[0].reduced.extent, passes[0].outputs()), (1, 9));
     }
@@ -347,7 +402,7 @@ mod tests {
                 let dims = view(shape, &strides, &reduced);
                 let given: Vec<Dim> = dims.iter().copied().filter(|d| d.extent != 1).collect();
                 assert_eq!(
-                    plan_passes(&dims),
+                    plan_passes(&dims, 0),
                     passes_in_order(&given).0,
                     "{shape:?} reducing {reduced:?}"
                 );
@@ -368,19 +423,19 @@ mod tests {
         let t_strides = [1u64, 64, 65536];
         // The sum over all axes, the mean over [0, 2]: X's plans.
         assert_eq!(
-            plan_passes(&view(&t, &t_strides, &[0, 1, 2])),
-            plan_passes(&view(&x, &x_strides, &[0, 1, 2]))
+            plan_passes(&view(&t, &t_strides, &[0, 1, 2]), 0),
+            plan_passes(&view(&x, &x_strides, &[0, 1, 2]), 0)
         );
         assert!(
-            matches!(plan_passes(&view(&t, &t_strides, &[0, 1, 2]))[..], [ref p] if matches!(p.route(), Route::Whole))
+            matches!(plan_passes(&view(&t, &t_strides, &[0, 1, 2]), 0)[..], [ref p] if matches!(p.route(), Route::Whole))
         );
         assert_eq!(
-            plan_passes(&view(&t, &t_strides, &[0, 2])),
-            plan_passes(&view(&x, &x_strides, &[0, 2]))
+            plan_passes(&view(&t, &t_strides, &[0, 2]), 0),
+            plan_passes(&view(&x, &x_strides, &[0, 2]), 0)
         );
         // Along axis 2 (argmax): X along axis 0, then its 2^16 results
         // (row-major [1024, 64]) copied as [64, 1024].
-        let along_2 = plan_passes(&view(&t, &t_strides, &[2]));
+        let along_2 = plan_passes(&view(&t, &t_strides, &[2]), 0);
         let copy = |kept: &[(u64, u64)]| Pass {
             kept: kept
                 .iter()
@@ -395,14 +450,44 @@ mod tests {
                 stride: 0,
                 reduced: true,
             },
+            placed: Placement::IN_ORDER,
         };
-        let x_along_0 = plan_passes(&view(&x, &x_strides, &[0]));
+        let x_along_0 = plan_passes(&view(&x, &x_strides, &[0]), 0);
         assert_eq!(along_2[..1], x_along_0[..]);
         assert_eq!(along_2[1], copy(&[(64, 1), (1024, 64)]));
         // Along axis 1: X along axis 1, its [512, 64] results copied as [64, 512].
-        let along_1 = plan_passes(&view(&t, &t_strides, &[1]));
-        assert_eq!(along_1[..1], plan_passes(&view(&x, &x_strides, &[1]))[..]);
+        let along_1 = plan_passes(&view(&t, &t_strides, &[1]), 0);
+        assert_eq!(along_1[..1], plan_passes(&view(&x, &x_strides, &[1]), 0)[..]);
         assert_eq!(along_1[1], copy(&[(64, 1), (512, 64)]));
+        // Placed: the one pass of X, each result written where T's order puts it.
+        let placed = |axes: &[(u64, u64)]| {
+            let dims: Vec<Dim> = axes
+                .iter()
+                .map(|&(extent, stride)| Dim {
+                    extent,
+                    stride,
+                    reduced: false,
+                })
+                .collect();
+            Placement::along(dims.iter().map(|d| (d.extent, d.stride)))
+        };
+        let along_2 = plan_passes(&view(&t, &t_strides, &[2]), 1 << 16);
+        assert_eq!(along_2.len(), 1);
+        assert_eq!(
+            (&along_2[0].kept, along_2[0].reduced),
+            (&x_along_0[0].kept, x_along_0[0].reduced)
+        );
+        assert_eq!(Some(along_2[0].placed), placed(&[(1024, 1), (64, 1024)]));
+        // One result over the limit: the copy.
+        assert_eq!(plan_passes(&view(&t, &t_strides, &[2]), (1 << 16) - 1).len(), 2);
+        // Along axis 0 (rows of 64 in memory): X's rows, placed as [1024, 512].
+        let along_0 = plan_passes(&view(&t, &t_strides, &[0]), u64::MAX);
+        let x_along_2 = plan_passes(&view(&x, &x_strides, &[2]), 0);
+        assert_eq!(
+            (&along_0[0].kept, along_0[0].reduced),
+            (&x_along_2[0].kept, x_along_2[0].reduced)
+        );
+        assert_eq!(Some(along_0[0].placed), placed(&[(512, 1), (1024, 512)]));
         // Every permutation of a dense [6, 5, 40, 3] and every set of axes.
         let dense = [6u64, 5, 40, 3];
         let dense_strides = row_major(&dense);
@@ -411,8 +496,8 @@ mod tests {
             let strides: Vec<u64> = order.iter().map(|&a| dense_strides[a]).collect();
             for reduced in subsets(4) {
                 let in_dense: Vec<usize> = reduced.iter().map(|&a| order[a]).collect();
-                let expected = plan_passes(&view(&dense, &dense_strides, &in_dense));
-                let got = plan_passes(&view(&shape, &strides, &reduced));
+                let expected = plan_passes(&view(&dense, &dense_strides, &in_dense), 0);
+                let got = plan_passes(&view(&shape, &strides, &reduced), 0);
                 let kept: Vec<usize> = (0..4).filter(|a| !reduced.contains(a)).map(|a| order[a]).collect();
                 let what = format!("{shape:?} {strides:?} reducing {reduced:?}");
                 if kept.windows(2).all(|w| w[0] < w[1]) {
@@ -452,7 +537,7 @@ mod tests {
         let mut base = first_offset;
         for pass in passes {
             let outputs = pass.outputs();
-            let mut results = Vec::with_capacity(outputs as usize);
+            let mut results: Vec<Option<u64>> = vec![None; outputs as usize];
             for index in 0..outputs {
                 let mut rest = index;
                 let mut at = base;
@@ -463,9 +548,14 @@ mod tests {
                 let sum = (0..pass.reduced.extent).fold(0u64, |s, j| {
                     s.wrapping_add(source[(at + j * pass.reduced.stride) as usize])
                 });
-                results.push(sum);
+                let place = pass.placed.index(index);
+                assert_eq!(results[place as usize], None, "two results placed at {place}");
+                results[place as usize] = Some(sum);
             }
-            source = results;
+            source = results
+                .into_iter()
+                .map(|r| r.expect("a result placed nowhere"))
+                .collect();
             base = 0;
         }
         source
@@ -507,7 +597,8 @@ mod tests {
             let span = 1 + shape.iter().zip(&strides).map(|(e, s)| (e - 1) * s).sum::<u64>();
             let data: Vec<u64> = (0..offset + span).map(|_| rng.gen::<u32>() as u64).collect();
             let dims = view(&shape, &strides, &reduced);
-            let got = run(&plan_passes(&dims), &data, offset);
+            let place_up_to = if rng.gen() { 0 } else { rng.gen_range(0..200) };
+            let got = run(&plan_passes(&dims, place_up_to), &data, offset);
             // The reference: each kept position (row-major, in order) over all reduced ones.
             let kept: Vec<usize> = (0..rank).filter(|a| !reduced.contains(a)).collect();
             let positions = |axes: &[usize]| {
@@ -530,7 +621,7 @@ mod tests {
                 .collect();
             assert_eq!(
                 got, expected,
-                "seed {seed} case {case}: {shape:?} {strides:?} reducing {reduced:?}"
+                "seed {seed} case {case}: {shape:?} {strides:?} reducing {reduced:?}, placing up to {place_up_to}"
             );
         }
     }

@@ -123,6 +123,10 @@ impl Launcher for Cuda {
         self.gpu.tuning()
     }
 
+    fn l2_bytes(&self) -> u64 {
+        self.gpu.l2_bytes()
+    }
+
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
         self.gpu.grid_cap(kernel)
     }

@@ -32,6 +32,8 @@ pub(crate) struct Gpu {
     tuning: Tuning,
     /// Streaming multiprocessors of the device.
     sms: u32,
+    /// Bytes of the device's L2 cache.
+    l2_bytes: u64,
     /// An upper bound of every kernel's grid cap: the workspace's size.
     max_grid: u32,
     /// The blocking calls' stream, which the backend's owner keeps alive
@@ -150,6 +152,7 @@ impl Gpu {
             .filter(|_| matches!(image, Image::Cubin(_)));
         let sms = attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let threads_per_sm = attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
+        let l2_bytes = u64::from(attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?);
         let blocks_per_sm = threads_per_sm
             .checked_div(tuning.block_threads)
             .ok_or_else(|| Error::InvalidPolicy("a block of 0 threads cannot be launched".to_string()))?;
@@ -162,6 +165,7 @@ impl Gpu {
             axis_blocks: KernelMap::default(),
             tuning,
             sms,
+            l2_bytes,
             max_grid,
             stream,
             // SAFETY: as `result`.
@@ -542,6 +546,10 @@ impl Launcher for Gpu {
 
     fn tuning(&self) -> Tuning {
         self.tuning
+    }
+
+    fn l2_bytes(&self) -> u64 {
+        self.l2_bytes
     }
 
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {

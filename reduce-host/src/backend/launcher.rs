@@ -142,6 +142,8 @@ pub trait Launcher: Sized {
     /// The launch policy: the tuning row of the device, with the block
     /// size of the reducer's [`Policy`](crate::Policy).
     fn tuning(&self) -> Tuning;
+    /// Bytes of the device's L2 cache.
+    fn l2_bytes(&self) -> u64;
     /// The largest useful grid of `kernel` with [`Launcher::block_threads`]
     /// threads per block; loads the kernel if needed.
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32>;

@@ -357,7 +357,11 @@ fn empty_axis_without_kept_positions<B: TestBackend>(backend: &mut Tester<B>) {
 /// axes' order, and short ones for the reordered single pass), every set of
 /// axes, the view starting at the buffer's head or some elements in and
 /// ending at its tail or before: the views candle and PyTorch make of a
-/// contiguous tensor, planned as its dense memory.
+/// contiguous tensor, planned as its dense memory, their results placed in
+/// the view's order by the one pass. Then the reversed axes of rank-6
+/// tensors, reduced along the contiguous one: 5 kept axes, more than a pass
+/// places, so the results are put in order by a copy (a long axis) or by
+/// the pass reading in the view's order (a short one).
 #[test]
 fn permuted_dense_views() {
     let test = "permuted_dense_views";
@@ -382,6 +386,19 @@ fn permuted_dense_views() {
                     if let Err(e) = check_case(&mut backend, &ints, 0, &layout, &axes, Op::Sum) {
                         panic!("{}: {test}: {e}", backend.name());
                     }
+                }
+            }
+        }
+        for long in [40usize, 5] {
+            let dense = [2usize, 3, 2, 3, 2, long];
+            let strides = Strided::contiguous(&dense).unwrap().strides().to_vec();
+            let shape: Vec<usize> = dense.iter().rev().copied().collect();
+            let view_strides: Vec<usize> = strides.iter().rev().copied().collect();
+            let layout = Strided::new(&shape, &view_strides).unwrap();
+            let data = data_for::<i32>(&mut rng, Op::Sum, span(&layout));
+            for op in [Op::Sum, Op::Max] {
+                if let Err(e) = check_case(&mut backend, &data, 0, &layout, &[0], op) {
+                    panic!("{}: {test}: {e}", backend.name());
                 }
             }
         }
