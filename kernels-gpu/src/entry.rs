@@ -72,7 +72,7 @@ unsafe fn store<T: Element>(total: Option<T>, out: u64) {
 
 /// A segmented entry point: one result of `M` then `O` per segment of
 /// `input`, the segments given by `offsets` or, if `offsets` is null, rows of
-/// `row_len` elements `row_pitch` apart, handed out as `SCHEDULE` (a
+/// `row_len` elements `row_pitch` apart (in groups, for strided rows), handed out as `SCHEDULE` (a
 /// [`SegmentSchedule`]) says: in a fixed order ([`segment::reduce`]; with
 /// [`SegmentSchedule::StridedRows`], the results placed as `placed_*` say),
 /// or to warps or blocks as they finish ([`segment::reduce_balanced`], whose
@@ -93,6 +93,8 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
         offsets: global_or_zero(args.offsets),
         row_len: args.row_len,
         row_pitch: args.row_pitch,
+        row_group: args.row_group,
+        group_pitch: args.group_pitch,
         count: args.segments,
         len: args.len,
         status: global_or_zero(args.status),
@@ -105,14 +107,21 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
     const BLOCKS_TAKE: u8 = SegmentSchedule::BlocksTake as u8;
     const STRIDED_ROWS: u8 = SegmentSchedule::StridedRows as u8;
     let in_order = Results::in_order(out);
+    // Only strided rows come in groups: a constant 0 takes the grouping out
+    // of the other kernels (and their registers).
+    let ungrouped = segment::Segments {
+        row_group: 0,
+        group_pitch: 0,
+        ..segments
+    };
     match SCHEDULE {
-        WARPS_TAKE => segment::reduce_balanced::<T, M, O, false>(input, segments, plan, tickets, in_order),
-        BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, segments, plan, tickets, in_order),
+        WARPS_TAKE => segment::reduce_balanced::<T, M, O, false>(input, ungrouped, plan, tickets, in_order),
+        BLOCKS_TAKE => segment::reduce_balanced::<T, M, O, true>(input, ungrouped, plan, tickets, in_order),
         STRIDED_ROWS => {
             let placed = Results::placed(out, placement!(args));
             segment::reduce::<T, M, O, true>(input, segments, plan, partials, tickets, placed)
         }
-        _ => segment::reduce::<T, M, O, false>(input, segments, plan, partials, tickets, in_order),
+        _ => segment::reduce::<T, M, O, false>(input, ungrouped, plan, partials, tickets, in_order),
     }
 }
 
@@ -241,6 +250,8 @@ pub unsafe fn statistic_segments<In: Widen<S::Value>, S: Statistic>(args: AxisAr
         offsets: device::to_global(args.offsets),
         row_len: 0,
         row_pitch: 0,
+        row_group: 0,
+        group_pitch: 0,
         count: args.outputs,
         len: args.reduced,
         status: if args.status == 0 {

@@ -90,11 +90,14 @@ pub(crate) enum Layout {
     /// `segments + 1` offsets at this address.
     Offsets { address: u64, segments: usize },
     /// `rows` rows of `row_len` elements, each `pitch` elements after the
-    /// one before, their results placed as `placed` says.
+    /// one before, in groups of `group.0` rows, each `group.1` elements
+    /// after the one before (`(0, 0)`: one group), their results placed as
+    /// `placed` says.
     Rows {
         rows: usize,
         row_len: usize,
         pitch: u64,
+        group: (u64, u64),
         placed: Placement,
     },
 }
@@ -123,17 +126,24 @@ impl Layout {
             rows,
             row_len,
             pitch: row_len as u64,
+            group: (0, 0),
             placed: Placement::IN_ORDER,
         })
     }
 
     /// The layout of a pass's rows ([`Route::Rows`](crate::axes::Route)),
     /// whose elements the view's check put inside the input.
-    pub(crate) fn of_pass_rows(rows: usize, row_len: usize, pitch: u64, placed: Placement) -> Self {
+    pub(crate) fn of_pass_rows(
+        rows: usize,
+        row_len: usize,
+        (pitch, group): (u64, (u64, u64)),
+        placed: Placement,
+    ) -> Self {
         Layout::Rows {
             rows,
             row_len,
             pitch,
+            group,
             placed,
         }
     }
@@ -265,10 +275,11 @@ impl<B: Backend> Reducer<B> {
                 rows,
                 row_len,
                 pitch,
+                group,
                 placed,
             } => (
                 rows.saturating_mul(row_len),
-                pitch != row_len as u64 || placed != Placement::IN_ORDER,
+                pitch != row_len as u64 || group != (0, 0) || placed != Placement::IN_ORDER,
             ),
         };
         let (kernel, shape) = self.segmented_plan::<T>(op, segments, elements, (offsets, strided_rows))?;
@@ -276,11 +287,15 @@ impl<B: Backend> Reducer<B> {
             return Ok(());
         }
         let workspace = self.backend.workspace(stream)?;
-        let (offsets, row_len, row_pitch, placed) = match layout {
-            Layout::Offsets { address, .. } => (address, 0, 0, Placement::IN_ORDER),
+        let (offsets, row_len, row_pitch, (row_group, group_pitch), placed) = match layout {
+            Layout::Offsets { address, .. } => (address, 0, 0, (0, 0), Placement::IN_ORDER),
             Layout::Rows {
-                row_len, pitch, placed, ..
-            } => (0, row_len as u64, pitch, placed),
+                row_len,
+                pitch,
+                group,
+                placed,
+                ..
+            } => (0, row_len as u64, pitch, group, placed),
         };
         let (
             placed_dims,
@@ -309,6 +324,8 @@ impl<B: Backend> Reducer<B> {
                 segments: segments as u64,
                 row_len,
                 row_pitch,
+                row_group,
+                group_pitch,
                 plan: shape.plan().to_bits(),
                 partials: workspace.partials,
                 tickets: workspace.segment_tickets,

@@ -24,7 +24,7 @@ macro_rules! for_each_kernel_args {
     ($callback:ident $($extra:tt)*) => {
         $callback! { $($extra)*
             ReduceArgs [input len partials ticket out],
-            SegmentedArgs [input len offsets segments row_len row_pitch plan partials tickets status out
+            SegmentedArgs [input len offsets segments row_len row_pitch row_group group_pitch plan partials tickets status out
                 placed_dims placed_extent0 placed_stride0 placed_extent1 placed_stride1
                 placed_extent2 placed_stride2 placed_extent3 placed_stride3],
             ArgArgs [input len partials ticket value_out index_out],

@@ -52,6 +52,7 @@ pub enum SegmentSchedule {
 /// | `segments` | number of segments (results) |
 /// | `row_len`  | elements per row, when `offsets` is 0 |
 /// | `row_pitch` | elements from one row's start to the next's, when `offsets` is 0: row `s` is `[s · row_pitch, s · row_pitch + row_len)`, within `len` (`row_len` but for [`SegmentSchedule::StridedRows`], whose rows may have gaps or overlap) |
+/// | `row_group`, `group_pitch` | [`SegmentSchedule::StridedRows`] (the others take 0): 0, or rows in groups of `row_group`, each group `group_pitch` elements after the one before: row `s` starts at `(s / row_group) · group_pitch + (s % row_group) · row_pitch` (rows under two kept axes) |
 /// | `plan`     | [`SegmentPlan::to_bits`] |
 /// | `partials` | workspace: one [`PARTIAL_SLOT_BYTES`] slot per part (`segments · blocks_per_segment`), used when `blocks_per_segment > 1` |
 /// | `tickets`  | workspace: one `u32` per segment (at least four, 8-byte aligned), zero before and after the launch, used when `blocks_per_segment > 1`; the balanced entry points use its first 12 bytes as a `u64` counter and a `u32` ticket |

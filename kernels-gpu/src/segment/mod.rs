@@ -85,6 +85,12 @@ pub struct Segments {
     /// `row_len` for the rows of a matrix, more for rows with gaps between
     /// them (any value: rows may overlap).
     pub row_pitch: u64,
+    /// Rows per group, or 0 for one group: rows under two kept axes, row
+    /// `s` starting at `(s / row_group) · group_pitch + (s % row_group) ·
+    /// row_pitch`.
+    pub row_group: u64,
+    /// Elements from one group's first row to the next's.
+    pub group_pitch: u64,
     /// Number of segments.
     pub count: u64,
     /// Elements in the input: no offset may exceed it.
@@ -109,7 +115,7 @@ impl Segments {
     /// Whether the segments are rows that follow each other with no gap.
     #[inline(always)]
     pub(crate) fn dense_rows(&self) -> bool {
-        self.offsets == 0 && self.row_pitch == self.row_len
+        self.offsets == 0 && self.row_group == 0 && self.row_pitch == self.row_len
     }
 
     /// Segment `segment`'s bounds as stored, unchecked: pass them to
@@ -127,7 +133,14 @@ impl Segments {
     #[inline(always)]
     unsafe fn stored_bounds(&self, segment: u64) -> (u64, u64) {
         if self.offsets == 0 {
-            let begin = segment * self.row_pitch;
+            let begin = if self.row_group == 0 {
+                segment * self.row_pitch
+            } else {
+                // `checked_*`: no panic path in the PTX (`row_group` is not 0 here).
+                let group = segment.checked_div(self.row_group).unwrap_or(0);
+                let row = segment.checked_rem(self.row_group).unwrap_or(0);
+                group * self.group_pitch + row * self.row_pitch
+            };
             return (begin, begin + self.row_len);
         }
         let at = self.offsets + segment * size_of::<u64>() as u64;

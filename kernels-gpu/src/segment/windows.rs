@@ -29,7 +29,8 @@ pub(super) fn reads_windows<T: Element>(input: u64, segments: &Segments) -> bool
     let whole_vector_rows = segments.offsets == 0
         && input.is_multiple_of(VECTOR_BYTES)
         && (segments.row_len * element).is_multiple_of(VECTOR_BYTES)
-        && (segments.row_pitch * element).is_multiple_of(VECTOR_BYTES);
+        && (segments.row_pitch * element).is_multiple_of(VECTOR_BYTES)
+        && (segments.group_pitch * element).is_multiple_of(VECTOR_BYTES);
     T::WORDS == 1 && !whole_vector_rows
 }
 

@@ -256,8 +256,13 @@ impl<B: Backend> Reducer<B> {
                 Access::write::<A>("out", destination, 1),
                 stream,
             ),
-            Route::Rows { rows, row_len, pitch } if !reading.widened() => {
-                let layout = Layout::of_pass_rows(rows, row_len, pitch, pass.placed);
+            Route::Rows {
+                rows,
+                row_len,
+                pitch,
+                group,
+            } if !reading.widened() => {
+                let layout = Layout::of_pass_rows(rows, row_len, (pitch, group), pass.placed);
                 self.enqueue_segmented::<A>((input, span), layout, op, (destination, outputs), None, stream)
             }
             Route::Rows { .. } | Route::Axis => self.launch_axis(

@@ -292,8 +292,14 @@ pub(crate) enum Route {
     /// All of it one contiguous run: the whole-input kernel.
     Whole,
     /// Rows of contiguous elements, `pitch` elements from one's start to
-    /// the next's: the row-wise kernels.
-    Rows { rows: usize, row_len: usize, pitch: u64 },
+    /// the next's, in groups of `group.0` rows `group.1` apart (under two
+    /// kept axes; `(0, 0)` under one): the row-wise kernels.
+    Rows {
+        rows: usize,
+        row_len: usize,
+        pitch: u64,
+        group: (u64, u64),
+    },
     /// The axis kernel.
     Axis,
 }
@@ -307,6 +313,14 @@ impl Pass {
                 rows: rows.extent as usize,
                 row_len: self.reduced.extent as usize,
                 pitch: rows.stride,
+                group: (0, 0),
+            },
+            // No product of extents overflows: `enqueue_axes` checked the positions.
+            [groups, rows] if contiguous => Route::Rows {
+                rows: groups.extent.saturating_mul(rows.extent) as usize,
+                row_len: self.reduced.extent as usize,
+                pitch: rows.stride,
+                group: (rows.extent, groups.stride),
             },
             _ => Route::Axis,
         }
@@ -337,7 +351,8 @@ mod tests {
             Route::Rows {
                 rows: 4,
                 row_len: 30,
-                pitch: 30
+                pitch: 30,
+                group: (0, 0)
             }
         ));
         // Reduce (0, 2) of [1024, 1024, 256]: the longest (axis 0) first, as
@@ -351,7 +366,8 @@ mod tests {
             Route::Rows {
                 rows: 1024,
                 row_len: 256,
-                pitch: 256
+                pitch: 256,
+                group: (0, 0)
             }
         ));
         // All axes of a contiguous tensor: the whole-input kernel.
