@@ -17,8 +17,10 @@ use kernels_gpu::abi::Op;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// `max`/`min` of an empty input: there is no element to return.
-    #[error("{op} of an empty input has no value; check for emptiness first (sum and product of an empty input are 0 and 1)")]
+    /// `max`/`min` (or another reduction with no value for no elements)
+    /// along an empty dimension: an empty input, rows of length 0, a reduced
+    /// axis of length 0 (the rule: [`Over`](crate::Over)'s docs).
+    #[error("{op} of an empty input (or along rows or an axis of length 0) has no value; check for emptiness first (sum and product of no elements are 0 and 1)")]
     Empty {
         /// The operator that was asked for.
         op: Op,

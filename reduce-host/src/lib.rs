@@ -191,17 +191,19 @@
 //!   the input is read, and leaves the clamped results.
 //! - **Rows** ([`Over::Rows`]): `rows × len` must be the input's length
 //!   ([`Error::InvalidSegments`] otherwise).
-//! - **Empty segments and rows** give the operator's identity, as in CUB: 0
-//!   for sums, 1 for products, and for `Max`/`MaxAbs` the type's lowest
-//!   value (`-inf` for floats, `MIN` for integers), for `Min` its highest
-//!   (`+inf`, `MAX`); `NanMax`/`NanMin` of floats give NaN, as for a segment
-//!   of only NaNs (of integers, `MIN`/`MAX`); the statistics give their
-//!   value for no elements. Unlike [`max`] of an empty input, this is not an
-//!   error: one empty segment must not fail the others; check the segment's
-//!   length where an empty maximum matters. Along axes, `Max`/`Min` and
-//!   argmax/argmin of an axis of length 0 are [`Error::Empty`], as
-//!   PyTorch's `amax`; so are rows of length 0 of [`Widened`] `Max`/`Min`
-//!   and of argmax/argmin, which run as a reduction along the rows' axis.
+//! - **Empty parts** follow one rule ([`Over`]'s docs): along an empty
+//!   *dimension* (a whole input, rows or an axis of length 0, known from
+//!   the call) `Max`/`Min` and their forms, widened or not, and
+//!   argmax/argmin are [`Error::Empty`], as PyTorch's `amax`; the
+//!   reductions with a value for no elements give it. An empty *segment*
+//!   gives the operator's identity, as in CUB: 0 for sums, 1 for products,
+//!   and for `Max`/`MaxAbs` the type's lowest value (`-inf` for floats,
+//!   `MIN` for integers), for `Min` its highest (`+inf`, `MAX`);
+//!   `NanMax`/`NanMin` of floats give NaN, as for a segment of only NaNs
+//!   (of integers, `MIN`/`MAX`); the statistics give their value for no
+//!   elements. Unlike [`max`] of an empty input, this is not an error: one
+//!   empty segment (data on the device) must not fail the others; check
+//!   the segment's length where an empty maximum matters.
 //! - **Unsupported pairs**: [`Widened`], [`Mean`] and
 //!   [`ArgMax`]/[`ArgMin`] over segments are [`Error::UnsupportedOver`];
 //!   [`ArgMax`]/[`ArgMin`] over axes take exactly one axis

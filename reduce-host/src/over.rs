@@ -20,14 +20,20 @@ use crate::{MeanVar, Reducer, Reduction};
 /// | `Rows { rows, len }` | one per row of a row-major `rows × len` matrix | `[rows]` / `[rows, 1]` |
 /// | `Axes(&layout, &axes)` | one per position of the axes of the view `layout` not in `axes` (PyTorch's `dim`; negative from the end), row-major | see [`crate::axes`] |
 ///
-/// - **Empty parts**: a segment or row of no elements gives the
-///   reduction's value for none (an [`Op`](crate::Op)'s identity:
-///   `-inf`/`MIN` for `Max`; a statistic's: see [`Reduction`]). Along
-///   axes, `Max`/`Min` (also NaN-ignoring, `MaxAbs`, widened) and
-///   argmax/argmin of a reduced axis of length 0 are [`Error::Empty`], as
-///   `torch.amax` is, even where no kept position asks for a result; so are
-///   the widened and argmax/argmin forms over rows of length 0, which run as
-///   an axis.
+/// - **Empty parts**, one rule for every *what*: a reduction that has a
+///   value for no elements gives it wherever a part is empty (sum 0,
+///   product 1, mean and variance NaN, logsumexp `-inf`, count 0, any
+///   false, all true: see [`Reduction`]). One that has none (`Max`/`Min`,
+///   their NaN-ignoring forms and `MaxAbs`, widened or not, and
+///   argmax/argmin) is [`Error::Empty`] along an **empty dimension**, known
+///   from the call's shape: a whole input of no elements, rows of length 0
+///   or a reduced axis of length 0, as `torch.amax` and `torch.argmax` are,
+///   even where no result is asked for (0 rows of length 0). An **empty
+///   segment** is data (its offsets are read by the kernel, on the device),
+///   so it cannot fail the call: it gets the op's identity (`-inf`/`MIN` for
+///   `Max` and `MaxAbs`, `+inf`/`MAX` for `Min`; NaN for `NanMax`/`NanMin`
+///   of floats, as a segment of only NaNs), as CUB's segmented reduction
+///   gives its initial value (the crate docs list every op's).
 /// - **Offsets** that decrease or pass the end of the input are
 ///   [`Error::InvalidSegments`] naming the first bad segment from the
 ///   blocking calls; the `_into` calls, which do not wait, clamp them into

