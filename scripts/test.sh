@@ -7,6 +7,12 @@ source "$(dirname "$0")/env.sh"
 # Every test (or GPU half) that skips writes a line here (tests/common's `skipped`).
 export REDUCE_TEST_SKIP_LOG="$REPO_ROOT/target/skipped-tests.txt"
 rm -f "$REDUCE_TEST_SKIP_LOG"
+# The shipped kernels (reduce-host/kernels/) rebuilt from source with the
+# pinned nightly and ptxas: the tests below run the source on the emulator and
+# the shipped images on the GPU, so they must be the same kernels. First, as
+# it installs ptxas (.ptxas/), which the user operators' unit tests assemble
+# their PTX with.
+bash scripts/build_kernels.sh --check
 cargo build --workspace --all-targets --release
 cargo test --workspace --release "$@"
 # The cudarc interop (feature `cudarc`): its example, its GPU tests (skipped
@@ -23,10 +29,6 @@ env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH cargo test -p reduce-host --lib --re
 cargo test -p reduce-host "$@"
 # The kernel crate's own unit tests (the emulator's pieces), on the host.
 (cd kernels-gpu && cargo test --release --locked "$@")
-# The shipped kernels (reduce-host/kernels/) rebuilt from source with the
-# pinned nightly and ptxas: the tests above ran the source on the emulator and
-# the shipped images on the GPU, so they must be the same kernels.
-bash scripts/build_kernels.sh --check
 # A user's crate: stable Rust, against the repository and the packaged crates.
 bash scripts/downstream.sh
 # The runner counts a test whose GPU half skipped as passed: say what was not run.

@@ -327,6 +327,7 @@ mod segmented;
 pub mod shape;
 pub mod statistics;
 mod tuning;
+mod user_op;
 
 #[cfg(feature = "cust")]
 pub use backend::Cuda;
