@@ -155,8 +155,9 @@ impl<T: Element> Reduction<T> for Op {
                 let values = checked_parts::<B, T>(input)?;
                 let layout = Layout::of_rows(values.1, rows, len)?;
                 // Rows of length 0 are an empty dimension, as an axis of length
-                // 0 (the rule for empty parts: `Over`'s docs), even with no row.
-                if len == 0 && !self.defined_on_empty() {
+                // 0 (the rule for empty parts: `Over`'s docs), even with no
+                // row; an op the type lacks is `UnsupportedOp` first, as along axes.
+                if len == 0 && !self.defined_on_empty() && self.is_defined_for(T::TYPE) {
                     return Err(Error::Empty { op: self });
                 }
                 reducer.enqueue_segmented::<T>(values, layout, self, out, target.status, stream)
