@@ -100,6 +100,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "views" => bench_views(&mut reducer)?,
             "statistics" => bench_statistics::<f32>(&mut reducer, "f32")?,
             "statistics_f64" => bench_statistics::<f64>(&mut reducer, "f64")?,
+            "user" => bench_user(&mut reducer, &sizes)?,
+            "user_first" => bench_user_first(&mut reducer)?,
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -586,5 +588,188 @@ where
         time!("count_nonzero", 8, Count(Predicate::Nonzero), counts);
         time!("any_nan", 1, Any(Predicate::Nan), flags);
     }
+    Ok(())
+}
+
+/// User operators against the built-ins they coincide with, in the same
+/// process and scope: sum and max of f32, f64, i32 (f64 to 2^28), absmax
+/// of f32; then f32 sums at 1 GiB over rows of 1024, segments (mean 1024)
+/// and along the leading axis of 2^13 × 2^15.
+fn bench_user(reducer: &mut Reducer, sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
+    user_vs_built_in::<f32>(reducer, "f32", sizes)?;
+    user_vs_built_in::<f64>(
+        reducer,
+        "f64",
+        &sizes.iter().copied().filter(|&n| n <= 1 << 28).collect::<Vec<_>>(),
+    )?;
+    user_vs_built_in::<i32>(reducer, "i32", sizes)?;
+    user_abs_max(reducer, sizes)?;
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let sum = reduce::User::new(UserSum)?;
+    let n = 1usize << 28;
+    let buffers = rotated_buffers(n, |i| fill_value::<f32>(i, 7))?;
+    let offsets: Vec<u64> = (0..=n / 1024)
+        .map(|s| (s * 1024) as u64 - if s % 2 == 1 { 7 } else { 0 })
+        .collect();
+    let offsets = DeviceBuffer::from_slice(&offsets)?;
+    let layout = reduce::axes::Strided::contiguous(&[1 << 13, 1 << 15])?;
+    let places: [(&str, usize); 3] = [
+        ("rows of 1024", n / 1024),
+        ("segments of ~1024", n / 1024),
+        ("axis 0 of 2^13 x 2^15", 1 << 15),
+    ];
+    for (place, results) in places {
+        let mut values = DeviceBuffer::from_slice(&vec![0.0f32; results])?;
+        for user in [false, true] {
+            let values = Output::from(&mut values);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                let over = match results {
+                    r if r == 1 << 15 => Over::Axes(&layout, &[0]),
+                    _ if place.starts_with("rows") => Over::Rows {
+                        rows: n / 1024,
+                        len: 1024,
+                    },
+                    _ => Over::Segments(Input::from(&offsets)),
+                };
+                let input = &buffers[i % buffers.len()];
+                match user {
+                    true => scope.reduce_into(input, &sum, over, values, &stream),
+                    false => scope.reduce_into(input, Op::Sum, over, values, &stream),
+                }
+            })?;
+            let what = if user { "user sum" } else { "sum" };
+            println!("user,f32,{what},{place},{n},{us:.2},{:.1}", (n * 4) as f64 / us / 1e3);
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug)]
+struct UserSum;
+impl<T: reduce::user::Scalar + Default> reduce::user::Operator<T> for UserSum {
+    fn identity(&self) -> T {
+        T::default()
+    }
+    fn combine<V: reduce::user::Value<T>>(&self, a: V, b: V) -> V {
+        a + b
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct UserMax<T>(T);
+impl<T: reduce::user::Scalar> reduce::user::Operator<T> for UserMax<T> {
+    fn identity(&self) -> T {
+        self.0
+    }
+    fn combine<V: reduce::user::Value<T>>(&self, a: V, b: V) -> V {
+        a.max(b)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct UserAbsMax;
+impl reduce::user::Operator<f32> for UserAbsMax {
+    fn identity(&self) -> f32 {
+        0.0
+    }
+    fn combine<V: reduce::user::Value<f32>>(&self, a: V, b: V) -> V {
+        a.max(b)
+    }
+    fn map<V: reduce::user::Value<f32>>(&self, x: V) -> V {
+        x.abs()
+    }
+}
+
+trait Lowest {
+    const LOWEST: Self;
+}
+impl Lowest for f32 {
+    const LOWEST: f32 = f32::NEG_INFINITY;
+}
+impl Lowest for f64 {
+    const LOWEST: f64 = f64::NEG_INFINITY;
+}
+impl Lowest for i32 {
+    const LOWEST: i32 = i32::MIN;
+}
+
+fn user_vs_built_in<T: FromSmall + reduce::user::Scalar + Lowest>(
+    reducer: &mut Reducer,
+    name: &str,
+    sizes: &[usize],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let mut out = DeviceBox::new(&T::default())?;
+    let (sum, max) = (reduce::User::new(UserSum)?, reduce::User::new(UserMax(T::LOWEST))?);
+    for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
+        let bytes = n * std::mem::size_of::<T>();
+        let buffers = rotated_buffers(n, |i| fill_value::<T>(i, 7))?;
+        let row = |what: &str, us: f64| println!("user,{name},{what},whole,{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+        let out = Output::from(&mut out);
+        for (what, op) in [("sum", Op::Sum), ("max", Op::Max)] {
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                scope.reduce_into(&buffers[i % buffers.len()], op, Over::Whole, out, &stream)
+            })?;
+            row(what, us);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                let input = &buffers[i % buffers.len()];
+                match op {
+                    Op::Sum => scope.reduce_into(input, &sum, Over::Whole, out, &stream),
+                    _ => scope.reduce_into(input, &max, Over::Whole, out, &stream),
+                }
+            })?;
+            row(&format!("user {what}"), us);
+        }
+    }
+    Ok(())
+}
+
+/// A user absmax (map `abs`, combine `max`) against `Op::MaxAbs`, f32.
+fn user_abs_max(reducer: &mut Reducer, sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let mut out = DeviceBox::new(&0.0f32)?;
+    let out = Output::from(&mut out);
+    let abs_max = reduce::User::new(UserAbsMax)?;
+    for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
+        let buffers = rotated_buffers(n, |i| fill_value::<f32>(i, 7))?;
+        for user in [false, true] {
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| match user {
+                true => scope.reduce_into(&buffers[i % buffers.len()], &abs_max, Over::Whole, out, &stream),
+                false => scope.reduce_into(&buffers[i % buffers.len()], Op::MaxAbs, Over::Whole, out, &stream),
+            })?;
+            let what = if user { "user max_abs" } else { "max_abs" };
+            println!("user,f32,{what},whole,{n},{us:.2},{:.1}", (n * 4) as f64 / us / 1e3);
+        }
+    }
+    Ok(())
+}
+
+/// The first use of a user operator in this process: seconds from the
+/// process's first bench call to the first result (trace, the driver's
+/// compile of the module, the launch), then a second operator, then the
+/// same operator again (cached).
+fn bench_user_first(reducer: &mut Reducer) -> Result<(), Box<dyn std::error::Error>> {
+    let data = DeviceBuffer::from_slice(&vec![1.0f32; 1 << 20])?;
+    let started = std::time::Instant::now();
+    let built_in = reducer.reduce(&data, Op::Sum)?;
+    let built_in_s = started.elapsed().as_secs_f64();
+    let started = std::time::Instant::now();
+    let sum = reduce::User::new(UserSum)?;
+    let first = reducer.reduce(&data, &sum)?;
+    let first_s = started.elapsed().as_secs_f64();
+    let started = std::time::Instant::now();
+    let again = reducer.reduce(&data, &sum)?;
+    let again_s = started.elapsed().as_secs_f64();
+    let started = std::time::Instant::now();
+    let max = reduce::User::new(UserMax(f32::NEG_INFINITY))?;
+    let other = reducer.reduce(&data, &max)?;
+    let other_s = started.elapsed().as_secs_f64();
+    println!(
+        "user_first,f32,built-in sum first {built_in_s:.3} s ({built_in}),user sum first {first_s:.3} s ({first}),again {again_s:.6} s ({again}),user max first {other_s:.3} s ({other}),CUDA_CACHE_DISABLE={}",
+        std::env::var("CUDA_CACHE_DISABLE").unwrap_or_default()
+    );
     Ok(())
 }

@@ -76,7 +76,11 @@ def build(ptx_dir: pathlib.Path, dest: pathlib.Path) -> None:
         if source is None:
             sys.exit(f"kernel_images: no PTX older than sm_{arch} to assemble")
         (raw / f"cubin_sm_{arch}").mkdir(parents=True)
+        # The user operator's modules are PTX only: the library splices the
+        # operator's functions into them at run time.
         for ptx in sorted((raw / f"ptx_sm_{source}").glob("*.ptx")):
+            if ptx.name.startswith("user_"):
+                continue
             jobs.append((arch, ptx, raw / f"cubin_sm_{arch}" / (ptx.stem + ".cubin")))
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         for future in [pool.submit(assemble, assembler, *job) for job in jobs]:

@@ -11,7 +11,8 @@
 //! - [`device`]: indices, barriers, shuffles, loads, atomics: inline PTX on the
 //!   GPU, the emulator's implementation on the CPU;
 //! - [`element`], [`op`] and [`map`]: element types, operators (identity +
-//!   combine) and the maps applied to elements as they are read; [`indexed`]:
+//!   combine) and the maps applied to elements as they are read ([`user`]:
+//!   the user's operator, whose functions the host provides); [`indexed`]:
 //!   elements paired with their index, which `Max` and `Min` combine into
 //!   argmax and argmin;
 //! - [`thread`]: one thread folds its share of the input, 16-byte vector
@@ -56,6 +57,7 @@ pub mod place;
 pub mod segment;
 pub mod statistic;
 pub mod thread;
+pub mod user;
 pub mod warp;
 pub mod widen;
 

@@ -5,6 +5,7 @@
 //! result.
 
 use crate::element::Element;
+pub use crate::user::UserMap;
 
 /// A function applied to every input element.
 pub trait ElementMap<T: Element> {

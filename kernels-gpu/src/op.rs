@@ -11,6 +11,7 @@
 
 use crate::element::{Accumulator, Element, WarpOp};
 use crate::indexed::{self, Indexed};
+pub use crate::user::User;
 
 /// A reduction operator over values of type `A`.
 pub trait Operator<A: Accumulator> {

@@ -67,6 +67,7 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
         // One target dir per architecture: a nested build that finds its crate
         // fresh emits nothing, so each architecture keeps its own last PTX.
         let ptx = build_ptx(&kernel_crate, &out_dir.join(format!("kernels-target-{arch}")), arch);
+        let ptx = without_user_declarations(&ptx);
         if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
             panic!(
                 "the {arch} PTX of kernels-gpu calls a function that was not inlined: `{}`.\n\
@@ -100,6 +101,31 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
         });
     }
     sets
+}
+
+/// The prefix of the user operator's functions (`kernels-gpu/src/device/ptx.rs`).
+const USER_FUNCTION_PREFIX: &str = "user_op_";
+
+/// `ptx` without the declarations (`.extern .func … ;`, over several
+/// lines) of the user operator's functions: the user modules call them, and
+/// the host splices their definitions in (`src/user_op/`), after the
+/// preamble's `.address_size`.
+fn without_user_declarations(ptx: &str) -> String {
+    let mut kept = String::with_capacity(ptx.len());
+    let mut in_declaration = false;
+    for line in ptx.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with(".extern .func") && trimmed.contains(USER_FUNCTION_PREFIX) {
+            in_declaration = true;
+        }
+        if in_declaration {
+            in_declaration = !trimmed.ends_with(';');
+            continue;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+    }
+    kept
 }
 
 /// Runs the nested build for one architecture and returns the PTX text.

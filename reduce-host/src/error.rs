@@ -138,6 +138,11 @@ pub enum Error {
     /// input's fault.
     #[error("the kernel module has no entry point for {0:?}; please report this")]
     MissingKernel(kernels_gpu::abi::Kernel),
+    /// A user operator ([`User`](crate::User)) that cannot be traced (it
+    /// kept a traced value from an earlier call), or whose kernels the
+    /// driver could not compile: the message holds the driver's log.
+    #[error("the user operator cannot run: {0}")]
+    UserOperator(String),
     /// A kernel module the library's own images lack or hold corrupted (the
     /// library was built wrongly, never the input's fault).
     #[error("the kernel module {module} ({image}) cannot be loaded: {problem}; please report this")]

@@ -327,7 +327,7 @@ mod segmented;
 pub mod shape;
 pub mod statistics;
 mod tuning;
-mod user_op;
+pub mod user;
 
 #[cfg(feature = "cust")]
 pub use backend::Cuda;
@@ -350,6 +350,7 @@ pub use scope::{Input, Output, Scope, ScopeStream};
 #[doc(hidden)]
 pub use shape::{LaunchShape, SegmentedShape};
 pub use statistics::Predicate;
+pub use user::User;
 
 /// The common imports: `use reduce::prelude::*;`.
 pub mod prelude {

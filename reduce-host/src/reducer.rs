@@ -482,6 +482,19 @@ impl<B: Backend> Reducer<B> {
         self.result_to_host()
     }
 
+    /// `run` with `program` as the user operator of the backend's launches
+    /// (`Op::User` kernels), none again afterwards, whatever `run` returns.
+    pub(crate) fn with_user<R>(
+        &mut self,
+        program: &crate::user::program::Program,
+        run: impl FnOnce(&mut Self) -> Result<R>,
+    ) -> Result<R> {
+        self.backend.set_user(Some(program.clone()));
+        let result = run(self);
+        self.backend.set_user(None);
+        result
+    }
+
     /// The `T` at the start of the result slot, after the own stream's work.
     pub(crate) fn result_to_host<T: DeviceCopy>(&mut self) -> Result<T> {
         let [bits, _] = self.backend.read_result_slot()?;

@@ -37,6 +37,7 @@ use crate::over::{Over, Target};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
+use crate::user::{Operator, Scalar, User};
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::{Finish, Op};
 use std::marker::PhantomData;
@@ -132,6 +133,7 @@ impl<T: Element> Reduction<T> for Op {
     one_output!();
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        not_a_user_op::<T>(self)?;
         reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, self, out, None, false))
     }
 
@@ -143,27 +145,79 @@ impl<T: Element> Reduction<T> for Op {
         target: Target,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let out = (target.out, target.len);
-        match over {
-            Over::Whole => reducer.enqueue_reduce(input, self, target.single()?, stream, false),
-            Over::Segments(offsets) => {
-                let layout = Layout::of_offsets::<B>(offsets)?;
-                let values = checked_parts::<B, T>(input)?;
-                reducer.enqueue_segmented::<T>(values, layout, self, out, target.status, stream)
-            }
-            Over::Rows { rows, len } => {
-                let values = checked_parts::<B, T>(input)?;
-                let layout = Layout::of_rows(values.1, rows, len)?;
-                // Rows of length 0 are an empty dimension, as an axis of length
-                // 0 (the rule for empty parts: `Over`'s docs), even with no
-                // row; an op the type lacks is `UnsupportedOp` first, as along axes.
-                if len == 0 && !self.defined_on_empty() && self.is_defined_for(T::TYPE) {
-                    return Err(Error::Empty { op: self });
-                }
-                reducer.enqueue_segmented::<T>(values, layout, self, out, target.status, stream)
-            }
-            Over::Axes(layout, axes) => reducer.enqueue_axes(input, layout, axes, self, out, stream),
+        not_a_user_op::<T>(self)?;
+        enqueue_op(self, reducer, input, over, target, stream)
+    }
+}
+
+/// [`Error::UnsupportedOp`] for the hidden `Op`s of the user operator's
+/// kernels: only [`User`] launches them, with its operator.
+fn not_a_user_op<T: Element>(op: Op) -> Result<()> {
+    match op.is_user() {
+        true => Err(Error::UnsupportedOp { op, element: T::TYPE }),
+        false => Ok(()),
+    }
+}
+
+/// An operator's reduction (built in, or the user's with its program set)
+/// over `over`.
+fn enqueue_op<B: Backend, T: Element>(
+    op: Op,
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<T>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    stream: Option<StreamHandle>,
+) -> Result<()> {
+    let out = (target.out, target.len);
+    match over {
+        Over::Whole => reducer.enqueue_reduce(input, op, target.single()?, stream, false),
+        Over::Segments(offsets) => {
+            let layout = Layout::of_offsets::<B>(offsets)?;
+            let values = checked_parts::<B, T>(input)?;
+            reducer.enqueue_segmented::<T>(values, layout, op, out, target.status, stream)
         }
+        Over::Rows { rows, len } => {
+            let values = checked_parts::<B, T>(input)?;
+            let layout = Layout::of_rows(values.1, rows, len)?;
+            // Rows of length 0 are an empty dimension, as an axis of length
+            // 0 (the rule for empty parts: `Over`'s docs), even with no
+            // row; an op the type lacks is `UnsupportedOp` first, as along axes.
+            if len == 0 && !op.defined_on_empty() && op.is_defined_for(T::TYPE) {
+                return Err(Error::Empty { op });
+            }
+            reducer.enqueue_segmented::<T>(values, layout, op, out, target.status, stream)
+        }
+        Over::Axes(layout, axes) => reducer.enqueue_axes(input, layout, axes, op, out, stream),
+    }
+}
+
+impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
+
+/// A user's [`Operator`](crate::user::Operator) over `T`s, computed in `T`:
+/// see [`User`].
+impl<T: Scalar, O: Operator<T>> Reduction<T> for &User<T, O> {
+    type Output = T;
+    type Value = T;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        reducer.with_user(self.program(), |reducer| {
+            reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, Op::User, out, None, false))
+        })
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<T>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        reducer.with_user(self.program(), |reducer| {
+            enqueue_op(Op::User, reducer, input, over, target, stream)
+        })
     }
 }
 

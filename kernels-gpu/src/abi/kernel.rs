@@ -220,6 +220,21 @@ pub enum Module {
     /// Every [`Kernel::Statistic`], [`Kernel::StatisticStates`] and
     /// [`Kernel::StatisticSegments`] kernel.
     Statistics,
+    /// The user operator's ([`Op::is_user`]) kernels of one family and
+    /// element type: the [`Kernel::Reduce`], the [`Kernel::Segmented`] of one
+    /// schedule, or the [`Kernel::Axis`] kernels. PTX only: each calls the
+    /// operator's functions, which the host splices in before the driver
+    /// compiles it (`crate::user`).
+    User(UserFamily, Scalar),
+}
+
+/// The families of [`Module::User`].
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UserFamily {
+    Whole,
+    Segmented(SegmentSchedule),
+    Axis,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -227,6 +242,11 @@ impl Kernel {
     /// The module this kernel ships in.
     pub fn module(self) -> Module {
         match self {
+            Kernel::Reduce { op, element } if op.is_user() => Module::User(UserFamily::Whole, element),
+            Kernel::Segmented { op, element, schedule } if op.is_user() => {
+                Module::User(UserFamily::Segmented(schedule), element)
+            }
+            Kernel::Axis { op, element } if op.is_user() => Module::User(UserFamily::Axis, element),
             Kernel::Reduce { element, .. }
             | Kernel::Dot { element }
             | Kernel::DivideByCount { element }
@@ -246,6 +266,11 @@ impl Kernel {
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Module {
+    /// Whether it is a user operator's module ([`Module::User`]): PTX only.
+    pub fn is_user(self) -> bool {
+        matches!(self, Module::User(..))
+    }
+
     /// Every module, each once, in the order of [`Kernel::all`].
     pub fn all() -> Vec<Module> {
         let mut modules: Vec<Module> = Vec::new();
@@ -278,6 +303,11 @@ impl fmt::Display for Module {
             Module::Ladder(element) => write!(f, "ladder_{}", element.name()),
             Module::Axis(element) => write!(f, "axis_{}", element.name()),
             Module::Statistics => f.write_str("statistics"),
+            Module::User(UserFamily::Whole, element) => write!(f, "user_whole_{}", element.name()),
+            Module::User(UserFamily::Segmented(schedule), element) => {
+                write!(f, "user_{}", Module::Segmented(*schedule, *element))
+            }
+            Module::User(UserFamily::Axis, element) => write!(f, "user_axis_{}", element.name()),
         }
     }
 }
@@ -320,8 +350,9 @@ mod tests {
         let modules = Module::all();
         // 12 whole-input types, 4 schedules × 6 elements, 2 ladder types, 12
         // axis input types (6 elements; i8, i16, u8, u16 widened; f16, bf16
-        // widened and argmax), the statistics.
-        assert_eq!(modules.len(), 12 + 24 + 2 + 12 + 1);
+        // widened and argmax), the statistics; the user operator's whole,
+        // 4 segmented and axis modules of 6 elements.
+        assert_eq!(modules.len(), 12 + 24 + 2 + 12 + 1 + 6 * 6);
         let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
         assert_eq!(names.len(), modules.len(), "two modules share a file stem");
         let sum_f32 = Kernel::Reduce {

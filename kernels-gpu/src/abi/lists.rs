@@ -13,7 +13,8 @@ use super::{Kernel, Op, SegmentSchedule};
 /// stem, the map applied to each element as it is read, the combining
 /// operator, and the element types it exists for. Each (row, type) is a
 /// [`Kernel::Reduce`], a [`Kernel::Segmented`] per [`SegmentSchedule`] and a
-/// [`Kernel::Axis`].
+/// [`Kernel::Axis`]. The last two rows are the user operator's
+/// (`crate::user`): PTX only, in modules of their own ([`Op::is_user`]).
 #[macro_export]
 macro_rules! for_each_reduce_kernel {
     ($callback:ident $($extra:tt)*) => {
@@ -27,6 +28,8 @@ macro_rules! for_each_reduce_kernel {
             (NanMin, nan_min, Identity, NanMin, [i32 u32 i64 u64 f32 f64]),
             (SumOfSquares, sum_of_squares, Square, Sum, [i32 u32 i64 u64 f32 f64]),
             (MaxAbs, max_abs, Abs, Max, [f32 f64]),
+            (User, user, UserMap, User, [i32 u32 i64 u64 f32 f64]),
+            (UserCombine, user_combine, Identity, User, [i32 u32 i64 u64 f32 f64]),
         }
     };
 }

@@ -72,7 +72,7 @@ pub use args::{
 };
 pub use kernel::Kernel;
 #[cfg(not(target_arch = "nvptx64"))]
-pub use kernel::{KernelHasher, KernelMap, Module};
+pub use kernel::{KernelHasher, KernelMap, Module, UserFamily};
 pub use operations::{Op, Rung, SeedDot, Statistic};
 pub use plans::{AxisPlan, Finish, SegmentPlan, SegmentSchedule};
 pub use scalar::Scalar;

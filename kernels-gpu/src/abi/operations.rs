@@ -46,6 +46,17 @@ pub enum Op {
     SumOfSquares,
     /// The largest absolute value (floats only).
     MaxAbs,
+    /// The operator a user wrote (`reduce::User`): its map, then its
+    /// combine. Internal: its kernels are PTX that calls functions the host
+    /// generates from the operator (`kernels-gpu/src/user.rs`), so only the
+    /// host's user path can launch them; everywhere else it is
+    /// `UnsupportedOp`.
+    #[doc(hidden)]
+    User,
+    /// The user's combine without the map: what combines partial results
+    /// of [`Op::User`] (its [`Op::combiner`]).
+    #[doc(hidden)]
+    UserCombine,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -63,6 +74,11 @@ impl Op {
         Op::MaxAbs,
     ];
 
+    /// Whether this is a user operator's ([`Op::User`], [`Op::UserCombine`]).
+    pub fn is_user(self) -> bool {
+        matches!(self, Op::User | Op::UserCombine)
+    }
+
     /// Whether the operator has a value for an empty input (its identity).
     pub fn defined_on_empty(self) -> bool {
         !matches!(self, Op::Max | Op::Min | Op::NanMax | Op::NanMin | Op::MaxAbs)
@@ -77,6 +93,7 @@ impl Op {
         match self {
             Op::NanSum | Op::SumOfSquares => Op::Sum,
             Op::MaxAbs => Op::Max,
+            Op::User => Op::UserCombine,
             op => op,
         }
     }
@@ -93,6 +110,8 @@ impl Op {
             Op::NanMin => "nan_min",
             Op::SumOfSquares => "sum_of_squares",
             Op::MaxAbs => "max_abs",
+            Op::User => "user",
+            Op::UserCombine => "user_combine",
         }
     }
 }

@@ -184,6 +184,7 @@ mod tests {
     #[test]
     fn every_op_and_element_has_its_kernels_except_max_abs_of_integers() {
         for op in Op::ALL {
+            assert!(!op.is_user(), "{op}: the public operators are not the user's");
             for element in Scalar::ELEMENTS {
                 let float = matches!(element, Scalar::F32 | Scalar::F64);
                 let expected = op != Op::MaxAbs || float;
@@ -210,7 +211,8 @@ mod tests {
         let kernels: std::collections::HashSet<Kernel> = all.iter().map(|(kernel, _)| *kernel).collect();
         assert_eq!(names.len(), all.len(), "two kernels share a name");
         assert_eq!(kernels.len(), all.len(), "a kernel is listed twice");
-        // 8 reductions × 6 types + MaxAbs × 2, each whole-input and per
+        // 8 reductions × 6 types + MaxAbs × 2 + the user operator's two
+        // (with and without its map) × 6 types, each whole-input and per
         // schedule (4) and along an axis; 18 widenings, whole and along an axis;
         // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
@@ -219,7 +221,7 @@ mod tests {
         // divisions (the means); 4 conversions (the casts).
         assert_eq!(
             all.len(),
-            50 * 6 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
+            62 * 6 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
         );
         assert_eq!(
             Kernel::Ladder {

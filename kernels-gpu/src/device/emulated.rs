@@ -323,3 +323,59 @@ pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
 pub fn sqrt_f64(x: f64) -> f64 {
     x.sqrt()
 }
+
+/// A user operator on the CPU: what the emulated kernels of `Op::User` call
+/// where the GPU's call the functions the host splices in. Bits in the low
+/// bits of a `u64`, as [`Element::to_bits`](crate::element::Element::to_bits).
+pub trait UserFunctions: Send + Sync {
+    /// The identity.
+    fn identity(&self) -> u64;
+    /// `a` combined with `b`.
+    fn combine(&self, a: u64, b: u64) -> u64;
+    /// The map of an input element.
+    fn map(&self, x: u64) -> u64;
+}
+
+std::thread_local! {
+    static USER_FUNCTIONS: core::cell::RefCell<Option<std::sync::Arc<dyn UserFunctions>>> =
+        const { core::cell::RefCell::new(None) };
+}
+
+/// `run()` with `functions` as the user operator of this OS thread (each
+/// emulated thread's kernel body calls it), restored afterwards.
+pub fn with_user_functions<R>(functions: std::sync::Arc<dyn UserFunctions>, run: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::sync::Arc<dyn UserFunctions>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            USER_FUNCTIONS.with(|slot| *slot.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(USER_FUNCTIONS.with(|slot| slot.borrow_mut().replace(functions)));
+    run()
+}
+
+/// `f` of this thread's user operator.
+///
+/// # Panics
+/// Where a kernel of `Op::User` runs without one (a panic in kernel code is
+/// the launch's fault).
+fn user_functions<R>(f: impl FnOnce(&dyn UserFunctions) -> R) -> R {
+    let functions = USER_FUNCTIONS.with(|slot| slot.borrow().clone());
+    match functions {
+        Some(functions) => f(&*functions),
+        None => panic!("a user operator's kernel ran without the operator"),
+    }
+}
+
+impl<T: crate::element::Element> super::UserScalar for T {
+    fn user_identity() -> Self {
+        T::from_bits(user_functions(|f| f.identity()))
+    }
+    fn user_combine(a: Self, b: Self) -> Self {
+        T::from_bits(user_functions(|f| f.combine(a.to_bits(), b.to_bits())))
+    }
+    fn user_map(x: Self) -> Self {
+        T::from_bits(user_functions(|f| f.map(x.to_bits())))
+    }
+}

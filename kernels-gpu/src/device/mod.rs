@@ -33,3 +33,14 @@ pub use emulated::*;
 pub fn index_1d() -> u64 {
     block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
 }
+
+/// An element type a user operator computes in: its functions, which the
+/// host provides (`crate::user`).
+pub trait UserScalar: crate::element::Element {
+    /// The operator's identity.
+    fn user_identity() -> Self;
+    /// The operator's combine.
+    fn user_combine(a: Self, b: Self) -> Self;
+    /// The operator's map of an input element.
+    fn user_map(x: Self) -> Self;
+}

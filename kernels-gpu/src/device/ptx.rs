@@ -468,3 +468,49 @@ nan_f32! {
     /// `min.NaN.f32` (sm_80+): the smaller operand, or NaN if either is NaN.
     min_nan_f32 => "min.NaN.f32";
 }
+
+/// The user operator's functions (`crate::user`): declared here, defined by
+/// the host, which splices PTX `.func`s of these names, generated from the
+/// operator, into the module before the driver compiles it (a module without
+/// them does not load). Bits in, bits out: the functions work on registers
+/// of the type's width, whatever the type.
+macro_rules! user_functions {
+    ($($t:ty: $bits:ty, $identity:ident, $combine:ident, $map:ident;)*) => {
+        extern "C" {
+            $(
+                fn $identity() -> $bits;
+                fn $combine(a: $bits, b: $bits) -> $bits;
+                fn $map(x: $bits) -> $bits;
+            )*
+        }
+        use crate::element::Element;
+        $(
+            impl super::UserScalar for $t {
+                #[inline(always)]
+                fn user_identity() -> Self {
+                    // SAFETY: the host defines it as arithmetic on registers,
+                    // no memory access (`reduce-host/src/user_op/ptx.rs`).
+                    <$t as Element>::from_bits(unsafe { $identity() } as u64)
+                }
+                #[inline(always)]
+                fn user_combine(a: Self, b: Self) -> Self {
+                    // SAFETY: as `user_identity`.
+                    <$t as Element>::from_bits(unsafe { $combine(a.to_bits() as $bits, b.to_bits() as $bits) } as u64)
+                }
+                #[inline(always)]
+                fn user_map(x: Self) -> Self {
+                    // SAFETY: as `user_identity`.
+                    <$t as Element>::from_bits(unsafe { $map(x.to_bits() as $bits) } as u64)
+                }
+            }
+        )*
+    };
+}
+user_functions! {
+    i32: u32, user_op_identity_i32, user_op_combine_i32, user_op_map_i32;
+    u32: u32, user_op_identity_u32, user_op_combine_u32, user_op_map_u32;
+    i64: u64, user_op_identity_i64, user_op_combine_i64, user_op_map_i64;
+    u64: u64, user_op_identity_u64, user_op_combine_u64, user_op_map_u64;
+    f32: u32, user_op_identity_f32, user_op_combine_f32, user_op_map_f32;
+    f64: u64, user_op_identity_f64, user_op_combine_f64, user_op_map_f64;
+}

@@ -127,6 +127,10 @@ impl Launcher for Cuda {
         self.gpu.l2_bytes()
     }
 
+    fn set_user(&mut self, program: Option<crate::user::program::Program>) {
+        self.gpu.set_user(program)
+    }
+
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
         self.gpu.grid_cap(kernel)
     }

@@ -409,6 +409,37 @@ impl LoadedModule {
         Ok(LoadedModule(module))
     }
 
+    /// Loads PTX ending in a NUL byte into the current context, with the
+    /// driver's error log where it cannot (a user operator's module).
+    pub(crate) fn load_logged(ptx: &[u8]) -> Result<Self, (CudaError, String)> {
+        let mut log = vec![0u8; 16 << 10];
+        let mut options = [
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values: [*mut std::ffi::c_void; 2] = [log.as_mut_ptr().cast(), log.len() as *mut std::ffi::c_void];
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `ptx` is NUL-terminated (the caller's promise); the log
+        // buffer outlives the call and its size is the one given.
+        let status = unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                ptx.as_ptr().cast(),
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        check(status).map_err(|error| {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            (
+                error,
+                String::from_utf8_lossy(log.get(..end).unwrap_or(&[])).into_owned(),
+            )
+        })?;
+        Ok(LoadedModule(module))
+    }
+
     /// The kernel `name`, valid while the module is loaded.
     pub(crate) fn function(&self, name: &std::ffi::CStr) -> Result<CUfunction, CudaError> {
         let mut function: CUfunction = std::ptr::null_mut();

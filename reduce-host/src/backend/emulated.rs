@@ -6,6 +6,7 @@ use super::launcher::{partial_words, Launch, Launcher, Workspace, PARTIAL_SLOT_W
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::{self, Tuning};
+use crate::user::program::Program;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Kernel;
 use kernels_gpu::dispatch::{self, EntryArgs};
@@ -46,6 +47,8 @@ pub struct Emulated {
     /// lists it among its accesses.
     sink: Vec<u64>,
     result: Vec<u64>,
+    /// [`Launcher::set_user`]'s operator: its functions on the CPU.
+    user: Option<Program>,
 }
 
 impl Emulated {
@@ -102,6 +105,7 @@ impl Emulated {
             cast_scratch: Vec::new(),
             sink: vec![POISON_WORD; 2],
             result: vec![POISON_WORD; 2],
+            user: None,
         }
     }
 
@@ -232,6 +236,10 @@ impl Launcher for Emulated {
             .ok_or(Error::Cuda(crate::error::CudaError::InvalidValue))
     }
 
+    fn set_user(&mut self, program: Option<Program>) {
+        self.user = program;
+    }
+
     fn l2_bytes(&self) -> u64 {
         // An H100's, whose tuning row the emulator takes; results do not
         // depend on it, only where a pass writes them.
@@ -332,9 +340,16 @@ impl Launcher for Emulated {
             buffers: &buffers,
         };
         let args = launch.args;
+        let user = self.user.as_ref().map(|program| program.functions.clone());
         // SAFETY: the caller promises that `args` fit the kernel and address
         // only the buffers registered here, which the emulator checks.
-        emulator::launch(&config, &|| unsafe { function(args) }).map_err(|fault| Error::EmulatedFault {
+        let run = || unsafe { function(args) };
+        // Each emulated thread calls the user operator's functions, if any.
+        let kernel = || match &user {
+            Some(functions) => kernels_gpu::device::with_user_functions(functions.clone(), &run),
+            None => run(),
+        };
+        emulator::launch(&config, &kernel).map_err(|fault| Error::EmulatedFault {
             kernel: fault.kernel,
             block: fault.block,
             thread: fault.thread,

@@ -14,11 +14,13 @@ use super::lending::{Lending, StreamKey};
 use crate::error::{CudaError, Error, Result};
 use crate::policy::Policy;
 use crate::tuning::Tuning;
+use crate::user::program::{splice, Program};
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::{AxisArgs, Kernel, KernelArgs, KernelMap, Module, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_void, CStr, CString};
+use std::sync::Arc;
 
 /// Kernels run on the GPU of the context that was current when the backend
 /// was created, on buffers given as raw views.
@@ -70,9 +72,17 @@ pub(crate) struct Gpu {
     /// older than the assembler that made it).
     image: Image,
     fallback: Option<Image>,
-    /// The modules loaded so far. Declared last, so dropped after everything
-    /// that points into them.
+    /// [`Launcher::set_user`]'s operator, which the `Op::User` kernels
+    /// launched now call.
+    user: Option<Program>,
+    /// The user operators' kernels loaded so far, by kernel and operator
+    /// fingerprint, with the operator's PTX (compared, not only hashed).
+    user_loaded: HashMap<(Kernel, u64), (Arc<str>, KernelHandle, u32)>,
+    /// The modules loaded so far, and the user modules with the operator
+    /// spliced in whose PTX they hold. Declared last, so dropped after
+    /// everything that points into them.
     modules: Vec<(Module, LoadedModule)>,
+    user_modules: Vec<(Module, Arc<str>, LoadedModule)>,
 }
 
 // SAFETY: the driver handles (stream, kernels, modules) are usable from any
@@ -179,7 +189,10 @@ impl Gpu {
             result_host: PinnedWords::new()?,
             image,
             fallback,
+            user: None,
+            user_loaded: HashMap::new(),
             modules: Vec::new(),
+            user_modules: Vec::new(),
         })
     }
 
@@ -429,9 +442,35 @@ impl Gpu {
     /// for an axis kernel a quarter of it ([`Launcher::axis_block`] then
     /// picks among those it can run).
     fn kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
+        if kernel.module().is_user() {
+            return self.user_kernel(kernel);
+        }
         if let Some(&loaded) = self.loaded.get(&kernel) {
             return Ok(loaded);
         }
+        let loaded = self.load_kernel(kernel)?;
+        self.loaded.insert(kernel, loaded);
+        Ok(loaded)
+    }
+
+    /// A user operator's `kernel` with the operator set now
+    /// ([`Launcher::set_user`]), as [`Gpu::kernel`].
+    fn user_kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
+        let program = self.user.as_ref().ok_or(Error::MissingKernel(kernel))?;
+        let key = (kernel, program.fingerprint);
+        if let Some((ptx, handle, cap)) = self.user_loaded.get(&key) {
+            if **ptx == *program.ptx {
+                return Ok((*handle, *cap));
+            }
+        }
+        let ptx = program.ptx.clone();
+        let loaded = self.load_kernel(kernel)?;
+        self.user_loaded.insert(key, (ptx, loaded.0, loaded.1));
+        Ok(loaded)
+    }
+
+    /// `kernel` loaded, with its grid cap (see [`Gpu::kernel`]).
+    fn load_kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
         let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
         let block = match AxisArgs::fits(kernel) {
             true => *axis_blocks(self.tuning.block_threads).last().unwrap_or(&32),
@@ -445,15 +484,61 @@ impl Gpu {
                 "{name} cannot run with {block} threads per block on this device"
             )));
         }
-        let loaded = (KernelHandle(function), sms.saturating_mul(per_sm).min(max_grid));
-        self.loaded.insert(kernel, loaded);
-        Ok(loaded)
+        Ok((KernelHandle(function), sms.saturating_mul(per_sm).min(max_grid)))
     }
 
-    /// `kernel`, named `name`, from its module (loaded on first use).
+    /// `kernel`, named `name`, from its module (loaded on first use; a
+    /// user module with the operator set now).
     fn function(&mut self, kernel: Kernel, name: &str) -> Result<CUfunction> {
         let name = CString::new(name).map_err(|_| Error::MissingKernel(kernel))?;
-        Ok(self.module(kernel.module())?.function(&name)?)
+        let module = match kernel.module() {
+            module if module.is_user() => self.user_module(module, kernel)?,
+            module => self.module(module)?,
+        };
+        Ok(module.function(&name)?)
+    }
+
+    /// The user module `module` with the operator set now spliced in,
+    /// loaded on first use: the driver compiles it from the PTX (a user
+    /// module has no machine code), its log in the error if it cannot.
+    fn user_module(&mut self, module: Module, kernel: Kernel) -> Result<&LoadedModule> {
+        let program = self.user.clone().ok_or(Error::MissingKernel(kernel))?;
+        let found = self
+            .user_modules
+            .iter()
+            .position(|(loaded, ptx, _)| *loaded == module && **ptx == *program.ptx);
+        let index = match found {
+            Some(index) => index,
+            None => {
+                let image = match self.image {
+                    Image::Ptx(_) => self.image,
+                    Image::Cubin(_) => self.fallback.ok_or(Error::MissingKernel(kernel))?,
+                };
+                let mut bytes = image.module(module)?;
+                bytes.pop(); // its NUL
+                let broken = |problem: String| Error::BrokenModule {
+                    module: module.to_string(),
+                    image: image.describe(),
+                    problem,
+                };
+                let text = String::from_utf8(bytes).map_err(|e| broken(e.to_string()))?;
+                let spliced = splice(&text, &program).ok_or_else(|| broken("no .address_size line".to_string()))?;
+                let mut bytes = spliced.into_bytes();
+                bytes.push(0);
+                let loaded = LoadedModule::load_logged(&bytes).map_err(|(error, log)| {
+                    Error::UserOperator(format!(
+                        "the driver could not compile the {module} kernels with it ({error:?}): {}",
+                        log.trim()
+                    ))
+                })?;
+                self.user_modules.push((module, program.ptx.clone(), loaded));
+                self.user_modules.len().saturating_sub(1)
+            }
+        };
+        self.user_modules
+            .get(index)
+            .map(|(_, _, loaded)| loaded)
+            .ok_or(Error::Cuda(CudaError::InvalidValue))
     }
 
     /// `module`, loaded on first use: from the device's machine code, or
@@ -552,12 +637,19 @@ impl Launcher for Gpu {
         self.l2_bytes
     }
 
+    fn set_user(&mut self, program: Option<Program>) {
+        self.user = program;
+    }
+
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
         Ok(self.kernel(kernel)?.1)
     }
 
     fn axis_block(&mut self, kernel: Kernel) -> Result<(u32, u32)> {
-        if let Some(&chosen) = self.axis_blocks.get(&kernel) {
+        // A user operator's kernel: its registers depend on the operator,
+        // so its choice is not kept by kernel.
+        let user = kernel.module().is_user();
+        if let Some(&chosen) = self.axis_blocks.get(&kernel).filter(|_| !user) {
             return Ok(chosen);
         }
         // Loaded, and checked to run with the smallest candidate.
@@ -592,7 +684,9 @@ impl Launcher for Gpu {
                 break;
             }
         }
-        self.axis_blocks.insert(kernel, chosen);
+        if !user {
+            self.axis_blocks.insert(kernel, chosen);
+        }
         Ok(chosen)
     }
 

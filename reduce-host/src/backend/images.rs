@@ -199,6 +199,10 @@ mod tests {
         for set in IMAGES {
             let image = if set.cubin { Image::Cubin(set) } else { Image::Ptx(set) };
             for module in Module::all() {
+                if set.cubin && module.is_user() {
+                    assert!(image.module(module).is_err(), "machine code of the PTX-only {module}");
+                    continue;
+                }
                 let bytes = image.module(module).unwrap();
                 if set.cubin {
                     assert_eq!(bytes.get(..4), Some(&b"\x7fELF"[..]), "{module} {}", image.describe());
@@ -216,5 +220,68 @@ mod tests {
                 assert_eq!(text.matches(".entry ").count(), expected.len(), "{module}");
             }
         }
+    }
+
+    /// Every user module of the oldest and the newest PTX, with an operator
+    /// of its element type spliced in as the GPU backend does, assembles
+    /// (ptxas of `scripts/build_kernels.sh`, where installed): the shipped
+    /// PTX declares no user function and calls them as the emitter defines them.
+    #[test]
+    fn ptxas_assembles_every_user_module_with_an_operator() {
+        use crate::user::program::{compile, splice};
+        use crate::user::{Operator, Scalar, Value};
+        struct Sum;
+        impl<T: Scalar + Default> Operator<T> for Sum {
+            fn identity(&self) -> T {
+                T::default()
+            }
+            fn combine<V: Value<T>>(&self, a: V, b: V) -> V {
+                a + b
+            }
+            fn map<V: Value<T>>(&self, x: V) -> V {
+                x * x
+            }
+        }
+        let Some(ptxas) = crate::user::tests::ptxas() else {
+            println!("skipped ptxas_assembles_every_user_module_with_an_operator: no ptxas in .ptxas/ (scripts/build_kernels.sh installs it)");
+            return;
+        };
+        let programs = [
+            ("_i32", compile::<i32, _>(Sum).unwrap().0),
+            ("_u32", compile::<u32, _>(Sum).unwrap().0),
+            ("_i64", compile::<i64, _>(Sum).unwrap().0),
+            ("_u64", compile::<u64, _>(Sum).unwrap().0),
+            ("_f32", compile::<f32, _>(Sum).unwrap().0),
+            ("_f64", compile::<f64, _>(Sum).unwrap().0),
+        ];
+        let ptx_sets: Vec<&KernelImage> = IMAGES.iter().filter(|set| !set.cubin).collect();
+        let oldest = ptx_sets.iter().min_by_key(|set| set.arch).unwrap();
+        let newest = ptx_sets.iter().max_by_key(|set| set.arch).unwrap();
+        let dir = std::env::temp_dir().join(format!("reduce-user-modules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for set in [oldest, newest] {
+            for module in Module::all().into_iter().filter(|m| m.is_user()) {
+                let name = module.to_string();
+                let (_, program) = programs.iter().find(|(suffix, _)| name.ends_with(suffix)).unwrap();
+                let bytes = Image::Ptx(set).module(module).unwrap();
+                let text = std::str::from_utf8(bytes.strip_suffix(&[0]).unwrap()).unwrap();
+                assert!(!text.contains(".extern .func"), "{name} declares a function");
+                let path = dir.join(format!("{name}_sm_{}.ptx", set.arch));
+                std::fs::write(&path, splice(text, program).unwrap()).unwrap();
+                let output = std::process::Command::new(&ptxas)
+                    .arg(format!("-arch=sm_{}", set.arch))
+                    .args(["-o", "/dev/null"])
+                    .arg(&path)
+                    .output()
+                    .unwrap();
+                assert!(
+                    output.status.success(),
+                    "ptxas refused {name} for sm_{}:\n{}",
+                    set.arch,
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

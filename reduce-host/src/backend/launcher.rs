@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::shape::LaunchShape;
 use crate::tuning::Tuning;
+use crate::user::program::Program;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::{Kernel, KernelArgs, PARTIAL_SLOT_BYTES};
 use kernels_gpu::dispatch::EntryArgs;
@@ -177,6 +178,9 @@ pub trait Launcher: Sized {
     /// `address` is 4-byte aligned, with `count` writable words (the
     /// result slot, or a buffer the caller lent for the launch).
     unsafe fn zero_words(&mut self, address: u64, count: usize, stream: Option<StreamHandle>) -> Result<()>;
+    /// The user operator whose functions the `Op::User` kernels launched
+    /// from now on call (`None`: no launch of them until one is set).
+    fn set_user(&mut self, program: Option<Program>);
     /// Launches `launch` on `stream` (after [`Launcher::launch`]'s checks).
     ///
     /// # Safety

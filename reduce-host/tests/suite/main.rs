@@ -38,3 +38,4 @@ mod reduce_sizes;
 mod reduce_widened;
 mod segmented;
 mod statistics;
+mod user_ops;

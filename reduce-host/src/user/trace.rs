@@ -56,7 +56,7 @@ fn record(trace: u64, operands: &[u64], node: Node) -> u32 {
 
 /// A value of type `T` while an operator is traced: what it was computed from.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Traced<T> {
+pub struct Traced<T> {
     trace: u64,
     node: u32,
     _type: PhantomData<T>,
@@ -64,7 +64,7 @@ pub(crate) struct Traced<T> {
 
 /// A traced comparison, for [`Value::select`].
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct TracedBool {
+pub struct TracedBool {
     trace: u64,
     node: u32,
 }
@@ -196,6 +196,7 @@ pub(crate) fn trace<T: Scalar, const N: usize>(
 impl<T: Scalar> Expr<T> {
     /// The expression evaluated on `args` on the CPU, as [`super::Plain`]
     /// computes the operator.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn eval(&self, args: &[T]) -> T {
         let mut values: Vec<u64> = Vec::with_capacity(self.nodes.len());
         let value = |values: &Vec<u64>, n: u32| T::from_bits(values.get(n as usize).copied().unwrap_or(0));

@@ -10,7 +10,8 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// An arithmetic operation of two values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Binary {
+#[doc(hidden)]
+pub enum Binary {
     Add,
     Sub,
     Mul,
@@ -21,40 +22,61 @@ pub(crate) enum Binary {
 /// An operation of one value: on the sign bit for floats (as Rust's `-x`
 /// and `x.abs()`, NaN included), wrapping for integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Unary {
+#[doc(hidden)]
+pub enum Unary {
     Neg,
     Abs,
 }
 
-/// A comparison: false whenever a float operand is NaN, but `Ne`, as Rust's.
+/// A comparison ([`Value::compare`]): false whenever a float operand is
+/// NaN, but `Ne`, as Rust's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Compare {
+pub enum Compare {
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
 }
 
-/// An element type an operator can compute in, with the semantics of each
-/// operation on plain numbers (which the PTX emitter reproduces).
-pub(crate) trait Scalar: Copy + Debug + PartialEq + Send + Sync + 'static {
+/// An element type a user operator computes in: `i32`, `u32`, `i64`,
+/// `u64`, `f32`, `f64` (sealed, as [`Element`](crate::Element)). Its items
+/// are the library's: the semantics of each operation on plain numbers,
+/// which the GPU code reproduces.
+pub trait Scalar: crate::Element + Debug + PartialEq + Send + Sync + 'static {
+    /// The type's name in kernel and function names (`f32`, `i64`, …).
+    #[doc(hidden)]
+    const NAME: &'static str;
     /// The PTX type of arithmetic and comparisons (`f32`, `s64`, `u32`, …).
+    #[doc(hidden)]
     const PTX: &'static str;
     /// Bits in a value: 32 or 64.
+    #[doc(hidden)]
     const BITS: u32;
     /// Whether it is a float.
+    #[doc(hidden)]
     const FLOAT: bool;
     /// The value's bits, zero-extended.
+    #[doc(hidden)]
     fn to_bits(self) -> u64;
     /// The value of the low [`Scalar::BITS`] bits of `bits`.
+    #[doc(hidden)]
     fn from_bits(bits: u64) -> Self;
     /// `op` of `a` and `b`.
+    #[doc(hidden)]
     fn binary(op: Binary, a: Self, b: Self) -> Self;
     /// `op` of `a`.
+    #[doc(hidden)]
     fn unary(op: Unary, a: Self) -> Self;
     /// `a op b`.
+    #[doc(hidden)]
     fn compare(op: Compare, a: Self, b: Self) -> bool;
 }
 
@@ -72,6 +94,7 @@ fn compare<T: PartialOrd>(op: Compare, a: T, b: T) -> bool {
 macro_rules! float_scalar {
     ($t:ty, $ptx:literal, $bits:literal, $sign:expr) => {
         impl Scalar for $t {
+            const NAME: &'static str = stringify!($t);
             const PTX: &'static str = $ptx;
             const BITS: u32 = $bits;
             const FLOAT: bool = true;
@@ -109,6 +132,7 @@ float_scalar!(f64, "f64", 64, 1u64 << 63);
 macro_rules! int_scalar {
     ($t:ty, $ptx:literal, $bits:literal, $unsigned:ty, $abs:expr) => {
         impl Scalar for $t {
+            const NAME: &'static str = stringify!($t);
             const PTX: &'static str = $ptx;
             const BITS: u32 = $bits;
             const FLOAT: bool = false;
@@ -149,7 +173,7 @@ int_scalar!(u32, "u32", 32, u32, std::convert::identity::<u32>);
 int_scalar!(u64, "u64", 64, u64, std::convert::identity::<u64>);
 
 /// A float [`Scalar`]: values of it divide.
-pub(crate) trait FloatScalar: Scalar {}
+pub trait FloatScalar: Scalar {}
 impl FloatScalar for f32 {}
 impl FloatScalar for f64 {}
 
@@ -158,7 +182,7 @@ impl FloatScalar for f64 {}
 /// ([`super::Traced`]) with the same results bit for bit. `+`, `-`, `*`
 /// and unary `-`; `/` where `T` is a float (`V: Div<Output = V>`: a traced
 /// integer has none, so dividing integers does not compile).
-pub(crate) trait Value<T: Scalar>:
+pub trait Value<T: Scalar>:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
 {
     /// The result of a comparison, for [`Value::select`].
@@ -197,7 +221,7 @@ pub(crate) trait Value<T: Scalar>:
 
 /// A plain number as a [`Value`]: the operator evaluated on the CPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Plain<T>(pub(crate) T);
+pub struct Plain<T>(pub T);
 
 impl<T: Scalar> Value<T> for Plain<T> {
     type Bool = bool;

@@ -228,7 +228,7 @@ fn the_ptx_spells_each_operation_with_its_rounding_and_ordering() {
 
 /// ptxas from `scripts/build_kernels.sh`'s environment (`.ptxas/`), if
 /// installed.
-fn ptxas() -> Option<std::path::PathBuf> {
+pub(crate) fn ptxas() -> Option<std::path::PathBuf> {
     let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ptxas/lib");
     std::fs::read_dir(lib).ok()?.flatten().find_map(|python| {
         let ptxas = python.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
