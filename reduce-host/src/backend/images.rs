@@ -225,7 +225,7 @@ mod tests {
     /// Every user module of the oldest and the newest PTX, with an operator
     /// of its element type spliced in as the GPU backend does, assembles
     /// (ptxas of `scripts/build_kernels.sh`, where installed): the shipped
-    /// PTX declares no user function and calls them as the emitter defines them.
+    /// PTX declares no user function, and every call of one is inlined.
     #[test]
     fn ptxas_assembles_every_user_module_with_an_operator() {
         use crate::user::program::{compile, splice};
@@ -266,8 +266,11 @@ mod tests {
                 let bytes = Image::Ptx(set).module(module).unwrap();
                 let text = std::str::from_utf8(bytes.strip_suffix(&[0]).unwrap()).unwrap();
                 assert!(!text.contains(".extern .func"), "{name} declares a function");
+                let spliced = splice(text, program).unwrap();
+                assert!(spliced.contains("%uop_v"), "{name}: nothing inlined");
+                assert!(!spliced.contains("call.uni (retval0), user_op_"), "{name}: a call was not inlined");
                 let path = dir.join(format!("{name}_sm_{}.ptx", set.arch));
-                std::fs::write(&path, splice(text, program).unwrap()).unwrap();
+                std::fs::write(&path, spliced).unwrap();
                 let output = std::process::Command::new(&ptxas)
                     .arg(format!("-arch=sm_{}", set.arch))
                     .args(["-o", "/dev/null"])
