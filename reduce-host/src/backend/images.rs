@@ -268,7 +268,10 @@ mod tests {
                 assert!(!text.contains(".extern .func"), "{name} declares a function");
                 let spliced = splice(text, program).unwrap();
                 assert!(spliced.contains("%uop_v"), "{name}: nothing inlined");
-                assert!(!spliced.contains("call.uni (retval0), user_op_"), "{name}: a call was not inlined");
+                assert!(
+                    !spliced.contains("call.uni (retval0), user_op_"),
+                    "{name}: a call was not inlined"
+                );
                 let path = dir.join(format!("{name}_sm_{}.ptx", set.arch));
                 std::fs::write(&path, spliced).unwrap();
                 let output = std::process::Command::new(&ptxas)

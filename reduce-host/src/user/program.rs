@@ -78,7 +78,8 @@ pub(crate) fn compile<T: Scalar, O: Operator<T>>(operator: O) -> Result<(Program
     let inliners: Vec<(String, Inliner)> = functions
         .into_iter()
         .map(|(name, expr)| {
-            let inliner: Inliner = Box::new(move |arguments: &[String], result: &str| ptx::inlined(&expr, arguments, result));
+            let inliner: Inliner =
+                Box::new(move |arguments: &[String], result: &str| ptx::inlined(&expr, arguments, result));
             (name, inliner)
         })
         .collect();

@@ -189,6 +189,25 @@ fn a_value_kept_from_another_trace_is_an_error() {
 }
 
 #[test]
+fn a_panic_in_a_traced_operator_leaves_no_trace_behind() {
+    let panicked = std::panic::catch_unwind(|| {
+        trace(|[a]: [Traced<f32>; 1]| -> Traced<f32> {
+            let _ = a * a;
+            panic!("the operator's own panic")
+        })
+    });
+    assert!(panicked.is_err());
+    assert!(
+        !super::trace::recording(),
+        "the panicked trace's tape is still recording"
+    );
+    // The next trace starts from nothing: its first step is its argument.
+    let expr = trace(|[a]: [Traced<f32>; 1]| a + a).unwrap();
+    assert_eq!(expr.nodes.first(), Some(&Node::Param(0)), "{expr:?}");
+    assert_eq!(expr.eval(&[2.0]), 4.0);
+}
+
+#[test]
 fn the_ptx_spells_each_operation_with_its_rounding_and_ordering() {
     let f = trace(everything::<f32, _>).unwrap();
     let ptx = ptx::device_function(&f, "user_op");

@@ -79,6 +79,12 @@ impl<T: Scalar> Traced<T> {
     }
 }
 
+/// Whether a trace is being recorded on this thread.
+#[cfg(test)]
+pub(crate) fn recording() -> bool {
+    TAPE.with(|tape| tape.borrow().is_some())
+}
+
 /// The trace values take their constants into: the one being recorded.
 fn current_trace() -> u64 {
     TAPE.with(|tape| tape.borrow().as_ref().map_or(0, |tape| tape.trace))
@@ -166,8 +172,20 @@ pub(crate) fn trace<T: Scalar, const N: usize>(
             foreign: false,
         })
     });
+    /// Puts the outer tape back even if the operator panics, so that a
+    /// caught panic leaves no half-recorded trace on the thread.
+    struct Restore(Option<Option<Tape>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                TAPE.with(|tape| *tape.borrow_mut() = outer);
+            }
+        }
+    }
+    let mut restore = Restore(Some(outer));
     let params: [Traced<T>; N] = std::array::from_fn(|n| Traced::of(trace, &[], Node::Param(n as u32)));
     let result = operator(params);
+    let outer = restore.0.take().unwrap_or(None);
     let tape = TAPE.with(|tape| std::mem::replace(&mut *tape.borrow_mut(), outer));
     let Some(mut tape) = tape else {
         return Err(TraceError("the trace's record went missing"));

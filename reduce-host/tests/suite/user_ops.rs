@@ -286,3 +286,39 @@ fn the_hidden_user_op_is_refused() {
         assert!(matches!(refused, Err(Error::UnsupportedOp { .. })), "{op}: {refused:?}");
     }
 }
+
+/// On the GPU, an operator that is neither associative nor commutative
+/// gives the emulator's bits under the same launch shape: the GPU code
+/// computes exactly what the operator computes on the CPU, argument order
+/// included, in the same tree. (Small inputs, whose grid is below every
+/// kernel's cap, so the built-in sum's shape is the user kernel's too.)
+#[test]
+fn a_non_commutative_operator_gives_the_emulators_bits_on_the_gpu() {
+    let test = "a_non_commutative_operator_gives_the_emulators_bits_on_the_gpu";
+    let Some(mut gpu) = Tester::<reduce::Cuda>::new(test) else {
+        return;
+    };
+    let mut rng = rng(test);
+    let what = User::new(Skewed).unwrap();
+    for n in [1usize, 31, 1000, 4099, 40_000] {
+        let offset = rng.gen_range(0..4);
+        let data: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let staged = <reduce::Cuda as TestBackend>::stage(&data, offset, 0.0f32);
+        let on_gpu = gpu
+            .reducer
+            .reduce(<reduce::Cuda as TestBackend>::slice(&staged), &what)
+            .unwrap();
+        let shape = gpu.reducer.launch_shape::<f32>(Op::Sum, n).unwrap();
+        let policy = reduce::Policy::new(shape.threads_per_block).unwrap();
+        let mut emulator = reduce::emulated::Emulator::with_shape(policy, shape.blocks).unwrap();
+        let staged = <reduce::Emulated as TestBackend>::stage(&data, offset, 0.0f32);
+        let emulated = emulator
+            .reduce(<reduce::Emulated as TestBackend>::slice(&staged), &what)
+            .unwrap();
+        assert_eq!(
+            on_gpu.to_bits(),
+            emulated.to_bits(),
+            "n = {n}, offset {offset}, {shape:?}: GPU {on_gpu:e}, emulator {emulated:e}"
+        );
+    }
+}
