@@ -194,7 +194,7 @@ fn enqueue_op<B: Backend, T: Element>(
 
 impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
 
-/// A user's [`Operator`](crate::user::Operator) over `T`s, computed in `T`:
+/// A user's [`Operator`] over `T`s, computed in `T`:
 /// see [`User`].
 impl<T: Scalar, O: Operator<T>> Reduction<T> for &User<T, O> {
     type Output = T;

@@ -346,7 +346,7 @@ impl Launcher for Emulated {
         let run = || unsafe { function(args) };
         // Each emulated thread calls the user operator's functions, if any.
         let kernel = || match &user {
-            Some(functions) => kernels_gpu::device::with_user_functions(functions.clone(), &run),
+            Some(functions) => kernels_gpu::device::with_user_functions(functions.clone(), run),
             None => run(),
         };
         emulator::launch(&config, &kernel).map_err(|fault| Error::EmulatedFault {

@@ -25,6 +25,7 @@ pub struct Program {
     pub(crate) functions: Arc<dyn UserFunctions>,
     /// Each function by name, as PTX inlined at a call of it: from its
     /// arguments (registers or immediates) and the register of its result.
+    #[cfg_attr(not(any(feature = "cust", feature = "cudarc")), allow(dead_code))]
     inliners: Arc<[(String, Inliner)]>,
 }
 
@@ -103,21 +104,21 @@ pub(crate) fn compile<T: Scalar, O: Operator<T>>(operator: O) -> Result<(Program
 /// `.address_size`, and every call of one that LLVM wrote as its usual
 /// call sequence replaced by the function's code ([`inline_calls`]).
 /// `None` if the module has no `.address_size` line.
+#[cfg_attr(not(any(feature = "cust", feature = "cudarc")), allow(dead_code))]
 pub(crate) fn splice(module: &str, program: &Program) -> Option<String> {
     let line = module.find(".address_size")?;
-    let end = module[line..].find('\n').map_or(module.len(), |n| line + n + 1);
-    let mut spliced = String::with_capacity(module.len() + program.ptx.len() + 2);
-    spliced.push_str(&module[..end]);
-    spliced.push('\n');
-    spliced.push_str(&program.ptx);
-    spliced.push_str(&inline_calls(&module[end..], program));
-    Some(spliced)
+    let (preamble, rest) = match module.get(line..)?.split_once('\n') {
+        Some((directive, rest)) => (module.get(..line)?.to_string() + directive, rest),
+        None => (module.to_string(), ""),
+    };
+    Some(format!("{preamble}\n\n{}{}", program.ptx, inline_calls(rest, program)))
 }
 
 /// `ptx` with each call sequence of one of `program`'s functions
 /// (`{ // callseq` … `} // callseq`: its parameters stored, the call, its
 /// result loaded) replaced by the function's code; a sequence of another
 /// shape stays a call (of the definition [`splice`] adds).
+#[cfg_attr(not(any(feature = "cust", feature = "cudarc")), allow(dead_code))]
 fn inline_calls(ptx: &str, program: &Program) -> String {
     let mut out = String::with_capacity(ptx.len());
     let mut lines = ptx.lines();
@@ -151,6 +152,7 @@ fn inline_calls(ptx: &str, program: &Program) -> String {
 /// [param<k>], <source>;` for each argument, `call.uni (retval0), <name>,
 /// (param0, …);` and `ld.param.b<N> <destination>, [retval0];` (none where
 /// the result is unused).
+#[cfg_attr(not(any(feature = "cust", feature = "cudarc")), allow(dead_code))]
 fn inlined_call(block: &[&str], program: &Program) -> Option<String> {
     let mut arguments: Vec<Option<String>> = Vec::new();
     let (mut callee, mut result) = (None, None);

@@ -178,10 +178,11 @@ impl FloatScalar for f32 {}
 impl FloatScalar for f64 {}
 
 /// What an operator computes with: written once, generic over this trait,
-/// it runs on plain numbers ([`Plain`]) and is traced for the GPU
-/// ([`super::Traced`]) with the same results bit for bit. `+`, `-`, `*`
-/// and unary `-`; `/` where `T` is a float (`V: Div<Output = V>`: a traced
-/// integer has none, so dividing integers does not compile).
+/// it runs on plain numbers ([`Plain`]) and is traced for the GPU (the
+/// library's own implementation, recording each operation) with the same
+/// results bit for bit. `+`, `-`, `*`, unary `-`, and the methods below;
+/// no division (the library's values of float types divide, but an
+/// [`Operator`](super::Operator)'s methods are generic over every `Value`).
 pub trait Value<T: Scalar>:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
 {

@@ -76,16 +76,28 @@ impl Operator<f32> for Skewed {
     }
 }
 
+/// A place a check runs over: the whole input (neither), rows, segments
+/// (`offsets`), or axes of a view.
+struct Place {
+    name: String,
+    offsets: Vec<u64>,
+    axes: Option<(Strided, Vec<isize>)>,
+    rows: Option<(usize, usize)>,
+}
+
 /// The places every check runs over, for `n` elements: the whole input,
 /// rows, random segments (some empty), and axes of a 3-D view.
-fn places(
-    rng: &mut StdRng,
-    n: usize,
-) -> Vec<(String, Vec<u64>, Option<(Strided, Vec<isize>)>, Option<(usize, usize)>)> {
-    let mut places = vec![("whole".to_string(), vec![], None, None)];
+fn places(rng: &mut StdRng, n: usize) -> Vec<Place> {
+    let place = |name: String, offsets, axes, rows| Place {
+        name,
+        offsets,
+        axes,
+        rows,
+    };
+    let mut places = vec![place("whole".to_string(), vec![], None, None)];
     let len = [1, 7, 64, 1000][rng.gen_range(0..4)].min(n.max(1));
-    if n % len == 0 {
-        places.push((format!("rows of {len}"), vec![], None, Some((n / len, len))));
+    if n.is_multiple_of(len) {
+        places.push(place(format!("rows of {len}"), vec![], None, Some((n / len, len))));
     }
     let mut offsets = vec![0u64];
     while (*offsets.last().unwrap() as usize) < n {
@@ -93,12 +105,12 @@ fn places(
         offsets.push(next as u64);
     }
     offsets.push(n as u64); // an empty last segment
-    places.push(("segments".to_string(), offsets, None, None));
-    if n >= 24 && n % 4 == 0 {
+    places.push(place("segments".to_string(), offsets, None, None));
+    if n >= 24 && n.is_multiple_of(4) {
         let dims = [2, n / 8, 4].map(|d| d.max(1));
         if dims.iter().product::<usize>() == n {
             for axes in [vec![1], vec![0, 2], vec![2]] {
-                places.push((
+                places.push(place(
                     format!("axes {axes:?}"),
                     vec![],
                     Some((Strided::contiguous(&dims).unwrap(), axes)),
@@ -129,7 +141,13 @@ fn same_bits<B: TestBackend, T: TestElement + Scalar, O: Operator<T>>(
     if TestElement::to_bits(ours) != TestElement::to_bits(theirs) {
         return Err(format!("whole: {ours:?} where {reference} gives {theirs:?}"));
     }
-    for (name, offsets, axes, rows) in places(rng, data.len()) {
+    for Place {
+        name,
+        offsets,
+        axes,
+        rows,
+    } in places(rng, data.len())
+    {
         let offsets_staged = B::stage(&offsets, 0, 0u64);
         let over = |offsets_slice| match (&axes, rows) {
             (Some((layout, axes)), _) => Over::Axes(layout, axes),

@@ -55,7 +55,11 @@ fn user_operator(data: &[f32]) -> Result<(), reduce::Error> {
     let small = &data[..100];
     assert_eq!(what.fold(small), 338_450.0, "the operator on the CPU");
     let mut emulator = reduce::emulated::Emulator::default();
-    assert_eq!(emulator.reduce(small, &what)?, 338_450.0, "the operator on the emulator");
+    assert_eq!(
+        emulator.reduce(small, &what)?,
+        338_450.0,
+        "the operator on the emulator"
+    );
     match user_on_gpu(small, &what) {
         Ok(Some(on_gpu)) => assert_eq!(on_gpu, 338_450.0, "the operator on the GPU"),
         Ok(None) => println!("downstream: the user operator ran on the CPU and the emulator (no GPU)"),
