@@ -1277,3 +1277,52 @@ fn legacy_default_stream_by_either_handle() {
         );
     }
 }
+
+/// A user operator (`reduce::User`) over cudarc buffers: blocking, over
+/// rows, and `reduce_into` on a stream of cudarc's, bit for bit as the
+/// built-in sum it coincides with.
+#[test]
+fn a_user_operator_over_cudarc_buffers() {
+    use reduce::user::{Operator, Value};
+    #[derive(Clone, Copy, Debug)]
+    struct Sum;
+    impl Operator<f32> for Sum {
+        fn identity(&self) -> f32 {
+            0.0
+        }
+        fn combine<V: Value<f32>>(&self, a: V, b: V) -> V {
+            a + b
+        }
+    }
+    let Some(ctx) = context("a_user_operator_over_cudarc_buffers") else {
+        return;
+    };
+    let mut rng = common::rng("a_user_operator_over_cudarc_buffers");
+    let what = reduce::User::new(Sum).unwrap();
+    let mut reducer = Reducer::new(&ctx).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let (rows, len) = (1000, 513);
+    let data: Vec<f32> = (0..rows * len).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+    let input = stream.clone_htod(&data).unwrap();
+    let ours = reducer.reduce(&input, &what).unwrap();
+    let theirs = reducer.reduce(&input, Op::Sum).unwrap();
+    assert_eq!(ours.to_bits(), theirs.to_bits(), "whole: {ours} against {theirs}");
+    let over = || Over::Rows { rows, len };
+    let ours = reducer.reduce_over(&input, &what, over()).unwrap();
+    let theirs = reducer.reduce_over(&input, Op::Sum, over()).unwrap();
+    let (ours, theirs) = (
+        stream.clone_dtoh(&ours.values).unwrap(),
+        stream.clone_dtoh(&theirs.values).unwrap(),
+    );
+    assert!(
+        ours.iter().zip(&theirs).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "rows"
+    );
+    let mut out = stream.alloc_zeros::<f32>(rows).unwrap();
+    reducer.reduce_into(&input, &what, over(), &mut out, &stream).unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert!(
+        into.iter().zip(&theirs).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "reduce_into"
+    );
+}
