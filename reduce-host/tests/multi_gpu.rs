@@ -423,3 +423,77 @@ fn unique_id_hex_round_trip() {
         Err(Error::InvalidGroup(_))
     ));
 }
+
+/// A user operator (`&reduce::User`) over shards: `Group::reduce`,
+/// `all_reduce_into` and a communicator of one rank give the built-in
+/// sum's bits over the same shards (the same kernels and tree), and an
+/// exact operator (`i64` signed absmax) the CPU fold's value.
+#[test]
+fn a_user_operator_over_shards() {
+    use reduce::user::{Operator, Value};
+    #[derive(Clone, Copy, Debug)]
+    struct Sum;
+    impl Operator<f32> for Sum {
+        fn identity(&self) -> f32 {
+            0.0
+        }
+        fn combine<V: Value<f32>>(&self, a: V, b: V) -> V {
+            a + b
+        }
+    }
+    #[derive(Clone, Copy, Debug)]
+    struct SignedAbsMax;
+    impl Operator<i64> for SignedAbsMax {
+        fn identity(&self) -> i64 {
+            0
+        }
+        fn combine<V: Value<i64>>(&self, a: V, b: V) -> V {
+            V::select(b.abs().gt(a.abs()), b, a)
+        }
+    }
+    let test = "a_user_operator_over_shards";
+    let Some(mut group) = all_gpus(test) else { return };
+    let mut rng = rng(test);
+    let (sum, peak) = (
+        reduce::User::new(Sum).unwrap(),
+        reduce::User::new(SignedAbsMax).unwrap(),
+    );
+    for n in [0usize, 1, 1000, 1 << 20] {
+        let data: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+        let shard_count = rng.gen_range(1..=2 * group.world_size() + 2);
+        let sharded = Sharded::new(&group, &mut rng, &data, shard_count, Op::Sum);
+        let views = sharded.views();
+        let ours = group.reduce(&views, &sum).unwrap();
+        let theirs = group.reduce(&views, Op::Sum).unwrap();
+        assert_eq!(ours.to_bits(), theirs.to_bits(), "n = {n}: {ours} against {theirs}");
+        let mut outs = (0..group.world_size())
+            .map(|member| {
+                group.make_current(member).unwrap();
+                DeviceBox::new(&f32::NAN).unwrap()
+            })
+            .collect::<Vec<_>>();
+        group.all_reduce_into(&views, &sum, &mut outs).unwrap();
+        for (member, out) in outs.iter().enumerate() {
+            group.make_current(member).unwrap();
+            assert_eq!(
+                out.as_host_value().unwrap().to_bits(),
+                theirs.to_bits(),
+                "member {member}"
+            );
+        }
+        // Distinct magnitudes: the signed absmax does not depend on the order.
+        let mut ints: Vec<i64> = (1..=n as i64).map(|m| if rng.gen() { m } else { -m }).collect();
+        rand::seq::SliceRandom::shuffle(&mut ints[..], &mut rng);
+        let sharded = Sharded::new(&group, &mut rng, &ints, shard_count, Op::Max);
+        assert_eq!(
+            group.reduce(&sharded.views(), &peak).unwrap(),
+            peak.fold(&ints),
+            "n = {n}"
+        );
+    }
+    // The hidden op alone is refused.
+    assert!(matches!(
+        group.reduce::<f32>(&[], Op::User),
+        Err(Error::UnsupportedOp { .. })
+    ));
+}

@@ -99,6 +99,13 @@ impl Member {
         )))
     }
 
+    /// The user operator of this member's `Op::User` launches from now on
+    /// (`None`: none).
+    pub(crate) fn set_user(&mut self, program: Option<crate::user::program::Program>) {
+        use crate::backend::launcher::Launcher;
+        self.reducer.backend.set_user(program);
+    }
+
     /// Enqueues the reduction of `shards` (on this member's device) with `op`
     /// into `send`. No shards, or only empty ones, give `op`'s neutral element.
     /// The context must be current.

@@ -77,6 +77,8 @@ mod nccl;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::user::program::Program;
+use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
 use cust::device::Device;
 use cust::memory::{DeviceBox, DeviceSlice};
@@ -85,6 +87,52 @@ use kernels_gpu::abi::Op;
 use member::{Member, RestoreContext};
 use std::fmt;
 use std::str::FromStr;
+
+/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], or a
+/// user's operator (`&`[`User`]) over the shards' type, whose partial
+/// results the members combine with its `combine`.
+pub trait Combine<T: Element>: Copy + sealed::Sealed {
+    /// The kernels' operator.
+    #[doc(hidden)]
+    fn kernel_op(self) -> Op;
+    /// The user's operator for those kernels, if it is one.
+    #[doc(hidden)]
+    fn program(self) -> Option<Program>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for Op {}
+impl<T: Element> Combine<T> for Op {
+    fn kernel_op(self) -> Op {
+        self
+    }
+    fn program(self) -> Option<Program> {
+        None
+    }
+}
+
+impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
+impl<T: Scalar, O: Operator<T>> Combine<T> for &User<T, O> {
+    fn kernel_op(self) -> Op {
+        Op::User
+    }
+    fn program(self) -> Option<Program> {
+        Some(self.program().clone())
+    }
+}
+
+/// `what`'s operator and program: [`Error::UnsupportedOp`] for the hidden
+/// `Op`s of user operators passed as ops (they need their operator).
+fn operator_of<T: Element, C: Combine<T>>(what: C) -> Result<(Op, Option<Program>)> {
+    let (op, program) = (what.kernel_op(), what.program());
+    if op.is_user() && program.is_none() {
+        return Err(Error::UnsupportedOp { op, element: T::TYPE });
+    }
+    Ok((op, program))
+}
 
 /// The version of the NCCL library that the multi-GPU calls use, as
 /// `(major, minor, patch)`, loading it if it is not yet loaded:
@@ -331,7 +379,8 @@ impl Group {
         self.members.iter().try_for_each(|m| Ok(m.stream().synchronize()?))
     }
 
-    /// Reduces the data made of `shards` with `op` and returns the result to
+    /// Reduces the data made of `shards` with `op` (an [`Op`], or a user's
+    /// operator: `&`[`User`], see [`Combine`]) and returns the result to
     /// the host (see the module docs for the rules). Blocks until every GPU
     /// has finished. Errors as [`Group::all_reduce_into`]'s.
     ///
@@ -348,7 +397,7 @@ impl Group {
     /// assert!(matches!(group.reduce(&[Shard::new(0, &empty)], Op::Max), Err(Error::Empty { .. })));
     /// # Ok(()) }
     /// ```
-    pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op) -> Result<T> {
+    pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: impl Combine<T>) -> Result<T> {
         self.enqueue(shards, op, &[])?;
         self.synchronize()?;
         let _restore = RestoreContext::new();
@@ -384,7 +433,7 @@ impl Group {
     pub fn all_reduce_into<T: Element>(
         &mut self,
         shards: &[Shard<'_, T>],
-        op: Op,
+        op: impl Combine<T>,
         outs: &mut [DeviceBox<T>],
     ) -> Result<()> {
         if outs.len() != self.members.len() {
@@ -402,10 +451,22 @@ impl Group {
         enqueued.and(waited)
     }
 
-    /// The three steps of a reduction (see [`Member`]); the combine runs on
-    /// every member into `outs`, or on member 0 into its result slot if
-    /// `outs` is empty.
-    fn enqueue<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op, outs: &[u64]) -> Result<()> {
+    /// The three steps of a reduction (see [`Member`]), with `what`'s
+    /// operator set on every member's reducer meanwhile.
+    fn enqueue<T: Element, C: Combine<T>>(&mut self, shards: &[Shard<'_, T>], what: C, outs: &[u64]) -> Result<()> {
+        let (op, program) = operator_of::<T, C>(what)?;
+        self.members
+            .iter_mut()
+            .for_each(|member| member.set_user(program.clone()));
+        let enqueued = self.enqueue_op(shards, op, outs);
+        self.members.iter_mut().for_each(|member| member.set_user(None));
+        enqueued
+    }
+
+    /// [`Group::enqueue`] of the kernels' `op`; the combine runs on every
+    /// member into `outs`, or on member 0 into its result slot if `outs` is
+    /// empty.
+    fn enqueue_op<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op, outs: &[u64]) -> Result<()> {
         if !op.is_defined_for(T::TYPE) {
             return Err(Error::UnsupportedOp { op, element: T::TYPE });
         }
@@ -688,9 +749,13 @@ impl Communicator {
     /// assert_eq!(comm.reduce(&[&shard], reduce::Op::Sum)?, 30.0); // on every rank
     /// # Ok(()) }
     /// ```
-    pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<T> {
+    pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: impl Combine<T>) -> Result<T> {
+        let (op, program) = operator_of::<T, _>(op)?;
         self.check(shards, op)?;
-        let (value, total_length) = self.member.reduce_counting(shards, op)?;
+        self.member.set_user(program);
+        let reduced = self.member.reduce_counting(shards, op);
+        self.member.set_user(None);
+        let (value, total_length) = reduced?;
         if total_length == 0 && !op.defined_on_empty() {
             return Err(Error::Empty { op });
         }
@@ -723,12 +788,15 @@ impl Communicator {
     pub fn all_reduce_into<T: Element>(
         &mut self,
         shards: &[&DeviceSlice<T>],
-        op: Op,
+        op: impl Combine<T>,
         out: &mut DeviceBox<T>,
     ) -> Result<()> {
+        let (op, program) = operator_of::<T, _>(op)?;
         self.check(shards, op)?;
         self.member.check_owns(out.as_device_ptr().as_raw(), "the output")?;
+        self.member.set_user(program);
         let enqueued = self.enqueue_all_reduce(shards, op, out.as_device_ptr().as_raw());
+        self.member.set_user(None);
         // Wait even after a failed step: the earlier steps borrow `shards`.
         let waited = self.member.stream().synchronize();
         enqueued.and(waited.map_err(Error::from))
