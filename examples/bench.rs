@@ -604,6 +604,7 @@ fn bench_user(reducer: &mut Reducer, sizes: &[usize]) -> Result<(), Box<dyn std:
     )?;
     user_vs_built_in::<i32>(reducer, "i32", sizes)?;
     user_abs_max(reducer, sizes)?;
+    user_pairs(reducer, sizes)?;
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
     let sum = reduce::User::new(UserSum)?;
@@ -742,6 +743,55 @@ fn user_abs_max(reducer: &mut Reducer, sizes: &[usize]) -> Result<(), Box<dyn st
             })?;
             let what = if user { "user max_abs" } else { "max_abs" };
             println!("user,f32,{what},whole,{n},{us:.2},{:.1}", (n * 4) as f64 / us / 1e3);
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SquaredDistance;
+impl reduce::user::Operator<f32> for SquaredDistance {
+    fn identity(&self) -> f32 {
+        0.0
+    }
+    fn combine<V: reduce::user::Value<f32>>(&self, a: V, b: V) -> V {
+        a + b
+    }
+    fn map_pair<V: reduce::user::Value<f32>>(&self, a: V, b: V) -> V {
+        (a - b) * (a - b)
+    }
+}
+
+/// Two inputs, f32: `dot` against a user sum of the default pair map (the
+/// product: the same computation) and a user squared distance. Blocking
+/// calls (there is no `_into` form over two user inputs yet), timed by
+/// events on the reducer's stream around each call: each time includes
+/// the result's copy to the host and the host's wait, alike for the three.
+fn user_pairs(reducer: &mut Reducer, sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let (sum, distance) = (reduce::User::new(UserSum)?, reduce::User::new(SquaredDistance)?);
+    for &n in sizes.iter().filter(|&&n| (1 << 24..=1 << 28).contains(&n)) {
+        let a = rotated_buffers(n, |i| fill_value::<f32>(i, 7))?;
+        let b = rotated_buffers(n, |i| fill_value::<f32>(i, 11))?;
+        for what in ["dot", "user pair sum", "user squared distance"] {
+            let mut times = Vec::with_capacity(if n < 1 << 24 { 200 } else { 30 });
+            for i in 0..times.capacity() + 3 {
+                let (x, y) = (&a[i % a.len()], &b[i % b.len()]);
+                start.record(reducer.stream())?;
+                match what {
+                    "dot" => reducer.dot(x, y).map(drop)?,
+                    "user pair sum" => reducer.reduce_pair(x, y, &sum).map(drop)?,
+                    _ => reducer.reduce_pair(x, y, &distance).map(drop)?,
+                }
+                stop.record(reducer.stream())?;
+                stop.synchronize()?;
+                if i >= 3 {
+                    times.push(stop.elapsed_time_f32(&start)?);
+                }
+            }
+            times.sort_by(f32::total_cmp);
+            let us = times[times.len() / 2] as f64 * 1e3;
+            println!("user,f32,{what},pairs,{n},{us:.2},{:.1}", (2 * n * 4) as f64 / us / 1e3);
         }
     }
     Ok(())

@@ -12,12 +12,13 @@ use crate::abi::{
 use crate::axis;
 use crate::convert::Narrow;
 use crate::device;
+use crate::device::UserScalar;
 use crate::element::Element;
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
-use crate::map::{ElementMap, Identity};
-use crate::op::{AnyElement, Operator, Sum};
+use crate::map::{ElementMap, Identity, Multiply, UserPairMap};
+use crate::op::{AnyElement, Operator, Sum, User};
 #[cfg(doc)]
 use crate::op::{Max, Min};
 use crate::place::{Placement, Results};
@@ -300,11 +301,20 @@ pub unsafe fn arg<In: Widen<A>, A: Element, O: Operator<Indexed<A>> + AnyElement
 /// As [`reduce`], with two inputs of `len` elements each.
 #[inline(always)]
 pub unsafe fn dot<T: Element>(args: DotArgs) {
-    let source = thread::Product {
-        a: device::to_global(args.a),
-        b: device::to_global(args.b),
-    };
+    let source = thread::Pairs::<Multiply>::new(device::to_global(args.a), device::to_global(args.b));
     let total = grid::reduce::<T, Sum, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
+    store(total, args.out)
+}
+
+/// A user operator's entry point over two inputs: its combine of its map
+/// of each pair; see [`grid::reduce`] and `crate::user`.
+///
+/// # Safety
+/// As [`dot`].
+#[inline(always)]
+pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
+    let source = thread::Pairs::<UserPairMap>::new(device::to_global(args.a), device::to_global(args.b));
+    let total = grid::reduce::<T, User, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
     store(total, args.out)
 }
 

@@ -220,6 +220,10 @@ macro_rules! dot_instances {
             abi::Kernel::Dot { element: scalar!($t) },
             kernel_name!(dot, $t),
             entry::dot::<$t>
+        ), (
+            abi::Kernel::UserPair { element: scalar!($t) },
+            kernel_name!(user_pair, $t),
+            entry::user_pair::<$t>
         ),)* }
     };
 }

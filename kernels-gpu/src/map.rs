@@ -5,7 +5,7 @@
 //! result.
 
 use crate::element::Element;
-pub use crate::user::UserMap;
+pub use crate::user::{UserMap, UserPairMap};
 
 /// A function applied to every input element.
 pub trait ElementMap<T: Element> {
@@ -53,5 +53,21 @@ impl<T: Element> ElementMap<T> for Abs {
     #[inline(always)]
     fn map(x: T) -> T {
         x.abs()
+    }
+}
+
+/// A function of two input elements, applied to each pair `(a[i], b[i])`
+/// as it is read (the terms of a dot product).
+pub trait PairMap<T: Element> {
+    fn map(a: T, b: T) -> T;
+}
+
+/// `a * b` (dot products); integers wrap.
+pub struct Multiply;
+
+impl<T: Element> PairMap<T> for Multiply {
+    #[inline(always)]
+    fn map(a: T, b: T) -> T {
+        a.mul(b)
     }
 }

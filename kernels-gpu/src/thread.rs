@@ -27,7 +27,7 @@ use crate::abi::{VECTORS_PER_THREAD, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::indexed::Indexed;
-use crate::map::ElementMap;
+use crate::map::{ElementMap, PairMap};
 use crate::op::{AnyElement, Operator};
 use crate::widen::Widen;
 use core::marker::PhantomData;
@@ -294,15 +294,35 @@ impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Widened<In> {
     }
 }
 
-/// The elementwise product of two arrays (a dot product's terms), computed
-/// as the elements are read, without a temporary array.
-#[derive(Clone, Copy)]
-pub struct Product {
+/// Two arrays combined elementwise by `M` (a dot product's terms, with
+/// [`Multiply`](crate::map::Multiply)), computed as the elements are read,
+/// without a temporary array.
+pub struct Pairs<M> {
     pub a: u64,
     pub b: u64,
+    _map: PhantomData<M>,
 }
 
-impl<T: Element> Source<T> for Product {
+impl<M> Clone for Pairs<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<M> Copy for Pairs<M> {}
+
+impl<M> Pairs<M> {
+    /// The pairs of the arrays at `a` and `b` (global addresses).
+    #[inline(always)]
+    pub fn new(a: u64, b: u64) -> Self {
+        Pairs {
+            a,
+            b,
+            _map: PhantomData,
+        }
+    }
+}
+
+impl<T: Element, M: PairMap<T>> Source<T> for Pairs<M> {
     #[inline(always)]
     fn common_misalignment(&self) -> Option<u64> {
         let misalignment = self.a % VECTOR_BYTES;
@@ -316,7 +336,7 @@ impl<T: Element> Source<T> for Product {
             device::load_global_nc_v4(self.a + offset),
             device::load_global_nc_v4(self.b + offset),
         );
-        pack_lanes(|k| T::vector_lane(a, k).mul(T::vector_lane(b, k)))
+        pack_lanes(|k| M::map(T::vector_lane(a, k), T::vector_lane(b, k)))
     }
 
     #[inline(always)]
@@ -327,7 +347,7 @@ impl<T: Element> Source<T> for Product {
     #[inline(always)]
     unsafe fn element(&self, index: u64) -> T {
         let offset = index * size_of::<T>() as u64;
-        load_element::<T>(self.a + offset).mul(load_element::<T>(self.b + offset))
+        M::map(load_element::<T>(self.a + offset), load_element::<T>(self.b + offset))
     }
 }
 

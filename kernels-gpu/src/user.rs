@@ -12,7 +12,7 @@
 
 use crate::device::UserScalar;
 use crate::element::Element;
-use crate::map::ElementMap;
+use crate::map::{ElementMap, PairMap};
 use crate::op::Operator;
 
 /// The user's combine, and its identity.
@@ -37,5 +37,15 @@ impl<T: Element + UserScalar> ElementMap<T> for UserMap {
     #[inline(always)]
     fn map(x: T) -> T {
         T::user_map(x)
+    }
+}
+
+/// The user's map of each pair of two inputs' elements (`Kernel::UserPair`).
+pub struct UserPairMap;
+
+impl<T: Element + UserScalar> PairMap<T> for UserPairMap {
+    #[inline(always)]
+    fn map(a: T, b: T) -> T {
+        T::user_map_pair(a, b)
     }
 }

@@ -479,6 +479,22 @@ impl Reducer {
         self.blocking(|inner| inner.dot(&a, &b))
     }
 
+    /// [`crate::Reducer::reduce_pair`] of cudarc buffers: a user operator
+    /// over two inputs.
+    pub fn reduce_pair<T: CudarcElement, O: crate::user::Operator<T::Kernel>>(
+        &mut self,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        what: &crate::User<T::Kernel, O>,
+    ) -> Result<T::Kernel>
+    where
+        T::Kernel: crate::user::Scalar,
+    {
+        let (a, _a_read) = settled::<T, T::Kernel, _>(a)?;
+        let (b, _b_read) = settled::<T, T::Kernel, _>(b)?;
+        self.blocking(|inner| inner.reduce_pair(&a, &b, what))
+    }
+
     /// Enqueues [`Reducer::dot`] on `stream`, its result to `out`.
     ///
     /// ```no_run
@@ -741,6 +757,17 @@ macro_rules! cudarc_input {
                 T::Kernel: Element,
             {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.dot(self, other))
+            }
+
+            fn reduce_pair<O: crate::user::Operator<T::Kernel>>(
+                &self,
+                other: &Self,
+                what: &crate::User<T::Kernel, O>,
+            ) -> Result<T::Kernel>
+            where
+                T::Kernel: crate::user::Scalar,
+            {
+                with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_pair(self, other, what))
             }
         }
     )*};

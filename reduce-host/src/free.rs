@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::input::DeviceInput;
 use crate::over::Over;
 use crate::reduction::{ArgMax, ArgMin, Mean, Reduction};
+use crate::user::{Operator, Scalar, User};
 use crate::Op;
 #[cfg(doc)]
 use crate::{Error, Reducer, Var};
@@ -111,6 +112,18 @@ pub fn product<T: Element>(input: &impl DeviceInput<T, Kernel = T>) -> Result<T>
 /// ```
 pub fn dot<T: Element, I: DeviceInput<T, Kernel = T>>(a: &I, b: &I) -> Result<T> {
     a.dot(b)
+}
+
+/// A user operator over two inputs on the GPU: its `combine` of its
+/// `map_pair` of each pair `(a[i], b[i])`
+/// ([`Reducer::reduce_pair`](crate::Reducer::reduce_pair), whose example
+/// is the squared distance); [`Error::LengthMismatch`] if the lengths differ.
+pub fn reduce_pair<T: Scalar, O: Operator<T>, I: DeviceInput<T, Kernel = T>>(
+    a: &I,
+    b: &I,
+    what: &User<T, O>,
+) -> Result<T> {
+    a.reduce_pair(b, what)
 }
 
 /// The largest element of `input`: [`Error::Empty`] if empty; NaN if any element is NaN.

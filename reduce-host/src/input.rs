@@ -71,6 +71,16 @@ pub trait DeviceInput<T>: sealed::Sealed {
     fn dot(&self, other: &Self) -> Result<Self::Kernel>
     where
         Self::Kernel: crate::Element;
+
+    /// [`crate::reduce_pair`] of this buffer and `other`.
+    #[doc(hidden)]
+    fn reduce_pair<O: crate::user::Operator<Self::Kernel>>(
+        &self,
+        other: &Self,
+        what: &crate::User<Self::Kernel, O>,
+    ) -> Result<Self::Kernel>
+    where
+        Self::Kernel: crate::user::Scalar;
 }
 
 /// cust's buffers, reduced by this thread's reducer for the current context.
@@ -120,6 +130,13 @@ mod cust_buffers {
                         T: crate::Element,
                     {
                         with_thread_reducer(|r| r.dot(slice(self), slice(other)))
+                    }
+
+                    fn reduce_pair<O: crate::user::Operator<T>>(&self, other: &Self, what: &crate::User<T, O>) -> Result<T>
+                    where
+                        T: crate::user::Scalar,
+                    {
+                        with_thread_reducer(|r| r.reduce_pair(slice(self), slice(other), what))
                     }
                 }
             };

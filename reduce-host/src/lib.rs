@@ -334,7 +334,7 @@ pub use backend::Cuda;
 pub use backend::{Backend, Emulated};
 pub use element::{ArgInput, CastTo, DeviceValue, Element, ElementType, FloatElement, MeanInput, WidensTo};
 pub use error::{Error, Result};
-pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, reduce_over, sum};
+pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, reduce_over, reduce_pair, sum};
 /// The `half` crate, in the version whose `f16`/`bf16` the kernels take
 /// (and `cust` copies to the GPU).
 pub use half;

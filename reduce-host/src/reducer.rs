@@ -15,6 +15,7 @@ use crate::error::{CudaError, Error, Result};
 #[cfg(feature = "cust")]
 use crate::policy::Policy;
 use crate::shape::{self, LaunchShape};
+use crate::user::{Operator, Scalar, User};
 #[cfg(feature = "cust")]
 use cust::memory::DeviceSlice;
 #[cfg(feature = "cust")]
@@ -181,6 +182,46 @@ impl<B: Backend> Reducer<B> {
         self.blocking(|reducer, out| reducer.enqueue_dot(a, b, out, None))
     }
 
+    /// A user operator over two inputs: its `combine` over its `map_pair`
+    /// of each pair `(a[i], b[i])` (by default `a[i] * b[i]`: a dot product
+    /// in the operator's combine), on the GPU or the emulator; the
+    /// identity if both are empty. [`Error::LengthMismatch`] if their
+    /// lengths differ.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::user::{Operator, Value};
+    /// use reduce::{emulated::Emulator, User};
+    /// /// The squared distance Σ (a - b)².
+    /// #[derive(Clone, Copy, Debug)]
+    /// struct SquaredDistance;
+    /// impl Operator<f32> for SquaredDistance {
+    ///     fn identity(&self) -> f32 {
+    ///         0.0
+    ///     }
+    ///     fn combine<V: Value<f32>>(&self, a: V, b: V) -> V {
+    ///         a + b
+    ///     }
+    ///     fn map_pair<V: Value<f32>>(&self, a: V, b: V) -> V {
+    ///         (a - b) * (a - b)
+    ///     }
+    /// }
+    /// let what = User::new(SquaredDistance)?;
+    /// let mut emulator = Emulator::default();
+    /// assert_eq!(emulator.reduce_pair(&[1.0, 2.0, 3.0], &[1.0, 4.0, 6.0], &what)?, 13.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_pair<T: Scalar, O: Operator<T>>(
+        &mut self,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        what: &User<T, O>,
+    ) -> Result<T> {
+        self.with_user(what.program(), |reducer| {
+            reducer.blocking(|reducer, out| reducer.enqueue_two(Kernel::UserPair { element: T::TYPE }, a, b, out, None))
+        })
+    }
+
     #[doc(hidden)]
     /// The launch shape a reduction of `len` elements of `T` with `op` uses.
     ///
@@ -335,8 +376,20 @@ impl<B: Backend> Reducer<B> {
         out: u64,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
+        self.enqueue_two(Kernel::Dot { element: T::TYPE }, a, b, out, stream)
+    }
+
+    /// Enqueues `kernel`, of the two-input family ([`DotArgs`]: a dot
+    /// product, or a user operator's pairs), over `a` and `b`.
+    pub(crate) fn enqueue_two<T: Element>(
+        &mut self,
+        kernel: Kernel,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         let (a, b, len) = checked_pair::<B, T>(a, b)?;
-        let kernel = Kernel::Dot { element: T::TYPE };
         let accesses = [
             Access::read::<T>("a", a, len),
             Access::read::<T>("b", b, len),

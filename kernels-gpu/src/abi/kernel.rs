@@ -62,6 +62,9 @@ pub enum Kernel {
     ArgAxis { op: Op, input: Scalar },
     /// The dot product of two inputs of `element`s: [`DotArgs`].
     Dot { element: Scalar },
+    /// A user operator over two inputs of `element`s: its combine of its
+    /// map of each pair `(a[i], b[i])`: [`DotArgs`] (`crate::user`).
+    UserPair { element: Scalar },
     /// A ladder rung's `op` over `element`s (one pass): [`LadderArgs`].
     Ladder { rung: Rung, op: Op, element: Scalar },
     /// One of seed 004's dot products: [`SeedDotArgs`].
@@ -104,7 +107,7 @@ impl Op {
 /// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`,
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
-/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`.
+/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -176,6 +179,9 @@ macro_rules! kernel_name {
     (dot, $t:ident) => {
         concat!("reduce_dot_", stringify!($t))
     };
+    (user_pair, $t:ident) => {
+        concat!("reduce_user_pair_", stringify!($t))
+    };
     (ladder, $rung:ident, $op:ident, $t:ident) => {
         concat!("ladder_", stringify!($rung), "_", stringify!($op), "_", stringify!($t))
     };
@@ -235,6 +241,8 @@ pub enum UserFamily {
     Whole,
     Segmented(SegmentSchedule),
     Axis,
+    /// [`Kernel::UserPair`].
+    Pair,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -247,6 +255,7 @@ impl Kernel {
                 Module::User(UserFamily::Segmented(schedule), element)
             }
             Kernel::Axis { op, element } if op.is_user() => Module::User(UserFamily::Axis, element),
+            Kernel::UserPair { element } => Module::User(UserFamily::Pair, element),
             Kernel::Reduce { element, .. }
             | Kernel::Dot { element }
             | Kernel::DivideByCount { element }
@@ -308,6 +317,7 @@ impl fmt::Display for Module {
                 write!(f, "user_{}", Module::Segmented(*schedule, *element))
             }
             Module::User(UserFamily::Axis, element) => write!(f, "user_axis_{}", element.name()),
+            Module::User(UserFamily::Pair, element) => write!(f, "user_pair_{}", element.name()),
         }
     }
 }
@@ -351,8 +361,8 @@ mod tests {
         // 12 whole-input types, 4 schedules × 6 elements, 2 ladder types, 12
         // axis input types (6 elements; i8, i16, u8, u16 widened; f16, bf16
         // widened and argmax), the statistics; the user operator's whole,
-        // 4 segmented and axis modules of 6 elements.
-        assert_eq!(modules.len(), 12 + 24 + 2 + 12 + 1 + 6 * 6);
+        // 4 segmented, axis and pair modules of 6 elements.
+        assert_eq!(modules.len(), 12 + 24 + 2 + 12 + 1 + 6 * 7);
         let names: std::collections::HashSet<String> = modules.iter().map(Module::to_string).collect();
         assert_eq!(names.len(), modules.len(), "two modules share a file stem");
         let sum_f32 = Kernel::Reduce {

@@ -103,7 +103,8 @@ macro_rules! for_each_statistic_kernel {
 }
 
 /// Calls `$callback! { $extra element_type, ... }` with every production
-/// dot-product kernel ([`Kernel::Dot`]).
+/// dot-product kernel ([`Kernel::Dot`]), each with the user operator's
+/// kernel over two inputs of its type ([`Kernel::UserPair`]).
 #[macro_export]
 macro_rules! for_each_dot_kernel {
     ($callback:ident $($extra:tt)*) => {

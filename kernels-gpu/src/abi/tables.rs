@@ -122,7 +122,10 @@ for_each_arg_kernel!(arg_kernel_table);
 
 macro_rules! dot_kernel_table {
     ($($t:ident),* $(,)?) => {
-        const DOT_KERNELS: &[(Kernel, &str)] = &[$((Kernel::Dot { element: scalar!($t) }, kernel_name!(dot, $t)),)*];
+        const DOT_KERNELS: &[(Kernel, &str)] = &[$(
+            (Kernel::Dot { element: scalar!($t) }, kernel_name!(dot, $t)),
+            (Kernel::UserPair { element: scalar!($t) }, kernel_name!(user_pair, $t)),
+        )*];
     };
 }
 for_each_dot_kernel!(dot_kernel_table);
@@ -214,14 +217,14 @@ mod tests {
         // 8 reductions × 6 types + MaxAbs × 2 + the user operator's two
         // (with and without its map) × 6 types, each whole-input and per
         // schedule (4) and along an axis; 18 widenings, whole and along an axis;
-        // 8 argmax inputs × 2, whole and along an axis; 6 dots; 7 rungs × 4
+        // 8 argmax inputs × 2, whole and along an axis; 6 dots and 6 user pairs; 7 rungs × 4
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
         // divisions (the means); 4 conversions (the casts).
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
         );
         assert_eq!(
             Kernel::Ladder {

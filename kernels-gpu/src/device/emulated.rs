@@ -334,6 +334,8 @@ pub trait UserFunctions: Send + Sync {
     fn combine(&self, a: u64, b: u64) -> u64;
     /// The map of an input element.
     fn map(&self, x: u64) -> u64;
+    /// The map of a pair of two inputs' elements.
+    fn map_pair(&self, a: u64, b: u64) -> u64;
 }
 
 std::thread_local! {
@@ -377,5 +379,8 @@ impl<T: crate::element::Element> super::UserScalar for T {
     }
     fn user_map(x: Self) -> Self {
         T::from_bits(user_functions(|f| f.map(x.to_bits())))
+    }
+    fn user_map_pair(a: Self, b: Self) -> Self {
+        T::from_bits(user_functions(|f| f.map_pair(a.to_bits(), b.to_bits())))
     }
 }

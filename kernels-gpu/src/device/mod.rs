@@ -43,4 +43,6 @@ pub trait UserScalar: crate::element::Element {
     fn user_combine(a: Self, b: Self) -> Self;
     /// The operator's map of an input element.
     fn user_map(x: Self) -> Self;
+    /// The operator's map of a pair of two inputs' elements.
+    fn user_map_pair(a: Self, b: Self) -> Self;
 }

@@ -475,12 +475,13 @@ nan_f32! {
 /// them does not load). Bits in, bits out: the functions work on registers
 /// of the type's width, whatever the type.
 macro_rules! user_functions {
-    ($($t:ty: $bits:ty, $identity:ident, $combine:ident, $map:ident;)*) => {
+    ($($t:ty: $bits:ty, $identity:ident, $combine:ident, $map:ident, $map_pair:ident;)*) => {
         extern "C" {
             $(
                 fn $identity() -> $bits;
                 fn $combine(a: $bits, b: $bits) -> $bits;
                 fn $map(x: $bits) -> $bits;
+                fn $map_pair(a: $bits, b: $bits) -> $bits;
             )*
         }
         use crate::element::Element;
@@ -502,15 +503,20 @@ macro_rules! user_functions {
                     // SAFETY: as `user_identity`.
                     <$t as Element>::from_bits(unsafe { $map(x.to_bits() as $bits) } as u64)
                 }
+                #[inline(always)]
+                fn user_map_pair(a: Self, b: Self) -> Self {
+                    // SAFETY: as `user_identity`.
+                    <$t as Element>::from_bits(unsafe { $map_pair(a.to_bits() as $bits, b.to_bits() as $bits) } as u64)
+                }
             }
         )*
     };
 }
 user_functions! {
-    i32: u32, user_op_identity_i32, user_op_combine_i32, user_op_map_i32;
-    u32: u32, user_op_identity_u32, user_op_combine_u32, user_op_map_u32;
-    i64: u64, user_op_identity_i64, user_op_combine_i64, user_op_map_i64;
-    u64: u64, user_op_identity_u64, user_op_combine_u64, user_op_map_u64;
-    f32: u32, user_op_identity_f32, user_op_combine_f32, user_op_map_f32;
-    f64: u64, user_op_identity_f64, user_op_combine_f64, user_op_map_f64;
+    i32: u32, user_op_identity_i32, user_op_combine_i32, user_op_map_i32, user_op_map_pair_i32;
+    u32: u32, user_op_identity_u32, user_op_combine_u32, user_op_map_u32, user_op_map_pair_u32;
+    i64: u64, user_op_identity_i64, user_op_combine_i64, user_op_map_i64, user_op_map_pair_i64;
+    u64: u64, user_op_identity_u64, user_op_combine_u64, user_op_map_u64, user_op_map_pair_u64;
+    f32: u32, user_op_identity_f32, user_op_combine_f32, user_op_map_f32, user_op_map_pair_f32;
+    f64: u64, user_op_identity_f64, user_op_combine_f64, user_op_map_f64, user_op_map_pair_f64;
 }

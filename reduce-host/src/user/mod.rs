@@ -37,7 +37,9 @@ use std::sync::Arc;
 ///   Floats are associative up to rounding, as for the built-in sums.
 /// - `map` (default: the element itself): applied once to each input
 ///   element as it is read, never to partial results — `Σ|x|` maps with
-///   `abs` and combines with `+`.
+///   `abs` and combines with `+`; `map_pair` (default: the product) the
+///   same for the pairs of two inputs (`Σ (a - b)²`, a weighted sum), in
+///   the calls over two inputs (whole inputs only).
 ///
 /// `combine` and `map` are generic over [`Value`], whose operations (`+ - *`,
 /// unary `-`, [`Value::abs`], comparisons, [`Value::select`], [`Value::max`],
@@ -71,6 +73,15 @@ pub trait Operator<T: Scalar>: Send + Sync + 'static {
     /// An input element as it is read, before it is combined.
     fn map<V: Value<T>>(&self, x: V) -> V {
         x
+    }
+    /// A pair of two inputs' elements `(a[i], b[i])` as they are read, for
+    /// the calls over two inputs ([`Reducer::reduce_pair`](crate::Reducer::reduce_pair),
+    /// [`reduce_pair`](crate::reduce_pair)): by default their product, so
+    /// an operator whose combine is `+` is a dot product.
+    // A `Value`'s `*` wraps (integers) or rounds (floats): it cannot panic.
+    #[allow(clippy::arithmetic_side_effects)]
+    fn map_pair<V: Value<T>>(&self, a: V, b: V) -> V {
+        a * b
     }
 }
 
@@ -131,6 +142,19 @@ impl<T: Scalar, O: Operator<T>> User<T, O> {
     /// The operator.
     pub fn operator(&self) -> &O {
         &self.on_the_cpu.operator
+    }
+
+    /// The operator's reduction of the pairs of `a` and `b` on the CPU,
+    /// folded from the left as [`User::fold`] (pairs past the shorter of
+    /// the two are left out).
+    pub fn fold_pairs(&self, a: &[T], b: &[T]) -> T {
+        let operator = &self.on_the_cpu.operator;
+        a.iter()
+            .zip(b)
+            .fold(Plain(operator.identity()), |total, (&x, &y)| {
+                operator.combine(total, operator.map_pair(Plain(x), Plain(y)))
+            })
+            .0
     }
 
     /// The operator's reduction of `elements` on the CPU, folded from the

@@ -15,8 +15,8 @@ use std::sync::Arc;
 /// functions on the CPU for the emulator.
 #[derive(Clone)]
 pub struct Program {
-    /// The definitions of `user_op_identity_<t>`, `user_op_combine_<t>`
-    /// and `user_op_map_<t>`, `<t>` the element type.
+    /// The definitions of `user_op_identity_<t>`, `user_op_combine_<t>`,
+    /// `user_op_map_<t>` and `user_op_map_pair_<t>`, `<t>` the element type.
     pub(crate) ptx: Arc<str>,
     /// A hash of `ptx`: the backends' caches key the operator's kernels by
     /// it (and compare `ptx` where it matches).
@@ -58,6 +58,10 @@ impl<T: Scalar, O: Operator<T>> UserFunctions for OnTheCpu<T, O> {
     fn map(&self, x: u64) -> u64 {
         self.operator.map(Plain(T::from_bits(x))).0.to_bits()
     }
+    fn map_pair(&self, a: u64, b: u64) -> u64 {
+        let (a, b) = (Plain(T::from_bits(a)), Plain(T::from_bits(b)));
+        self.operator.map_pair(a, b).0.to_bits()
+    }
 }
 
 /// `operator` traced and emitted, and wrapped for the CPU.
@@ -66,11 +70,13 @@ pub(crate) fn compile<T: Scalar, O: Operator<T>>(operator: O) -> Result<(Program
     let identity = trace::<T, 0>(|[]| Traced::constant(identity))?;
     let combine = trace::<T, 2>(|[a, b]| operator.combine(a, b))?;
     let map = trace::<T, 1>(|[x]| operator.map(x))?;
+    let map_pair = trace::<T, 2>(|[a, b]| operator.map_pair(a, b))?;
     let name = T::NAME;
     let functions = [
         (format!("user_op_identity_{name}"), identity),
         (format!("user_op_combine_{name}"), combine),
         (format!("user_op_map_{name}"), map),
+        (format!("user_op_map_pair_{name}"), map_pair),
     ];
     let text: String = functions
         .iter()

@@ -340,3 +340,82 @@ fn a_non_commutative_operator_gives_the_emulators_bits_on_the_gpu() {
         );
     }
 }
+
+/// Σ (a - b)² of two inputs (`map_pair`).
+#[derive(Clone, Copy, Debug)]
+struct SquaredDistance;
+impl<T: Scalar + TestElement> Operator<T> for SquaredDistance {
+    fn identity(&self) -> T {
+        T::default()
+    }
+    fn combine<V: Value<T>>(&self, a: V, b: V) -> V {
+        a + b
+    }
+    fn map_pair<V: Value<T>>(&self, a: V, b: V) -> V {
+        (a - b) * (a - b)
+    }
+}
+
+/// Two inputs: a user sum over the default `map_pair` (the product) gives
+/// `dot`'s bits (the same kernel body and tree), and the squared distance
+/// of integer-valued data its exact value; lengths that differ are refused.
+#[test]
+fn user_operators_over_two_inputs() {
+    let test = "user_operators_over_two_inputs";
+    let mut rng = rng(test);
+    let (sum, distance) = (User::new(Sum).unwrap(), User::<f64, _>::new(SquaredDistance).unwrap());
+    for_each_backend!(test, |tester| {
+        for n in [0, 1, 1000, tester.size(1 << 22, 30_000)] {
+            let a: Vec<f32> = (0..n).map(|_| rng.gen_range(-100..100) as f32).collect();
+            let b: Vec<f32> = (0..n).map(|_| rng.gen_range(-100..100) as f32).collect();
+            two_inputs_on(&mut tester, &mut rng, &a, &b, &sum, &distance);
+        }
+    });
+}
+
+fn two_inputs_on<B: TestBackend>(
+    tester: &mut Tester<B>,
+    rng: &mut StdRng,
+    a: &[f32],
+    b: &[f32],
+    sum: &User<f32, Sum>,
+    distance: &User<f64, SquaredDistance>,
+) {
+    let name = tester.name();
+    let (sa, sb) = (
+        B::stage(a, rng.gen_range(0..4), f32::NAN),
+        B::stage(b, rng.gen_range(0..4), f32::NAN),
+    );
+    let r = &mut tester.reducer;
+    let (a_slice, b_slice) = (B::slice(&sa), B::slice(&sb));
+    let ours = r.reduce_pair(a_slice, b_slice, sum).unwrap();
+    let dot = r.dot(a_slice, b_slice).unwrap();
+    assert_eq!(
+        ours.to_bits(),
+        dot.to_bits(),
+        "{name} {}: {ours} where dot gives {dot}",
+        a.len()
+    );
+    // In f64 every partial sum is an integer below 2^53: exact in any order.
+    let (a, b): (Vec<f64>, Vec<f64>) = (
+        a.iter().map(|&x| f64::from(x)).collect(),
+        b.iter().map(|&x| f64::from(x)).collect(),
+    );
+    let expected: f64 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let (sa, sb) = (
+        B::stage(&a, rng.gen_range(0..4), f64::NAN),
+        B::stage(&b, rng.gen_range(0..4), f64::NAN),
+    );
+    let (a_slice, b_slice) = (B::slice(&sa), B::slice(&sb));
+    let got = r.reduce_pair(a_slice, b_slice, distance).unwrap();
+    assert_eq!(got, expected, "{name} {}: squared distance", a.len());
+    assert_eq!(got, distance.fold_pairs(&a, &b), "{name}: the CPU fold");
+    if !a.is_empty() {
+        let short = B::stage(&b[1..], 0, f64::NAN);
+        let refused = r.reduce_pair(a_slice, B::slice(&short), distance);
+        assert!(
+            matches!(refused, Err(Error::LengthMismatch { .. })),
+            "{name}: {refused:?}"
+        );
+    }
+}
