@@ -98,7 +98,7 @@ kernel_args_words!(
     SegmentedArgs: Segmented,
     AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | StatisticSegments | ArgAxis,
     ArgArgs: Arg,
-    DotArgs: Dot,
+    DotArgs: Dot | UserPair,
     LadderArgs: Ladder,
     SeedDotArgs: SeedDot,
     DivideArgs: DivideByCount,
