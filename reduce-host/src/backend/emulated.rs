@@ -304,6 +304,10 @@ impl Launcher for Emulated {
     }
 
     unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<StreamHandle>) -> Result<()> {
+        // As the GPU backend: the argument struct must be the kernel's.
+        if !A::fits(launch.kernel) {
+            return Err(Error::MissingKernel(launch.kernel));
+        }
         let (name, entry) = dispatch::entry(launch.kernel).ok_or(Error::MissingKernel(launch.kernel))?;
         let function = A::entry(entry).ok_or(Error::MissingKernel(launch.kernel))?;
         let blocks = launch.shape.blocks;
