@@ -19,7 +19,7 @@ pub(crate) mod value;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use value::{Compare, FloatScalar, Plain, Scalar, Value};
+pub use value::{Compare, Plain, Scalar, Value};
 
 use crate::error::{Error, Result};
 use program::{OnTheCpu, Program};
