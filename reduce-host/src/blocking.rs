@@ -150,7 +150,7 @@ impl<B: Backend> Reducer<B> {
         let out = B::parts(B::as_slice_mut(&mut values));
         let means_address = means.as_mut().map(|means| B::parts(B::as_slice_mut(means)).0);
         self.blocking_over(input, what, over, out, means_address)?;
-        let results = R::results(values, means).ok_or(Error::Cuda(crate::error::CudaError::InvalidValue))?;
+        let results = R::results(values, means).ok_or(Error::internal("a mean-and-variance call without its means"))?;
         Reduced::new(results, &layout, &axes)
     }
 

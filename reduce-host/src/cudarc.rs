@@ -157,7 +157,7 @@ use crate::backend::gpu::Gpu;
 use crate::backend::launcher::StreamHandle;
 use crate::blocking::{check_into, results_of};
 use crate::element::{sealed::Sealed, DeviceValue, Element};
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result};
 use crate::input::DeviceInput;
 use crate::over::{Over, Target};
 use crate::reduction::Reduction;
@@ -381,7 +381,7 @@ impl Reducer {
             let over = offsets.as_ref().map(|(offsets, _)| offsets);
             self.blocking(|inner| inner.blocking_over(&input, what, over, out, means_address))?;
         }
-        let results = R::results(values, means).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let results = R::results(values, means).ok_or(Error::internal("a mean-and-variance call without its means"))?;
         Reduced::new(results, &layout, &axes)
     }
 

@@ -4,8 +4,82 @@ use cust_core::DeviceCopy;
 use kernels_gpu::widen::{Bf16, F16};
 use std::fmt::Debug;
 
-/// The runtime name of an element or input type (the kernels' [`kernels_gpu::abi::Scalar`]).
-pub use kernels_gpu::abi::Scalar as ElementType;
+use kernels_gpu::abi::Scalar;
+
+/// Defines [`ElementType`] from one list, with the kernels' name of each.
+macro_rules! element_types {
+    ($($(#[$doc:meta])* $name:ident => $lower:literal, $bytes:literal;)*) => {
+        /// The runtime name of an element or input type.
+        ///
+        /// ```
+        /// use reduce::{Element, ElementType};
+        /// assert_eq!(<u64 as Element>::TYPE, ElementType::U64);
+        /// assert_eq!((ElementType::Bf16.name(), ElementType::Bf16.size()), ("bf16", 2));
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ElementType {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl ElementType {
+            /// Lower-case name, as Rust spells the type (`"i32"`, `"bf16"`, ...).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ElementType::$name => $lower,)*
+                }
+            }
+
+            /// Bytes per value.
+            pub fn size(self) -> usize {
+                match self {
+                    $(ElementType::$name => $bytes,)*
+                }
+            }
+
+            /// The kernels' name of the type.
+            pub(crate) const fn kernel(self) -> Scalar {
+                match self {
+                    $(ElementType::$name => Scalar::$name,)*
+                }
+            }
+
+            /// The type the kernels' `scalar` names.
+            pub(crate) const fn of_kernel(scalar: Scalar) -> ElementType {
+                match scalar {
+                    $(Scalar::$name => ElementType::$name,)*
+                }
+            }
+        }
+    };
+}
+
+element_types! {
+    /// `i8`.
+    I8 => "i8", 1;
+    /// `i16`.
+    I16 => "i16", 2;
+    /// `i32`.
+    I32 => "i32", 4;
+    /// `i64`.
+    I64 => "i64", 8;
+    /// `u8`.
+    U8 => "u8", 1;
+    /// `u16`.
+    U16 => "u16", 2;
+    /// `u32`.
+    U32 => "u32", 4;
+    /// `u64`.
+    U64 => "u64", 8;
+    /// `half::f16`.
+    F16 => "f16", 2;
+    /// `half::bf16`.
+    Bf16 => "bf16", 2;
+    /// `f32`.
+    F32 => "f32", 4;
+    /// `f64`.
+    F64 => "f64", 8;
+}
 
 /// A value the kernels write: copyable to the device by cust (and, with
 /// the `cudarc` feature, by cudarc). Every element, count and index type is one.
@@ -180,7 +254,7 @@ macro_rules! host_input {
 macro_rules! widens_to {
     ($(($input:ident, $input_name:ident, $acc:ident, [$(($op:ident, $stem:ident, $operator:ident))*])),* $(,)?) => {$(
         impl WidensTo<$acc> for host_input!($input_name) {
-            const INPUT: ElementType = kernels_gpu::scalar!($input_name);
+            const INPUT: ElementType = ElementType::of_kernel(kernels_gpu::scalar!($input_name));
         }
     )*};
 }
@@ -262,7 +336,7 @@ macro_rules! arg_input {
     ($(($input:ident, $name:ident, $acc:ident)),* $(,)?) => {$(
         impl ArgInput for host_input!($name) {
             type Value = $acc;
-            const INPUT: ElementType = kernels_gpu::scalar!($name);
+            const INPUT: ElementType = ElementType::of_kernel(kernels_gpu::scalar!($name));
             fn from_value(value: $acc) -> Self {
                 arg_from_value!($name, value)
             }

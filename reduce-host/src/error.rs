@@ -1,6 +1,8 @@
 //! The error type of every fallible call.
 
-use kernels_gpu::abi::Op;
+use crate::element::ElementType;
+use crate::op::Op;
+use kernels_gpu::abi;
 
 /// Everything that can go wrong in a reduction.
 ///
@@ -9,7 +11,7 @@ use kernels_gpu::abi::Op;
 /// ```
 /// use reduce::{emulated::Emulator, Error, Op};
 /// match Emulator::default().reduce::<f32, _>(&[], Op::Max) {
-///     Err(Error::Empty { op }) => assert_eq!(op, Op::Max), // no element to return
+///     Err(Error::empty(op)) => assert_eq!(op, Op::Max), // no element to return
 ///     Err(other) => panic!("another error: {other}"),
 ///     Ok(value) => panic!("a maximum of nothing: {value}"),
 /// }
@@ -133,11 +135,11 @@ pub enum Error {
     /// those of [`Std`](crate::Std) and [`MeanVar`](crate::MeanVar)).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// The kernel module has no kernel for this identity: a bug in the
-    /// library (its kernel table and its operations disagree), never the
-    /// input's fault.
-    #[error("the kernel module has no entry point for {0:?}; please report this")]
-    MissingKernel(kernels_gpu::abi::Kernel),
+    /// A broken invariant of the library itself (its kernel table and its
+    /// operations disagree, a workspace it made is missing, ...): never the
+    /// input's fault, and nothing was launched with wrong arguments.
+    #[error("internal error in reduce: {0}; please report this")]
+    Internal(String),
     /// A user operator ([`User`](crate::User)) that cannot be traced (it
     /// kept a traced value from an earlier call), or whose kernels the
     /// driver could not compile: the message holds the driver's log.
@@ -258,6 +260,45 @@ pub enum Error {
 /// assert_eq!(total(&[1, 2, 3]).ok(), Some(6));
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+// The errors that name an operator are made where the kernels' operator is
+// known; a user operator's never reaches them (it has an identity and is
+// defined for its types), so one that does is the library's bug.
+impl Error {
+    /// [`Error::Empty`] for the kernels' `op`.
+    pub(crate) fn empty(op: abi::Op) -> Error {
+        match Op::of_kernel(op) {
+            Some(op) => Error::Empty { op },
+            None => Error::internal(format_args!("{op} of an empty input has no value")),
+        }
+    }
+
+    /// [`Error::UnsupportedOp`] for the kernels' `op` over `element`.
+    pub(crate) fn unsupported_op(op: abi::Op, element: ElementType) -> Error {
+        match Op::of_kernel(op) {
+            Some(op) => Error::UnsupportedOp { op, element },
+            None => Error::internal(format_args!("{op} is not defined for {element:?}")),
+        }
+    }
+
+    /// [`Error::UnsupportedWidening`] for the kernels' `op` of `input` into `accumulator`.
+    pub(crate) fn unsupported_widening(op: abi::Op, input: &'static str, accumulator: ElementType) -> Error {
+        match Op::of_kernel(op) {
+            Some(op) => Error::UnsupportedWidening { op, input, accumulator },
+            None => Error::internal(format_args!("{op} of {input} is not widened")),
+        }
+    }
+
+    /// [`Error::Internal`] saying what broke.
+    pub(crate) fn internal(what: impl std::fmt::Display) -> Error {
+        Error::Internal(what.to_string())
+    }
+
+    /// [`Error::Internal`] for a kernel the tables lack.
+    pub(crate) fn missing_kernel(kernel: abi::Kernel) -> Error {
+        Error::internal(format_args!("the kernel module has no entry point for {kernel:?}"))
+    }
+}
 
 macro_rules! cuda_errors {
     ($($(#[$doc:meta])* $variant:ident = $code:literal, $name:literal;)*) => {

@@ -24,13 +24,93 @@ use crate::backend::launcher::{element_address, Access, Launch};
 use crate::backend::Backend;
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
+use crate::op::Op;
 use crate::reducer::{checked_pair, checked_parts, Reducer};
 #[cfg(feature = "cust")]
 use crate::scope::{Input, Output, Scope, ScopeStream};
 use crate::shape::{self, LaunchShape};
-use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{Kernel, LadderArgs, SeedDotArgs, VECTOR_BYTES};
-pub use kernels_gpu::abi::{Rung, SeedDot as DotKernel};
+use kernels_gpu::abi::{self, Kernel, LadderArgs, SeedDotArgs, VECTOR_BYTES};
+use std::fmt;
+
+/// Defines a kind of the ladder's kernels from one list: its variants,
+/// `ALL` (for [`Rung`]) and the kernels' name of each.
+macro_rules! ladder_kinds {
+    ($(#[$doc:meta])* $kind:ident = $kernel:ident { $($(#[$variant_doc:meta])* $name:ident,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $kind {
+            $($(#[$variant_doc])* $name,)*
+        }
+
+        impl $kind {
+            /// Every one, in the ladder's order.
+            pub const ALL: [$kind; [$($kind::$name),*].len()] = [$($kind::$name),*];
+
+            /// The kernels' name of `self`.
+            fn kernel(self) -> abi::$kernel {
+                match self {
+                    $($kind::$name => abi::$kernel::$name,)*
+                }
+            }
+        }
+    };
+}
+
+ladder_kinds! {
+    /// A rung of the ladder the tutorials climb: each is a kernel that
+    /// shows one technique (`docs/LADDER.md` says what each costs on an H200).
+    Rung = Rung {
+        /// 1. One element per thread into shared memory; at stride `s` the threads
+        ///    with `tid % 2s == 0` combine: divergent warps at every step.
+        InterleavedDivergent,
+        /// 2. Thread `t` combines at `2·s·t`: contiguous active threads, but
+        ///    2-, 4-, 8-…-way shared-memory bank conflicts.
+        InterleavedStrided,
+        /// 3. Strides halve from `B/2`, thread `t < s` combines `t` and `t + s`:
+        ///    no divergence in busy warps, no bank conflicts.
+        SequentialAddressing,
+        /// 4. Each thread adds two elements (`B` apart) while loading: half the blocks.
+        FirstAddDuringLoad,
+        /// 5. One 16-byte vector per thread stored into a shared array of `4·B`
+        ///    values, then summed from there: 4× fewer load instructions, 4× the
+        ///    shared memory.
+        VectorViaShared,
+        /// 6. One 16-byte vector per thread, summed in registers: shared memory
+        ///    back to `B` values.
+        CoarsenedVector,
+        /// 7. As 6, but the block combines with warp shuffles (`shfl.sync`) and
+        ///    one barrier instead of a shared-memory tree.
+        WarpShuffle,
+    }
+}
+
+ladder_kinds! {
+    /// The dot-product tutorial's two dot-product kernels.
+    DotKernel = SeedDot {
+        /// Every thread atomically adds its product into the result: one atomic per element.
+        AtomicPerElement,
+        /// Products into shared memory, a block tree, one atomic per block.
+        BlockTree,
+    }
+}
+
+impl Rung {
+    /// The rung's number on the ladder, 1 to 7.
+    pub fn number(self) -> u32 {
+        self.kernel().number()
+    }
+
+    /// The rung's kernel-name stem (`"warp_shuffle"`, ...).
+    pub fn name(self) -> &'static str {
+        self.kernel().name()
+    }
+}
+
+impl fmt::Display for Rung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}. {}", self.number(), self.name())
+    }
+}
 
 /// A rung of the ladder at a block size it supports: a power of two from 8
 /// to 1024 threads (from 32 for [`Rung::WarpShuffle`]). Only
@@ -170,9 +250,9 @@ fn enqueue_reduce<B: Backend, T: Element>(
     }
     let Ladder { rung, block_threads } = ladder;
     let kernel = Kernel::Ladder {
-        rung,
-        op,
-        element: T::TYPE,
+        rung: rung.kernel(),
+        op: op.kernel(),
+        element: T::TYPE.kernel(),
     };
     if kernel.name().is_none() {
         return Err(Error::UnsupportedStrategy {
@@ -297,8 +377,8 @@ fn enqueue_dot<B: Backend, T: Element>(
 ) -> Result<()> {
     let (a, b, len) = checked_pair::<B, T>(a, b)?;
     let seed = Kernel::SeedDot {
-        kind: kernel,
-        element: T::TYPE,
+        kind: kernel.kernel(),
+        element: T::TYPE.kernel(),
     };
     if seed.name().is_none() {
         return Err(Error::UnsupportedStrategy {

@@ -315,6 +315,7 @@ mod input;
 pub mod ladder;
 #[cfg(feature = "cust")]
 pub mod multi;
+mod op;
 mod over;
 mod placement;
 mod policy;
@@ -339,7 +340,7 @@ pub use free::{argmax, argmin, dot, max, mean, min, norm_l2, product, reduce, re
 /// (and `cust` copies to the GPU).
 pub use half;
 pub use input::DeviceInput;
-pub use kernels_gpu::abi::Op;
+pub use op::Op;
 pub use over::Over;
 #[doc(hidden)]
 pub use policy::Policy;

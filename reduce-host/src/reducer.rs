@@ -11,7 +11,7 @@ use crate::backend::Backend;
 #[cfg(feature = "cust")]
 use crate::backend::Cuda;
 use crate::element::{ArgInput, Element, ElementType, FloatElement, WidensTo};
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result};
 #[cfg(feature = "cust")]
 use crate::policy::Policy;
 use crate::shape::{self, LaunchShape};
@@ -218,7 +218,17 @@ impl<B: Backend> Reducer<B> {
         what: &User<T, O>,
     ) -> Result<T> {
         self.with_user(what.program(), |reducer| {
-            reducer.blocking(|reducer, out| reducer.enqueue_two(Kernel::UserPair { element: T::TYPE }, a, b, out, None))
+            reducer.blocking(|reducer, out| {
+                reducer.enqueue_two(
+                    Kernel::UserPair {
+                        element: T::TYPE.kernel(),
+                    },
+                    a,
+                    b,
+                    out,
+                    None,
+                )
+            })
         })
     }
 
@@ -241,8 +251,11 @@ impl<B: Backend> Reducer<B> {
     /// assert_eq!(emulator.launch_shape::<f64>(Op::Sum, 2000)?.blocks, 4);
     /// # Ok(()) }
     /// ```
-    pub fn launch_shape<T: Element>(&mut self, op: Op, len: usize) -> Result<LaunchShape> {
-        let kernel = Kernel::Reduce { op, element: T::TYPE };
+    pub fn launch_shape<T: Element>(&mut self, op: crate::Op, len: usize) -> Result<LaunchShape> {
+        let kernel = Kernel::Reduce {
+            op: op.kernel(),
+            element: T::TYPE.kernel(),
+        };
         self.production_shape(kernel, len, T::TYPE.size())
     }
 
@@ -260,14 +273,17 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<()> {
         // An op the type lacks is that error whatever the length (as in the
         // segmented calls), before the empty-input rule.
-        if !op.is_defined_for(T::TYPE) {
-            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        if !op.is_defined_for(T::TYPE.kernel()) {
+            return Err(Error::unsupported_op(op, T::TYPE));
         }
         let (address, len) = checked_parts::<B, T>(input)?;
         if len == 0 && !op.defined_on_empty() && !neutral_if_empty {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
-        let kernel = Kernel::Reduce { op, element: T::TYPE };
+        let kernel = Kernel::Reduce {
+            op,
+            element: T::TYPE.kernel(),
+        };
         self.launch_one_input::<T>(kernel, address, len, Access::write::<T>("out", out, 1), stream)
     }
 
@@ -280,19 +296,15 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<()> {
         let kernel = Kernel::Widened {
             op,
-            input: In::INPUT,
-            accumulator: A::TYPE,
+            input: In::INPUT.kernel(),
+            accumulator: A::TYPE.kernel(),
         };
         if kernel.name().is_none() {
-            return Err(Error::UnsupportedWidening {
-                op,
-                input: In::INPUT.name(),
-                accumulator: A::TYPE,
-            });
+            return Err(Error::unsupported_widening(op, In::INPUT.name(), A::TYPE));
         }
         let (address, len) = checked_parts::<B, In>(input)?;
         if len == 0 && !op.defined_on_empty() {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
         self.launch_one_input::<In>(kernel, address, len, Access::write::<A>("out", out, 1), stream)
     }
@@ -323,7 +335,7 @@ impl<B: Backend> Reducer<B> {
     pub(crate) fn arg_to_host<T: ArgInput>(&mut self, input: &B::Slice<T>, op: Op) -> Result<(u64, T)> {
         let slot = self.backend.result_slot();
         // The slot's second word: inside the backend's 16-byte slot, so always an address.
-        let index_word = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let index_word = element_address::<u64>(slot, 1).ok_or(Error::internal("the result slot's second word"))?;
         self.enqueue_arg(input, op, (slot, index_word), None)?;
         let [value, index] = self.backend.read_result_slot()?;
         let value: T::Value = from_word(value);
@@ -345,13 +357,16 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         if !matches!(op, Op::Max | Op::Min) {
-            return Err(Error::UnsupportedOp { op, element: T::INPUT });
+            return Err(Error::unsupported_op(op, T::INPUT));
         }
         let (address, len) = checked_parts::<B, T>(input)?;
         if len == 0 {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
-        let kernel = Kernel::Arg { op, input: T::INPUT };
+        let kernel = Kernel::Arg {
+            op,
+            input: T::INPUT.kernel(),
+        };
         let accesses = [
             Access::read::<T>("input", address, len),
             Access::write::<T::Value>("value", value, 1),
@@ -376,7 +391,15 @@ impl<B: Backend> Reducer<B> {
         out: u64,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        self.enqueue_two(Kernel::Dot { element: T::TYPE }, a, b, out, stream)
+        self.enqueue_two(
+            Kernel::Dot {
+                element: T::TYPE.kernel(),
+            },
+            a,
+            b,
+            out,
+            stream,
+        )
     }
 
     /// Enqueues `kernel`, of the two-input family ([`DotArgs`]: a dot
@@ -419,7 +442,9 @@ impl<B: Backend> Reducer<B> {
         if len == 0 {
             return Ok(());
         }
-        let kernel = Kernel::DivideByCount { element: A::TYPE };
+        let kernel = Kernel::DivideByCount {
+            element: A::TYPE.kernel(),
+        };
         let shape = self.production_shape(kernel, len, A::TYPE.size())?;
         let accesses = [Access::write::<A>("out", out, len)];
         let launch = Launch {
@@ -453,7 +478,10 @@ impl<B: Backend> Reducer<B> {
         if len == 0 {
             return Ok(());
         }
-        let kernel = Kernel::Convert { from, to };
+        let kernel = Kernel::Convert {
+            from: from.kernel(),
+            to: to.kernel(),
+        };
         let shape = self.production_shape(kernel, len, from.size())?;
         let bytes = |size: usize| (len as u64).saturating_mul(size as u64);
         let accesses = [
@@ -536,16 +564,23 @@ impl<B: Backend> Reducer<B> {
     }
 
     /// `run` with `program` as the user operator of the backend's launches
-    /// (`Op::User` kernels), none again afterwards, whatever `run` returns.
+    /// (the kernels' `Op::User`), none again afterwards, whatever `run`
+    /// returns (or if it panics).
     pub(crate) fn with_user<R>(
         &mut self,
         program: &crate::user::program::Program,
         run: impl FnOnce(&mut Self) -> Result<R>,
     ) -> Result<R> {
+        /// Unsets the user operator when dropped: also if `run` panics.
+        struct Unset<'r, B: Backend>(&'r mut Reducer<B>);
+        impl<B: Backend> Drop for Unset<'_, B> {
+            fn drop(&mut self) {
+                self.0.backend.set_user(None);
+            }
+        }
         self.backend.set_user(Some(program.clone()));
-        let result = run(self);
-        self.backend.set_user(None);
-        result
+        let set = Unset(self);
+        run(&mut *set.0)
     }
 
     /// The `T` at the start of the result slot, after the own stream's work.

@@ -33,13 +33,14 @@ use crate::backend::launcher::{check_aliasing, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{ArgInput, CastTo, DeviceValue, Element, FloatElement, MeanInput, WidensTo};
 use crate::error::{Error, Result};
+use crate::op::Op;
 use crate::over::{Over, Target};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use crate::user::{Operator, Scalar, User};
 use cust_core::DeviceCopy;
-use kernels_gpu::abi::{Finish, Op};
+use kernels_gpu::abi::{self, Finish};
 use std::marker::PhantomData;
 
 pub(crate) mod sealed {
@@ -76,13 +77,17 @@ pub trait Reduction<In: DeviceCopy>: Copy + std::fmt::Debug + sealed::Sealed {
     #[doc(hidden)]
     const MEANS: bool = false;
 
+    /// The reduction's name in [`Error::UnsupportedOver`] if no kernel of
+    /// it takes segments; `None` if one does.
+    #[doc(hidden)]
+    const WITHOUT_SEGMENTS: Option<&'static str> = None;
+
     /// [`Error::UnsupportedOver`] (or [`Error::InvalidAxes`] for argmax
     /// along several axes) where no kernel computes the reduction over
     /// `over`: checked before anything is allocated or launched.
     #[doc(hidden)]
     fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
-        let _ = over;
-        Ok(())
+        takes_segments(over, Self::WITHOUT_SEGMENTS)
     }
 
     /// Reduces the whole of `input` on `reducer`'s stream and returns the value.
@@ -133,8 +138,7 @@ impl<T: Element> Reduction<T> for Op {
     one_output!();
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
-        not_a_user_op::<T>(self)?;
-        reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, self, out, None, false))
+        reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, self.kernel(), out, None, false))
     }
 
     fn enqueue<B: Backend>(
@@ -145,24 +149,14 @@ impl<T: Element> Reduction<T> for Op {
         target: Target,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        not_a_user_op::<T>(self)?;
-        enqueue_op(self, reducer, input, over, target, stream)
-    }
-}
-
-/// [`Error::UnsupportedOp`] for the hidden `Op`s of the user operator's
-/// kernels: only [`User`] launches them, with its operator.
-fn not_a_user_op<T: Element>(op: Op) -> Result<()> {
-    match op.is_user() {
-        true => Err(Error::UnsupportedOp { op, element: T::TYPE }),
-        false => Ok(()),
+        enqueue_op(self.kernel(), reducer, input, over, target, stream)
     }
 }
 
 /// An operator's reduction (built in, or the user's with its program set)
 /// over `over`.
 fn enqueue_op<B: Backend, T: Element>(
-    op: Op,
+    op: abi::Op,
     reducer: &mut Reducer<B>,
     input: &B::Slice<T>,
     over: Over<'_, &B::Slice<u64>>,
@@ -183,8 +177,8 @@ fn enqueue_op<B: Backend, T: Element>(
             // Rows of length 0 are an empty dimension, as an axis of length
             // 0 (the rule for empty parts: `Over`'s docs), even with no
             // row; an op the type lacks is `UnsupportedOp` first, as along axes.
-            if len == 0 && !op.defined_on_empty() && op.is_defined_for(T::TYPE) {
-                return Err(Error::Empty { op });
+            if len == 0 && !op.defined_on_empty() && op.is_defined_for(T::TYPE.kernel()) {
+                return Err(Error::empty(op));
             }
             reducer.enqueue_segmented::<T>(values, layout, op, out, target.status, stream)
         }
@@ -203,7 +197,7 @@ impl<T: Scalar, O: Operator<T>> Reduction<T> for &User<T, O> {
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
         reducer.with_user(self.program(), |reducer| {
-            reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, Op::User, out, None, false))
+            reducer.blocking(|reducer, out| reducer.enqueue_reduce(input, abi::Op::User, out, None, false))
         })
     }
 
@@ -216,7 +210,7 @@ impl<T: Scalar, O: Operator<T>> Reduction<T> for &User<T, O> {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         reducer.with_user(self.program(), |reducer| {
-            enqueue_op(Op::User, reducer, input, over, target, stream)
+            enqueue_op(abi::Op::User, reducer, input, over, target, stream)
         })
     }
 }
@@ -275,15 +269,10 @@ impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
     type Value = A;
     one_output!();
 
-    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
-        match over {
-            Over::Segments(_) => Err(no_kernel_over_segments(WIDENED)),
-            _ => Ok(()),
-        }
-    }
+    const WITHOUT_SEGMENTS: Option<&'static str> = Some(WIDENED);
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<A> {
-        reducer.blocking(|reducer, out| reducer.enqueue_widened::<A, In>(input, self.op, out, None))
+        reducer.blocking(|reducer, out| reducer.enqueue_widened::<A, In>(input, self.op.kernel(), out, None))
     }
 
     fn enqueue<B: Backend>(
@@ -296,14 +285,14 @@ impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
     ) -> Result<()> {
         let out = (target.out, target.len);
         match over {
-            Over::Whole => reducer.enqueue_widened::<A, In>(input, self.op, target.single()?, stream),
+            Over::Whole => reducer.enqueue_widened::<A, In>(input, self.op.kernel(), target.single()?, stream),
             Over::Segments(_) => Err(no_kernel_over_segments(WIDENED)),
             Over::Rows { rows, len } => {
                 let layout = rows_layout(B::parts(input).1, rows, len)?;
-                reducer.enqueue_widened_axes::<A, In>(input, &layout, &[1], self.op, out, stream)
+                reducer.enqueue_widened_axes::<A, In>(input, &layout, &[1], self.op.kernel(), out, stream)
             }
             Over::Axes(layout, axes) => {
-                reducer.enqueue_widened_axes::<A, In>(input, layout, axes, self.op, out, stream)
+                reducer.enqueue_widened_axes::<A, In>(input, layout, axes, self.op.kernel(), out, stream)
             }
         }
     }
@@ -311,6 +300,15 @@ impl<A: Element, In: WidensTo<A>> Reduction<In> for Widened<A> {
 
 /// The name of [`Widened`] in errors.
 const WIDENED: &str = "a widened reduction";
+
+/// [`Error::UnsupportedOver`] if `over` is segments and `without_segments`
+/// names a reduction no kernel of which takes them.
+fn takes_segments<O>(over: &Over<'_, O>, without_segments: Option<&'static str>) -> Result<()> {
+    match (over, without_segments) {
+        (Over::Segments(_), Some(reduction)) => Err(no_kernel_over_segments(reduction)),
+        _ => Ok(()),
+    }
+}
 
 /// [`Error::UnsupportedOver`] for `reduction` over segments, which no
 /// kernel of it takes.
@@ -416,18 +414,19 @@ macro_rules! arg_reduction {
             type Value = (u64, T);
             one_output!();
 
+            const WITHOUT_SEGMENTS: Option<&'static str> = Some(ARG);
+
             fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
-                match over {
-                    Over::Segments(_) => Err(no_kernel_over_segments(ARG)),
-                    Over::Axes(_, axes) if axes.len() != 1 => Err(Error::InvalidAxes(format!(
-                        "argmax and argmin take one axis, not {axes:?}"
-                    ))),
-                    _ => Ok(()),
+                if let Over::Axes(_, axes) = over {
+                    if axes.len() != 1 {
+                        return Err(Error::InvalidAxes(format!("argmax and argmin take one axis, not {axes:?}")));
+                    }
                 }
+                takes_segments(over, Some(ARG))
             }
 
             fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<(u64, T)> {
-                reducer.arg_to_host(input, Op::$op)
+                reducer.arg_to_host(input, abi::Op::$op)
             }
 
             fn enqueue<B: Backend>(
@@ -444,9 +443,9 @@ macro_rules! arg_reduction {
                     // value goes to the stream's sink, the index to `target`.
                     Over::Whole => {
                         let sink = reducer.backend.workspace(stream)?.sink;
-                        reducer.enqueue_arg(input, Op::$op, (sink, target.single()?), stream)
+                        reducer.enqueue_arg(input, abi::Op::$op, (sink, target.single()?), stream)
                     }
-                    _ => enqueue_call(Call::arg::<T>(Op::$op)?, reducer, input, over, target, stream),
+                    _ => enqueue_call(Call::arg::<T>(abi::Op::$op)?, reducer, input, over, target, stream),
                 }
             }
         }
@@ -495,12 +494,7 @@ impl<In: MeanInput> Reduction<In> for Mean {
     type Value = In::Mean;
     one_output!();
 
-    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
-        match over {
-            Over::Segments(_) => Err(no_kernel_over_segments(MEAN)),
-            _ => Ok(()),
-        }
-    }
+    const WITHOUT_SEGMENTS: Option<&'static str> = Some(MEAN);
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<In::Mean> {
         let sum: In::Mean = Widened::<In::Mean>::new(Op::Sum).value(reducer, input)?;
@@ -515,12 +509,8 @@ impl<In: MeanInput> Reduction<In> for Mean {
         target: Target,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let count = match over {
-            Over::Whole => B::parts(input).1,
-            Over::Segments(_) => return Err(no_kernel_over_segments(MEAN)),
-            Over::Rows { len, .. } => len,
-            Over::Axes(layout, axes) => layout.reduced_count(axes)?,
-        };
+        <Self as Reduction<In>>::check_over(self, &over)?;
+        let count = reduced_extent(&over, B::parts(input).1)?;
         // The sums as `Widened` computes them (for the whole input, the
         // kernel `value` reads back), then each divided as `value` divides.
         Widened::<In::Mean>::new(Op::Sum).enqueue(reducer, input, over, target, stream)?;
@@ -841,8 +831,9 @@ fn check_positions<W: CastTo<T>, T>(extent: usize) -> Result<()> {
 }
 
 /// The number of elements each result of a reduction over `over` folds
-/// along (for the positions of argmax/argmin: the axis, the row, the whole
-/// input of `len`); 0 over segments, which the casts do not take.
+/// along (the whole input of `len`, a row, the reduced axes: a mean's
+/// count, the positions of argmax/argmin); 0 over segments, which
+/// neither takes.
 fn reduced_extent<O>(over: &Over<'_, O>, len: usize) -> Result<usize> {
     match over {
         Over::Whole => Ok(len),
@@ -896,6 +887,8 @@ macro_rules! cast_common {
     ($inner:ty, $input:ty) => {
         type Output = T;
         one_output!();
+
+        const WITHOUT_SEGMENTS: Option<&'static str> = <$inner as Reduction<$input>>::WITHOUT_SEGMENTS;
 
         fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
             <$inner as Reduction<$input>>::check_over(self.inner, over)

@@ -201,11 +201,11 @@ impl<B: Backend> Reducer<B> {
     /// ```
     pub fn segmented_launch_shape<T: Element>(
         &mut self,
-        op: Op,
+        op: crate::Op,
         segments: usize,
         len: usize,
     ) -> Result<SegmentedShape> {
-        Ok(self.segmented_plan::<T>(op, segments, len, (false, false))?.1)
+        Ok(self.segmented_plan::<T>(op.kernel(), segments, len, (false, false))?.1)
     }
 
     /// The segmented kernel and launch shape for `len` elements of `T` in
@@ -218,12 +218,12 @@ impl<B: Backend> Reducer<B> {
         len: usize,
         (offsets, strided_rows): (bool, bool),
     ) -> Result<(Kernel, SegmentedShape)> {
-        if !op.is_defined_for(T::TYPE) {
-            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        if !op.is_defined_for(T::TYPE.kernel()) {
+            return Err(Error::unsupported_op(op, T::TYPE));
         }
         let kernel = |schedule| Kernel::Segmented {
             op,
-            element: T::TYPE,
+            element: T::TYPE.kernel(),
             schedule,
         };
         // The fixed-order kernel's limit sizes the grid for it and the

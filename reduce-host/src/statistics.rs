@@ -84,12 +84,11 @@ use crate::axes::{plan_passes, too_large, AxisLaunch, Pass, SegmentsLaunch, Stri
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
-use crate::error::CudaError;
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, from_word, Reducer};
 use crate::segmented::Layout;
 use cust_core::DeviceCopy;
-use kernels_gpu::abi::{Finish, Kernel, Op, Statistic};
+use kernels_gpu::abi::{Finish, Kernel, Op, Scalar, Statistic};
 
 /// What [`Count`](crate::Count), [`Any`](crate::Any) and [`All`](crate::All)
 /// test each element for. `#[non_exhaustive]`: more may come.
@@ -172,15 +171,15 @@ impl Call {
     fn statistic(statistic: Statistic, input: ElementType, accumulator: ElementType, finish: Finish) -> Self {
         let states = Kernel::StatisticStates {
             statistic,
-            accumulator: statistic.states_accumulator(accumulator),
+            accumulator: statistic.states_accumulator(accumulator.kernel()),
         };
         Call {
             elements: Kernel::Statistic {
                 statistic,
-                input,
-                accumulator,
+                input: input.kernel(),
+                accumulator: accumulator.kernel(),
             },
-            states: Some((states, statistic.state_bytes(accumulator) as usize)),
+            states: Some((states, statistic.state_bytes(accumulator.kernel()) as usize)),
             empty: None,
             finish,
             finish_param: 0,
@@ -219,10 +218,13 @@ impl Call {
     /// `u64` position per result. [`Error::UnsupportedOp`] for another op.
     pub(crate) fn arg<T: ArgInput>(op: Op) -> Result<Self> {
         if !matches!(op, Op::Max | Op::Min) {
-            return Err(Error::UnsupportedOp { op, element: T::INPUT });
+            return Err(Error::unsupported_op(op, T::INPUT));
         }
         Ok(Call {
-            elements: Kernel::ArgAxis { op, input: T::INPUT },
+            elements: Kernel::ArgAxis {
+                op,
+                input: T::INPUT.kernel(),
+            },
             states: None,
             empty: Some(op),
             finish: Finish::Value,
@@ -261,7 +263,7 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<(A, A)> {
         let slot = self.backend.result_slot();
         // The slot's second word: inside the backend's 16-byte slot.
-        let means = element_address::<u64>(slot, 1).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let means = element_address::<u64>(slot, 1).ok_or(Error::internal("the result slot's second word"))?;
         let destination = Destination {
             out: slot,
             len: 1,
@@ -309,7 +311,7 @@ impl<B: Backend> Reducer<B> {
         // Before the no-results return: an axis of length 0 has no argmax
         // even where no kept position asks for one.
         if let (0, Some(op)) = (checked.reduced_elements, call.empty) {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
         if outputs == 0 {
             return Ok(());
@@ -348,7 +350,7 @@ impl<B: Backend> Reducer<B> {
             (None, [_, copy]) if copy.reduced.extent == 1 && call.result_bytes == 8 => (
                 Kernel::Axis {
                     op: Op::Max,
-                    element: ElementType::U64,
+                    element: Scalar::U64,
                 },
                 call.result_bytes,
             ),

@@ -491,9 +491,4 @@ fn a_user_operator_over_shards() {
             "n = {n}"
         );
     }
-    // The hidden op alone is refused.
-    assert!(matches!(
-        group.reduce::<f32>(&[], Op::User),
-        Err(Error::UnsupportedOp { .. })
-    ));
 }

@@ -9,22 +9,9 @@ use super::{Finish, Kernel};
 #[cfg(not(target_arch = "nvptx64"))]
 use core::fmt;
 
-/// A reduction operator: what the host asks for, and the `<stem>` of the
-/// entry points that implement it.
-///
-/// | op             | identity (empty input)    | integers           | floats |
-/// |----------------|---------------------------|--------------------|--------|
-/// | `Sum`          | `0`                       | wraps in the type  | IEEE 754 (`inf + -inf` is NaN) |
-/// | `Product`      | `1`                       | wraps in the type  | IEEE 754 |
-/// | `Max`          | none: `Err(Error::Empty)` | exact              | NaN if any element is NaN; `-inf` is a value like any other |
-/// | `Min`          | none: `Err(Error::Empty)` | exact              | NaN if any element is NaN; `+inf` is a value like any other |
-/// | `NanSum`       | `0`                       | as `Sum`           | NaN elements count as 0 (a NaN from `inf + -inf` still is NaN), like `numpy.nansum` |
-/// | `NanMax`       | none: `Err(Error::Empty)` | as `Max`           | NaN elements are skipped; NaN only if every element is NaN, like `numpy.nanmax` / `torch.fmax` |
-/// | `NanMin`       | none: `Err(Error::Empty)` | as `Min`           | as `NanMax`, for the minimum |
-/// | `SumOfSquares` | `0`                       | `Σ x·x`, wraps     | `Σ x·x`, IEEE 754 (overflows to `inf` past the type's range; no scaling) |
-/// | `MaxAbs`       | none: `Err(Error::Empty)` | `Err(Error::UnsupportedOp)` | `max \|x\|`, NaN if any element is NaN (the ∞-norm) |
-///
-/// More operators will be added, so matches on `Op` need a wildcard arm.
+/// A reduction operator of the kernels, and the `<stem>` of the entry
+/// points that implement it: the host's public `reduce::Op` (whose docs
+/// give each one's rules), and the two that run a user's operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Op {
@@ -47,22 +34,20 @@ pub enum Op {
     /// The largest absolute value (floats only).
     MaxAbs,
     /// The operator a user wrote (`reduce::User`): its map, then its
-    /// combine. Internal: its kernels are PTX that calls functions the host
+    /// combine. Its kernels are PTX that calls functions the host
     /// generates from the operator (`kernels-gpu/src/user.rs`), so only the
-    /// host's user path can launch them; everywhere else it is
-    /// `UnsupportedOp`.
-    #[doc(hidden)]
+    /// host's user path launches them.
     User,
     /// The user's combine without the map: what combines partial results
     /// of [`Op::User`] (its [`Op::combiner`]).
-    #[doc(hidden)]
     UserCombine,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Op {
-    /// Every operator, in a fixed order.
-    pub const ALL: [Op; 9] = [
+    /// The built-in operators (all but the user's), in a fixed order:
+    /// the host's public `reduce::Op`s.
+    pub const BUILT_IN: &'static [Op] = &[
         Op::Sum,
         Op::Max,
         Op::Min,

@@ -5,7 +5,6 @@
 /// element types ([`Scalar::ELEMENTS`], which every operator reduces in), and
 /// the narrower inputs that the widening and argmax kernels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Scalar {
     I8,
     I16,

@@ -7,7 +7,6 @@ use super::{too_large, CheckedView, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{Element, ElementType, WidensTo};
-use crate::error::CudaError;
 use crate::error::{Error, Result};
 use crate::reducer::{checked_parts, Reducer};
 use crate::segmented::Layout;
@@ -28,8 +27,8 @@ impl<B: Backend> Reducer<B> {
         out: (u64, usize),
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        if !op.is_defined_for(T::TYPE) {
-            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+        if !op.is_defined_for(T::TYPE.kernel()) {
+            return Err(Error::unsupported_op(op, T::TYPE));
         }
         let reading = Reading {
             input: T::TYPE,
@@ -53,11 +52,7 @@ impl<B: Backend> Reducer<B> {
             accumulator: A::TYPE,
         };
         if reading.axis_kernel(op).name().is_none() {
-            return Err(Error::UnsupportedWidening {
-                op,
-                input: In::INPUT.name(),
-                accumulator: A::TYPE,
-            });
+            return Err(Error::unsupported_widening(op, In::INPUT.name(), A::TYPE));
         }
         self.enqueue_axes_reading::<In, A>(input, (reading, op), (layout, axes), out, stream)
     }
@@ -84,7 +79,7 @@ impl<B: Backend> Reducer<B> {
         // Before the no-results return: an axis of length 0 has no max even
         // where no kept position asks for one (as `torch.amax`).
         if reduced_elements == 0 && !op.defined_on_empty() {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
         if outputs == 0 {
             return Ok(());
@@ -102,7 +97,7 @@ impl<B: Backend> Reducer<B> {
         if span == 0 {
             // A reduced axis of length 0 (no kept one is): every result is the identity.
             if !op.defined_on_empty() {
-                return Err(Error::Empty { op });
+                return Err(Error::empty(op));
             }
             let pass = Pass::empty(outputs as u64);
             return self.run_pass::<In, A>(&pass, (reading, op), (address, 0), out, 0, stream);
@@ -117,7 +112,9 @@ impl<B: Backend> Reducer<B> {
         })?;
         let destination = |index: usize| scratch.destination(index, passes.len(), out);
         // `plan_passes` gives at least one pass.
-        let first = passes.first().ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let first = passes
+            .first()
+            .ok_or(Error::internal("an axis reduction planned no pass"))?;
         self.run_pass::<In, A>(
             first,
             (reading, op),
@@ -417,12 +414,12 @@ impl Reading {
         match self.widened() {
             false => Kernel::Reduce {
                 op,
-                element: self.accumulator,
+                element: self.accumulator.kernel(),
             },
             true => Kernel::Widened {
                 op,
-                input: self.input,
-                accumulator: self.accumulator,
+                input: self.input.kernel(),
+                accumulator: self.accumulator.kernel(),
             },
         }
     }
@@ -432,12 +429,12 @@ impl Reading {
         match self.widened() {
             false => Kernel::Axis {
                 op,
-                element: self.accumulator,
+                element: self.accumulator.kernel(),
             },
             true => Kernel::WidenedAxis {
                 op,
-                input: self.input,
-                accumulator: self.accumulator,
+                input: self.input.kernel(),
+                accumulator: self.accumulator.kernel(),
             },
         }
     }

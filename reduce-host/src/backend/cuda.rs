@@ -3,7 +3,7 @@
 
 use super::gpu::Gpu;
 use super::launcher::{Launch, Launcher, StreamHandle, Workspace};
-use crate::error::{CudaError, Error, Result};
+use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::tuning::Tuning;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
@@ -112,7 +112,7 @@ impl Launcher for Cuda {
         let index = usize::try_from(index)
             .ok()
             .filter(|&index| index < slice.len())
-            .ok_or(Error::Cuda(CudaError::InvalidValue))?;
+            .ok_or_else(|| Error::internal(format_args!("element {index} of {} read back", slice.len())))?;
         let mut element = [T::default()];
         slice.index(index).copy_to(&mut element[..])?;
         let [element] = element;

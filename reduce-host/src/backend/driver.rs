@@ -460,7 +460,7 @@ impl Drop for LoadedModule {
 /// that fit on one SM at once.
 pub(crate) fn max_active_blocks(function: CUfunction, threads: u32, shared_bytes: usize) -> Result<u32> {
     let mut blocks = 0i32;
-    let threads = i32::try_from(threads).map_err(|_| Error::Cuda(CudaError::InvalidValue))?;
+    let threads = i32::try_from(threads).map_err(|_| Error::internal(format_args!("a block of {threads} threads")))?;
     // SAFETY: a function of a loaded module; writes one `int`.
     check(unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut blocks, function, threads, shared_bytes) })?;
     Ok(u32::try_from(blocks).unwrap_or(0))

@@ -233,7 +233,7 @@ impl Launcher for Emulated {
         usize::try_from(index)
             .ok()
             .and_then(|index| slice.get(index).copied())
-            .ok_or(Error::Cuda(crate::error::CudaError::InvalidValue))
+            .ok_or_else(|| Error::internal(format_args!("element {index} of {} read back", slice.len())))
     }
 
     fn set_user(&mut self, program: Option<Program>) {
@@ -254,7 +254,7 @@ impl Launcher for Emulated {
     }
 
     fn grid_cap(&mut self, kernel: Kernel) -> Result<u32> {
-        dispatch::entry(kernel).ok_or(Error::MissingKernel(kernel))?;
+        dispatch::entry(kernel).ok_or(Error::missing_kernel(kernel))?;
         Ok(self.max_grid)
     }
 
@@ -306,10 +306,10 @@ impl Launcher for Emulated {
     unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, _stream: Option<StreamHandle>) -> Result<()> {
         // As the GPU backend: the argument struct must be the kernel's.
         if !A::fits(launch.kernel) {
-            return Err(Error::MissingKernel(launch.kernel));
+            return Err(Error::missing_kernel(launch.kernel));
         }
-        let (name, entry) = dispatch::entry(launch.kernel).ok_or(Error::MissingKernel(launch.kernel))?;
-        let function = A::entry(entry).ok_or(Error::MissingKernel(launch.kernel))?;
+        let (name, entry) = dispatch::entry(launch.kernel).ok_or(Error::missing_kernel(launch.kernel))?;
+        let function = A::entry(entry).ok_or(Error::missing_kernel(launch.kernel))?;
         let blocks = launch.shape.blocks;
         self.partials.fill(POISON_WORD);
         // Past `usize` (never on a 64-bit host): all of them, as for any grid

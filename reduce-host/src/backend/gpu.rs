@@ -313,8 +313,14 @@ impl Gpu {
     #[cfg(feature = "cudarc")]
     pub(crate) fn record_launched(&mut self, stream: StreamHandle) -> Result<()> {
         let key = StreamKey::on_this_thread(stream.0 as usize);
-        let workspace = self.lending.get_mut(key).ok_or(Error::Cuda(CudaError::InvalidValue))?;
-        let event = workspace.done.as_ref().ok_or(Error::Cuda(CudaError::InvalidValue))?;
+        let workspace = self
+            .lending
+            .get_mut(key)
+            .ok_or_else(|| Error::internal("a launch on a stream with no workspace"))?;
+        let event = workspace
+            .done
+            .as_ref()
+            .ok_or_else(|| Error::internal("a workspace without its event"))?;
         // SAFETY: the held stream the launches went to, with the context
         // current (the interop binds it for each call).
         unsafe { event.record(stream.0) }?;
@@ -456,7 +462,7 @@ impl Gpu {
     /// A user operator's `kernel` with the operator set now
     /// ([`Launcher::set_user`]), as [`Gpu::kernel`].
     fn user_kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
-        let program = self.user.as_ref().ok_or(Error::MissingKernel(kernel))?;
+        let program = self.user.as_ref().ok_or(Error::missing_kernel(kernel))?;
         let key = (kernel, program.fingerprint);
         if let Some((ptx, handle, cap)) = self.user_loaded.get(&key) {
             if **ptx == *program.ptx {
@@ -471,7 +477,7 @@ impl Gpu {
 
     /// `kernel` loaded, with its grid cap (see [`Gpu::kernel`]).
     fn load_kernel(&mut self, kernel: Kernel) -> Result<(KernelHandle, u32)> {
-        let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
+        let name = kernel.name().ok_or(Error::missing_kernel(kernel))?;
         let block = match AxisArgs::fits(kernel) {
             true => *axis_blocks(self.tuning.block_threads).last().unwrap_or(&32),
             false => self.tuning.block_threads,
@@ -490,7 +496,7 @@ impl Gpu {
     /// `kernel`, named `name`, from its module (loaded on first use; a
     /// user module with the operator set now).
     fn function(&mut self, kernel: Kernel, name: &str) -> Result<CUfunction> {
-        let name = CString::new(name).map_err(|_| Error::MissingKernel(kernel))?;
+        let name = CString::new(name).map_err(|_| Error::missing_kernel(kernel))?;
         let module = match kernel.module() {
             module if module.is_user() => self.user_module(module, kernel)?,
             module => self.module(module)?,
@@ -502,7 +508,7 @@ impl Gpu {
     /// loaded on first use: the driver compiles it from the PTX (a user
     /// module has no machine code), its log in the error if it cannot.
     fn user_module(&mut self, module: Module, kernel: Kernel) -> Result<&LoadedModule> {
-        let program = self.user.clone().ok_or(Error::MissingKernel(kernel))?;
+        let program = self.user.clone().ok_or(Error::missing_kernel(kernel))?;
         let found = self
             .user_modules
             .iter()
@@ -512,7 +518,7 @@ impl Gpu {
             None => {
                 let image = match self.image {
                     Image::Ptx(_) => self.image,
-                    Image::Cubin(_) => self.fallback.ok_or(Error::MissingKernel(kernel))?,
+                    Image::Cubin(_) => self.fallback.ok_or(Error::missing_kernel(kernel))?,
                 };
                 let mut bytes = image.module(module)?;
                 bytes.pop(); // its NUL
@@ -538,7 +544,7 @@ impl Gpu {
         self.user_modules
             .get(index)
             .map(|(_, _, loaded)| loaded)
-            .ok_or(Error::Cuda(CudaError::InvalidValue))
+            .ok_or_else(|| Error::internal("a user module lost from the cache"))
     }
 
     /// `module`, loaded on first use: from the device's machine code, or
@@ -561,7 +567,7 @@ impl Gpu {
         self.modules
             .get(index)
             .map(|(_, loaded)| loaded)
-            .ok_or(Error::Cuda(CudaError::InvalidValue))
+            .ok_or_else(|| Error::internal("a module lost from the cache"))
     }
 }
 
@@ -621,7 +627,7 @@ impl Launcher for Gpu {
             .ok()
             .filter(|&index| index < slice.len())
             .and_then(|index| super::launcher::element_address::<T>(slice.address(), index))
-            .ok_or(Error::Cuda(CudaError::InvalidValue))?;
+            .ok_or_else(|| Error::internal(format_args!("element {index} of {} read back", slice.len())))?;
         let mut element = [T::default()];
         // SAFETY: an element of the caller's input, of a plain-data type.
         unsafe { driver::copy_to_host(address, &mut element, self.stream)? };
@@ -654,7 +660,7 @@ impl Launcher for Gpu {
         }
         // Loaded, and checked to run with the smallest candidate.
         let (_, smallest_cap) = self.kernel(kernel)?;
-        let name = kernel.name().ok_or(Error::MissingKernel(kernel))?;
+        let name = kernel.name().ok_or(Error::missing_kernel(kernel))?;
         let (tuned, sms, max_grid) = (self.tuning.block_threads, self.sms, self.max_grid);
         let function = self.function(kernel, name)?;
         // Threads resident per SM with blocks of `threads`, within the
@@ -725,7 +731,7 @@ impl Launcher for Gpu {
 
     unsafe fn submit<A: EntryArgs>(&mut self, launch: &Launch<'_, A>, stream: Option<StreamHandle>) -> Result<()> {
         if !A::fits(launch.kernel) {
-            return Err(Error::MissingKernel(launch.kernel));
+            return Err(Error::missing_kernel(launch.kernel));
         }
         self.check_owned(launch.accesses, stream.is_some())?;
         let stream = self.enqueue_on(stream)?;
@@ -735,7 +741,7 @@ impl Launcher for Gpu {
         let source = launch.args.as_words();
         let used = words
             .get_mut(..source.len())
-            .ok_or(Error::MissingKernel(launch.kernel))?;
+            .ok_or(Error::missing_kernel(launch.kernel))?;
         used.copy_from_slice(source);
         let mut parameters = [std::ptr::null_mut::<c_void>(); MAX_PARAMETERS];
         for (parameter, word) in parameters.iter_mut().zip(words.iter_mut()) {

@@ -133,7 +133,7 @@ impl<W> Lending<W> {
         self.lent
             .get_mut(index)
             .map(|lent| &mut lent.workspace)
-            .ok_or(crate::error::Error::Cuda(crate::error::CudaError::InvalidValue))
+            .ok_or_else(|| crate::error::Error::internal("a workspace lost from the lending table"))
     }
 
     /// Takes back each workspace lent to a stream other than `except` whose
@@ -190,7 +190,7 @@ impl<W> Lending<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{CudaError, Error};
+    use crate::error::Error;
     use rand::{Rng, SeedableRng};
     use std::cell::Cell;
 
@@ -273,7 +273,7 @@ mod tests {
                 .lend(StreamKey::Made(handle), handle, None, made(&count))
                 .unwrap();
         }
-        let refused = lending.take_back_done(None, |_| Err(Error::Cuda(CudaError::InvalidValue)));
+        let refused = lending.take_back_done(None, |_| Err(Error::internal("refused")));
         assert!(refused.is_err());
         assert_eq!(lending.counts(), (3, 0));
     }

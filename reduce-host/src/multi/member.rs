@@ -4,7 +4,6 @@
 use super::nccl::Comm;
 use crate::backend::launcher::element_address;
 use crate::element::Element;
-use crate::error::CudaError;
 use crate::error::{Error, Result};
 use crate::reducer::Reducer;
 use cust::context::{Context, CurrentContext};
@@ -123,7 +122,8 @@ impl Member {
                 let local = self.local.as_device_ptr().as_raw();
                 for (index, shard) in shards.iter().enumerate() {
                     // Inside `local`, which has a slot per shard: always an address.
-                    let slot = element_address::<T>(local, index).ok_or(Error::Cuda(CudaError::InvalidValue))?;
+                    let slot =
+                        element_address::<T>(local, index).ok_or(Error::internal("a shard slot past the partials"))?;
                     self.reducer.enqueue_partial(shard, op, slot)?;
                 }
                 self.reducer

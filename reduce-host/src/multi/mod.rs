@@ -77,13 +77,14 @@ mod nccl;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::op::Op;
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
 use cust::device::Device;
 use cust::memory::{DeviceBox, DeviceSlice};
 use cust::stream::Stream;
-use kernels_gpu::abi::Op;
+use kernels_gpu::abi;
 use member::{Member, RestoreContext};
 use std::fmt;
 use std::str::FromStr;
@@ -92,46 +93,43 @@ use std::str::FromStr;
 /// user's operator (`&`[`User`]) over the shards' type, whose partial
 /// results the members combine with its `combine`.
 pub trait Combine<T: Element>: Copy + sealed::Sealed {
-    /// The kernels' operator.
+    /// The kernels' operator, and the user's program for them if it is one.
     #[doc(hidden)]
-    fn kernel_op(self) -> Op;
-    /// The user's operator for those kernels, if it is one.
-    #[doc(hidden)]
-    fn program(self) -> Option<Program>;
+    fn operator(self) -> sealed::Operator;
 }
 
 mod sealed {
+    use super::{abi, Program};
+
     pub trait Sealed {}
+
+    /// What the members launch for a [`Combine`](super::Combine): public
+    /// in a private module, so the trait can return it and no one else
+    /// can name it.
+    pub struct Operator {
+        pub(crate) op: abi::Op,
+        pub(crate) program: Option<Program>,
+    }
 }
 
 impl sealed::Sealed for Op {}
 impl<T: Element> Combine<T> for Op {
-    fn kernel_op(self) -> Op {
-        self
-    }
-    fn program(self) -> Option<Program> {
-        None
+    fn operator(self) -> sealed::Operator {
+        sealed::Operator {
+            op: self.kernel(),
+            program: None,
+        }
     }
 }
 
 impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
 impl<T: Scalar, O: Operator<T>> Combine<T> for &User<T, O> {
-    fn kernel_op(self) -> Op {
-        Op::User
+    fn operator(self) -> sealed::Operator {
+        sealed::Operator {
+            op: abi::Op::User,
+            program: Some(self.program().clone()),
+        }
     }
-    fn program(self) -> Option<Program> {
-        Some(self.program().clone())
-    }
-}
-
-/// `what`'s operator and program: [`Error::UnsupportedOp`] for the hidden
-/// `Op`s of user operators passed as ops (they need their operator).
-fn operator_of<T: Element, C: Combine<T>>(what: C) -> Result<(Op, Option<Program>)> {
-    let (op, program) = (what.kernel_op(), what.program());
-    if op.is_user() && program.is_none() {
-        return Err(Error::UnsupportedOp { op, element: T::TYPE });
-    }
-    Ok((op, program))
 }
 
 /// The version of the NCCL library that the multi-GPU calls use, as
@@ -454,7 +452,7 @@ impl Group {
     /// The three steps of a reduction (see [`Member`]), with `what`'s
     /// operator set on every member's reducer meanwhile.
     fn enqueue<T: Element, C: Combine<T>>(&mut self, shards: &[Shard<'_, T>], what: C, outs: &[u64]) -> Result<()> {
-        let (op, program) = operator_of::<T, C>(what)?;
+        let sealed::Operator { op, program } = what.operator();
         self.members
             .iter_mut()
             .for_each(|member| member.set_user(program.clone()));
@@ -466,9 +464,9 @@ impl Group {
     /// [`Group::enqueue`] of the kernels' `op`; the combine runs on every
     /// member into `outs`, or on member 0 into its result slot if `outs` is
     /// empty.
-    fn enqueue_op<T: Element>(&mut self, shards: &[Shard<'_, T>], op: Op, outs: &[u64]) -> Result<()> {
-        if !op.is_defined_for(T::TYPE) {
-            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+    fn enqueue_op<T: Element>(&mut self, shards: &[Shard<'_, T>], op: abi::Op, outs: &[u64]) -> Result<()> {
+        if !op.is_defined_for(T::TYPE.kernel()) {
+            return Err(Error::unsupported_op(op, T::TYPE));
         }
         if let Some(shard) = shards.iter().find(|s| s.member >= self.members.len()) {
             return Err(Error::InvalidGroup(format!(
@@ -478,7 +476,7 @@ impl Group {
             )));
         }
         if !op.defined_on_empty() && shards.iter().all(|s| s.data.is_empty()) {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
         // A kernel reading another GPU's memory would fault and poison the
         // context; find such a shard or output first.
@@ -750,14 +748,14 @@ impl Communicator {
     /// # Ok(()) }
     /// ```
     pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: impl Combine<T>) -> Result<T> {
-        let (op, program) = operator_of::<T, _>(op)?;
+        let sealed::Operator { op, program } = op.operator();
         self.check(shards, op)?;
         self.member.set_user(program);
         let reduced = self.member.reduce_counting(shards, op);
         self.member.set_user(None);
         let (value, total_length) = reduced?;
         if total_length == 0 && !op.defined_on_empty() {
-            return Err(Error::Empty { op });
+            return Err(Error::empty(op));
         }
         Ok(value)
     }
@@ -791,7 +789,7 @@ impl Communicator {
         op: impl Combine<T>,
         out: &mut DeviceBox<T>,
     ) -> Result<()> {
-        let (op, program) = operator_of::<T, _>(op)?;
+        let sealed::Operator { op, program } = op.operator();
         self.check(shards, op)?;
         self.member.check_owns(out.as_device_ptr().as_raw(), "the output")?;
         self.member.set_user(program);
@@ -803,7 +801,7 @@ impl Communicator {
     }
 
     /// The three steps of [`Communicator::all_reduce_into`], enqueued.
-    fn enqueue_all_reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op, out: u64) -> Result<()> {
+    fn enqueue_all_reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: abi::Op, out: u64) -> Result<()> {
         self.member.enqueue_local(shards, op)?;
         // One rank per process: no NCCL group needed.
         self.member.enqueue_gather::<T>()?;
@@ -812,9 +810,9 @@ impl Communicator {
 
     /// The checks before the collective: the op is defined for `T` and the
     /// shards are on this rank's GPU. Leaves this rank's context current.
-    fn check<T: Element>(&self, shards: &[&DeviceSlice<T>], op: Op) -> Result<()> {
-        if !op.is_defined_for(T::TYPE) {
-            return Err(Error::UnsupportedOp { op, element: T::TYPE });
+    fn check<T: Element>(&self, shards: &[&DeviceSlice<T>], op: abi::Op) -> Result<()> {
+        if !op.is_defined_for(T::TYPE.kernel()) {
+            return Err(Error::unsupported_op(op, T::TYPE));
         }
         for shard in shards.iter().filter(|s| !s.is_empty()) {
             self.member.check_owns(shard.as_device_ptr().as_raw(), "a shard")?;

@@ -86,7 +86,7 @@ fn all_ops_f32_every_rung_nan_anywhere() {
     for_each_backend!(test, |backend| {
         for rung in Rung::ALL {
             backend.set_ladder(Some(Ladder::new(rung, default_block(&backend)).unwrap()));
-            for op in Op::LADDER {
+            for &op in Op::LADDER {
                 for n in [1usize, 1000, backend.size(70_001, EMULATOR_MAX)] {
                     for position in [0, n / 2, n - 1] {
                         let mut data = random_vec::<f32>(&mut rng, op, n);
@@ -175,7 +175,7 @@ fn all_ops_i32_f32_every_rung_infinities_and_bounds() {
         for rung in Rung::ALL {
             backend.set_ladder(Some(Ladder::new(rung, default_block(&backend)).unwrap()));
             for n in [1usize, 33, backend.size(65537, EMULATOR_MAX)] {
-                for op in Op::LADDER {
+                for &op in Op::LADDER {
                     for value in [f32::INFINITY, f32::NEG_INFINITY] {
                         backend
                             .check(&vec![value; n], 1, op)

@@ -44,7 +44,14 @@ struct Case {
 }
 
 fn element_types() -> impl proptest::strategy::Strategy<Value = ElementType> {
-    prop::sample::select(ElementType::ELEMENTS.to_vec())
+    prop::sample::select(vec![
+        ElementType::I32,
+        ElementType::U32,
+        ElementType::I64,
+        ElementType::U64,
+        ElementType::F32,
+        ElementType::F64,
+    ])
 }
 
 /// Mostly the production kernel; sometimes a ladder rung (for the types it has).

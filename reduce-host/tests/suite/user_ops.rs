@@ -2,7 +2,7 @@
 //! bit for bit what the built-in operator gives where the two coincide (the
 //! same kernels, the same tree), exact against a CPU fold where the
 //! operator is exact, the identity for empty parts, deterministic where
-//! the operator is not associative, and the hidden `Op::User` refused.
+//! the operator is not associative.
 
 use crate::common;
 use common::*;
@@ -289,19 +289,6 @@ fn deterministic_on<B: TestBackend>(tester: &mut Tester<B>, data: &[f32], what: 
     for _ in 0..3 {
         let again = tester.reducer.reduce(B::slice(&staged), what).unwrap();
         assert_eq!(again.to_bits(), first.to_bits(), "{}", tester.name());
-    }
-}
-
-/// `Op::User`, hidden in `Op`, is only the user path's: passed as an op
-/// it is refused, not launched without its operator.
-#[test]
-fn the_hidden_user_op_is_refused() {
-    let mut emulator = reduce::emulated::Emulator::default();
-    for op in [Op::User, Op::UserCombine] {
-        let refused = emulator.reduce(&[1.0f32, 2.0][..], op);
-        assert!(matches!(refused, Err(Error::UnsupportedOp { .. })), "{op}: {refused:?}");
-        let refused = emulator.reduce_over(&[1.0f32, 2.0][..], op, Over::Rows { rows: 1, len: 2 });
-        assert!(matches!(refused, Err(Error::UnsupportedOp { .. })), "{op}: {refused:?}");
     }
 }
 
