@@ -47,6 +47,7 @@ pub mod element;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emulator;
 pub mod entry;
+pub mod exact;
 pub mod grid;
 pub mod indexed;
 pub mod ladder;
