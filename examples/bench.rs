@@ -102,6 +102,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "statistics_f64" => bench_statistics::<f64>(&mut reducer, "f64")?,
             "user" => bench_user(&mut reducer, &sizes)?,
             "user_first" => bench_user_first(&mut reducer)?,
+            "exact" => {
+                bench_exact::<f32>(&mut reducer, "f32", &sizes)?;
+                bench_exact::<f64>(&mut reducer, "f64", &sizes_64)?;
+            }
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -220,6 +224,60 @@ fn median_us<'b>(
     })?;
     times_ms.sort_by(f32::total_cmp);
     Ok(times_ms[times_ms.len() / 2] as f64 * 1e3)
+}
+
+/// `ExactSum` against `Op::Sum`, same process and stream, on two inputs:
+/// the bench's 1, 2, 3 and uniform values in (-1, 1) (a hash of the
+/// index; every bit of the mantissa in use, exponents down to about 2^-32).
+/// Also checks that the exact sum equals `ExactSum::fold` of the same
+/// values on the CPU.
+fn bench_exact<T: FromSmall + FloatElement + From<f32>>(
+    reducer: &mut Reducer,
+    name: &str,
+    sizes: &[usize],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let mut out = DeviceBox::new(&T::default())?;
+    let uniform = |i: usize| {
+        let mut h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d;
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 32;
+        // 24 random bits and a random sign: uniform in (-1, 1), exact in f32.
+        let magnitude = (h & 0xff_ffff) as f32 / (1u32 << 24) as f32;
+        T::from(if h >> 63 == 1 { -magnitude } else { magnitude })
+    };
+    for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
+        let bytes = n * std::mem::size_of::<T>();
+        for (data, value) in [
+            ("small", &(|i| fill_value::<T>(i, 7)) as &dyn Fn(usize) -> T),
+            ("uniform", &uniform),
+        ] {
+            let buffers = rotated_buffers(n, value)?;
+            let host: Vec<T> = (0..n).map(value).collect();
+            let exact = reducer.reduce(&buffers[0], reduce::ExactSum)?;
+            let folded = reduce::ExactSum::fold(&host);
+            if format!("{exact:?}") != format!("{folded:?}") {
+                return Err(format!("{name} {data} n={n}: exact sum {exact:?}, fold {folded:?}").into());
+            }
+            let sum = reducer.reduce(&buffers[0], Op::Sum)?;
+            println!("exact,{name},{data},values,{n},{exact:?},{sum:?}");
+            let out = Output::from(&mut out);
+            for exact in [false, true] {
+                let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                    let input = &buffers[i % buffers.len()];
+                    match exact {
+                        true => scope.reduce_into(input, reduce::ExactSum, Over::Whole, out, &stream),
+                        false => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
+                    }
+                })?;
+                let what = if exact { "exact_sum" } else { "sum" };
+                println!("exact,{name},{data},{what},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every widening pair and op at 2^24 … 2^30 bytes read.

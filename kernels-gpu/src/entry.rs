@@ -6,14 +6,16 @@
 //! run exactly this code.
 
 use crate::abi::{
-    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs,
-    SegmentPlan, SegmentSchedule, SegmentedArgs,
+    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Finish, LadderArgs, ReduceArgs,
+    SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs, PARTIAL_SLOT_BYTES,
 };
 use crate::axis;
+use crate::block;
 use crate::convert::Narrow;
 use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
+use crate::expansion::{self, ExactElement, ExactInput, ExactSum, Expansion};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
@@ -316,6 +318,41 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
     let source = thread::Pairs::<UserPairMap>::new(device::to_global(args.a), device::to_global(args.b));
     let total = grid::reduce::<T, User, _>(source, args.len, args.partials as *mut u64, args.ticket as *mut u32);
     store(total, args.out)
+}
+
+/// The exact sum's entry point: every element added exactly, the total
+/// rounded once; the fast path and, where it cannot be exact, the last
+/// block's exact pass (see [`crate::expansion`]). Otherwise as [`reduce`],
+/// with `scratch` for the exact pass.
+///
+/// # Safety
+/// As [`reduce`], and `scratch` holds
+/// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
+/// aligned words that no other launch uses concurrently.
+#[inline(always)]
+pub unsafe fn exact_sum<T: ExactElement>(args: ExactArgs) {
+    let input = device::to_global(args.input);
+    let source = ExactInput::<T>::new(input);
+    let accumulated = thread::accumulate::<Expansion, ExactSum, _>(source, args.len, thread::Team::grid());
+    let block_total = block::reduce::<Expansion, ExactSum>(accumulated);
+    let total = if device::grid_dim_x() == 1 {
+        block_total
+    } else {
+        let (partials, ticket) = (device::to_global(args.partials), device::to_global(args.ticket));
+        let slot = partials + device::block_idx_x() as u64 * PARTIAL_SLOT_BYTES;
+        if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
+            return;
+        }
+        grid::combine_partials::<Expansion, ExactSum>(partials, device::grid_dim_x(), ticket)
+    };
+    // The total is thread 0's; the exact pass, if it needs one, the block's.
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && total.inexact);
+    let result = if inexact {
+        expansion::sum_exactly::<T>(input, args.len, device::to_global(args.scratch))
+    } else {
+        (device::thread_idx_x() == 0).then(|| T::round(total))
+    };
+    store(result, args.out)
 }
 
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,

@@ -15,8 +15,7 @@
 //! Specials, as IEEE 754's sum of the same values in any order: any NaN,
 //! or `+inf` with `-inf`, gives NaN (the canonical quiet NaN, whatever the
 //! payloads); otherwise an infinity gives itself; an exact sum of zero is
-//! `-0.0` if every value was `-0.0` (and there was at least one), else
-//! `+0.0`; an exact sum past the largest finite value rounds to infinity
+//! `+0.0` (as the sum's identity gives: `-0.0 + -0.0` too); an exact sum past the largest finite value rounds to infinity
 //! (where a float sum might have overflowed on the way, the exact sum
 //! need not: `MAX + MAX - MAX` is `MAX`).
 
@@ -26,6 +25,8 @@ pub trait ExactFloat: Copy {
     type Words: Copy + AsRef<[i64]> + AsMut<[i64]>;
     /// The accumulator of zero.
     const ZERO_WORDS: Self::Words;
+    /// How many words.
+    const WORDS_LEN: usize;
     /// Bits of the type (32, 64).
     const BITS: u32;
     /// Bits of the significand, the leading one included (24, 53).
@@ -45,6 +46,7 @@ impl ExactFloat for f32 {
     // ceil(339 / 32) = 11, and one to spare.
     type Words = [i64; 12];
     const ZERO_WORDS: [i64; 12] = [0; 12];
+    const WORDS_LEN: usize = 12;
     const BITS: u32 = 32;
     const PRECISION: u32 = 24;
     const INFINITY_BITS: u64 = 0x7f80_0000;
@@ -62,6 +64,7 @@ impl ExactFloat for f64 {
     // ceil(2160 / 32) = 68.
     type Words = [i64; 68];
     const ZERO_WORDS: [i64; 68] = [0; 68];
+    const WORDS_LEN: usize = 68;
     const BITS: u32 = 64;
     const PRECISION: u32 = 53;
     const INFINITY_BITS: u64 = 0x7ff0_0000_0000_0000;
@@ -89,10 +92,8 @@ const NAN: u8 = 1;
 const PLUS_INFINITY: u8 = 2;
 /// `-inf`.
 const MINUS_INFINITY: u8 = 4;
-/// Any value.
-const ANY: u8 = 8;
-/// A value other than `-0.0`.
-const NOT_MINUS_ZERO: u8 = 16;
+/// The flags in the order [`Exact::parts`] counts them.
+const SPECIALS: [u8; 3] = [NAN, PLUS_INFINITY, MINUS_INFINITY];
 
 /// The exact sum of `F`s (see the [module](self)).
 #[derive(Clone, Copy)]
@@ -127,8 +128,6 @@ impl<F: ExactFloat> Exact<F> {
         let negative = (bits >> (F::BITS - 1)) & 1 == 1;
         let biased = (bits >> fraction_bits) & exponent_mask::<F>();
         let fraction = bits & ((1u64 << fraction_bits) - 1);
-        let minus_zero = negative && biased == 0 && fraction == 0;
-        self.flags |= if minus_zero { ANY } else { ANY | NOT_MINUS_ZERO };
         if biased == exponent_mask::<F>() {
             self.flags |= match (fraction != 0, negative) {
                 (true, _) => NAN,
@@ -180,6 +179,28 @@ impl<F: ExactFloat> Exact<F> {
         self.flags |= other.flags;
     }
 
+    /// The digits, normalised (each word but the last in `0..2^32`), and
+    /// whether NaNs, `+inf`s and `-inf`s were added (1 or 0 each): what
+    /// the GPU's slow path adds up across threads with integer atomics.
+    pub fn parts(mut self) -> (F::Words, [u64; 3]) {
+        self.normalise();
+        (self.words, SPECIALS.map(|flag| u64::from(self.flags & flag != 0)))
+    }
+
+    /// The sum whose digits are `words` (each at most `adds` times 2^32 in
+    /// magnitude) and which saw NaNs, `+inf`s and `-inf`s as often as
+    /// `specials` counts: [`Exact::parts`] added up.
+    pub fn set_parts(&mut self, words: F::Words, specials: [u64; 3], adds: u32) {
+        self.words = words;
+        self.adds = adds;
+        self.flags = 0;
+        for (flag, count) in SPECIALS.into_iter().zip(specials) {
+            if count != 0 {
+                self.flags |= flag;
+            }
+        }
+    }
+
     /// Moves each word's bits past its 32 into the next: every word but
     /// the last is then a digit in `0..2^32`, the last carries the sign.
     fn normalise(&mut self) {
@@ -222,12 +243,16 @@ impl<F: ExactFloat> Exact<F> {
                 *word = value + (borrow << 32);
             }
         }
-        let Some(top) = words.iter().rposition(|&word| word != 0) else {
-            let all_minus_zero = self.flags & (ANY | NOT_MINUS_ZERO) == ANY;
-            return F::from_bits(if all_minus_zero { sign_bit } else { 0 });
+        // No indexing that could panic: the kernels have no panic handler to call.
+        let Some((top, top_word)) = words.iter().enumerate().rev().find(|&(_, &word)| word != 0) else {
+            return F::from_bits(0);
         };
-        let highest = top as u32 * 32 + (63 - words[top].leading_zeros());
-        let bit = |index: u32| (words[(index / 32) as usize] >> (index % 32)) & 1 == 1;
+        let highest = top as u32 * 32 + (63 - top_word.leading_zeros());
+        let bit = |index: u32| {
+            words
+                .get((index / 32) as usize)
+                .is_some_and(|word| (word >> (index % 32)) & 1 == 1)
+        };
         let magnitude_bits = if highest < F::PRECISION {
             // Exactly representable, as a subnormal or with the smallest
             // exponents, whose bits are the integer itself.
@@ -540,14 +565,24 @@ mod tests {
         assert_eq!(exact(&[f32::INFINITY, 1.0, f32::INFINITY]), f32::INFINITY);
         assert_eq!(exact(&[f32::NEG_INFINITY, f32::MAX]), f32::NEG_INFINITY);
         assert_eq!(exact::<f64>(&[]).to_bits(), 0);
-        assert_eq!(exact(&[-0.0f64]).to_bits(), (-0.0f64).to_bits());
-        assert_eq!(exact(&[-0.0f32, -0.0]).to_bits(), (-0.0f32).to_bits());
-        assert_eq!(exact(&[-0.0f32, 0.0]).to_bits(), 0);
+        // An exact zero is +0.0, as the sum's identity gives.
+        assert_eq!(exact(&[-0.0f64]).to_bits(), 0);
+        assert_eq!(exact(&[-0.0f32, -0.0]).to_bits(), 0);
         assert_eq!(exact(&[-1.5f32, 1.5]).to_bits(), 0);
-        let mut minus_zeros = Exact::<f64>::new();
-        minus_zeros.add(-0.0);
-        minus_zeros.merge(&Exact::new()); // merging nothing keeps it
-        assert_eq!(minus_zeros.round().to_bits(), (-0.0f64).to_bits());
+        // Parts added up are the sum of the parts.
+        let (a, b) = ([1.5f64, -2.0, f64::INFINITY], [2f64.powi(-1074), 1e300]);
+        let (mut left, mut right) = (Exact::new(), Exact::new());
+        a.iter().for_each(|&x| left.add(x));
+        b.iter().for_each(|&x| right.add(x));
+        let ((mut words, left_specials), (right_words, right_specials)) = (left.parts(), right.parts());
+        words.iter_mut().zip(right_words).for_each(|(w, r)| *w += r);
+        let specials = [0, 1, 2].map(|k| left_specials[k] + right_specials[k]);
+        let mut both = Exact::<f64>::new();
+        both.set_parts(words, specials, 2);
+        assert_eq!(both.round(), f64::INFINITY);
+        let mut finite = Exact::<f64>::new();
+        finite.set_parts(words, [0; 3], 2);
+        assert_eq!(finite.round(), fsum(a[..2].iter().chain(&b).copied()));
         // Subnormals add exactly.
         let smallest = f32::from_bits(1);
         assert_eq!(exact(&[smallest; 3]), f32::from_bits(3));

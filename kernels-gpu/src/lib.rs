@@ -48,6 +48,7 @@ pub mod element;
 pub mod emulator;
 pub mod entry;
 pub mod exact;
+pub mod expansion;
 pub mod grid;
 pub mod indexed;
 pub mod ladder;
@@ -109,6 +110,9 @@ macro_rules! instances_of_args {
     };
     (@ ConvertArgs $fields:tt, $($pass:tt)*) => {
         for_each_convert_kernel!(convert_instances $($pass)* ConvertArgs $fields;);
+    };
+    (@ ExactArgs $fields:tt, $($pass:tt)*) => {
+        for_each_exact_kernel!(exact_instances $($pass)* ExactArgs $fields;);
     };
     (@ SeedDotArgs $fields:tt, $($pass:tt)*) => {
         for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; AtomicPerElement dot_atomic_per_element);
@@ -229,6 +233,16 @@ macro_rules! dot_instances {
     };
 }
 
+macro_rules! exact_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::ExactSum { element: scalar!($t) },
+            kernel_name!(exact_sum, $t),
+            entry::exact_sum::<$t>
+        ),)* }
+    };
+}
+
 macro_rules! divide_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
@@ -328,6 +342,7 @@ pub mod dispatch {
         SeedDot(unsafe fn(abi::SeedDotArgs)),
         DivideByCount(unsafe fn(abi::DivideArgs)),
         Convert(unsafe fn(abi::ConvertArgs)),
+        Exact(unsafe fn(abi::ExactArgs)),
     }
 
     /// Argument structs with their [`Entry`] variant.
@@ -363,6 +378,7 @@ pub mod dispatch {
         SeedDotArgs => SeedDot,
         DivideArgs => DivideByCount,
         ConvertArgs => Convert,
+        ExactArgs => Exact,
     );
 
     macro_rules! dispatch_rows {

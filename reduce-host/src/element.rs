@@ -190,6 +190,12 @@ pub trait FloatElement: Element {
     /// `self / count`, with `count` converted to `Self` first (exactly up to
     /// 2^24 for `f32` and 2^53 for `f64`, rounded to nearest above).
     fn divide_by_count(self, count: usize) -> Self;
+    /// The exact sum of `values` rounded once ([`ExactSum::fold`](crate::ExactSum::fold)).
+    #[doc(hidden)]
+    fn exact_sum(values: &[Self]) -> Self;
+    /// Words of the exact sum kernel's scratch.
+    #[doc(hidden)]
+    const EXACT_SCRATCH_WORDS: usize;
 }
 
 macro_rules! float_element {
@@ -201,6 +207,12 @@ macro_rules! float_element {
             fn divide_by_count(self, count: usize) -> Self {
                 self / count as $t
             }
+            fn exact_sum(values: &[Self]) -> Self {
+                let mut sum = kernels_gpu::exact::Exact::<$t>::new();
+                values.iter().for_each(|&value| sum.add(value));
+                sum.round()
+            }
+            const EXACT_SCRATCH_WORDS: usize = kernels_gpu::expansion::scratch_words::<$t>();
         }
     )*};
 }

@@ -11,7 +11,7 @@ use kernels_gpu::abi;
 /// ```
 /// use reduce::{emulated::Emulator, Error, Op};
 /// match Emulator::default().reduce::<f32, _>(&[], Op::Max) {
-///     Err(Error::empty(op)) => assert_eq!(op, Op::Max), // no element to return
+///     Err(Error::Empty { op }) => assert_eq!(op, Op::Max), // no element to return
 ///     Err(other) => panic!("another error: {other}"),
 ///     Ok(value) => panic!("a maximum of nothing: {value}"),
 /// }

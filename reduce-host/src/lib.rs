@@ -345,7 +345,9 @@ pub use over::Over;
 #[doc(hidden)]
 pub use policy::Policy;
 pub use reducer::Reducer;
-pub use reduction::{All, Any, ArgMax, ArgMin, Cast, Count, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened};
+pub use reduction::{
+    All, Any, ArgMax, ArgMin, Cast, Count, ExactSum, LogSumExp, Mean, MeanVar, Reduction, Std, Var, Widened,
+};
 #[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};
 #[doc(hidden)]

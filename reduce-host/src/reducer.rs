@@ -22,7 +22,7 @@ use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{ArgArgs, ConvertArgs, DivideArgs, DotArgs, Kernel, ReduceArgs};
+use kernels_gpu::abi::{ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Kernel, ReduceArgs};
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
@@ -285,6 +285,36 @@ impl<B: Backend> Reducer<B> {
             element: T::TYPE.kernel(),
         };
         self.launch_one_input::<T>(kernel, address, len, Access::write::<T>("out", out, 1), stream)
+    }
+
+    /// Enqueues the exact sum of `input` ([`crate::ExactSum`]), its
+    /// result to `out`: one launch (the fast path, and where it cannot be
+    /// exact the last block's exact pass, which uses the stream's scratch).
+    pub(crate) fn enqueue_exact_sum<T: FloatElement>(
+        &mut self,
+        input: &B::Slice<T>,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let (input, len) = checked_parts::<B, T>(input)?;
+        let kernel = Kernel::ExactSum {
+            element: T::TYPE.kernel(),
+        };
+        let scratch = self.backend.scratch(stream, T::EXACT_SCRATCH_WORDS)?;
+        let accesses = [
+            Access::read::<T>("input", input, len),
+            Access::write::<T>("out", out, 1),
+        ];
+        self.launch_whole(kernel, len, T::TYPE.size(), &accesses, stream, |partials, ticket| {
+            ExactArgs {
+                input,
+                len: len as u64,
+                partials,
+                ticket,
+                scratch,
+                out,
+            }
+        })
     }
 
     pub(crate) fn enqueue_widened<A: Element, In: WidensTo<A>>(

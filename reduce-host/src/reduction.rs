@@ -518,6 +518,93 @@ impl<In: MeanInput> Reduction<In> for Mean {
     }
 }
 
+/// The exact sum of `f32`s or `f64`s rounded once, to nearest with ties to
+/// even: the correctly rounded sum, so **the same bits on every GPU, grid,
+/// launch shape, alignment and order**, as [`ExactSum::fold`] gives on the
+/// CPU (and any other correctly rounded sum: Python's `math.fsum` for
+/// `f64`). Its error is at most half an ulp of the result, whatever the
+/// input (no cancellation error: `1e30 + 1 - 1e30` is `1`).
+///
+/// Specials follow IEEE 754's sum of the same values in any order: a NaN,
+/// or `+inf` with `-inf`, gives NaN (the canonical quiet NaN, whatever the
+/// payloads); otherwise an infinity gives itself; an exact zero is `+0.0`;
+/// a sum past the largest finite value is infinite (an overflow on the way
+/// that the exact sum does not have, as in `MAX + MAX - MAX`, is none).
+///
+/// Cost: one launch, as [`Op::Sum`]. The kernel carries each partial sum
+/// exactly as two `f64`s while its bits span at most about 104 (from the
+/// sum's magnitude down to the last bit of its smallest element): the
+/// sums of typical data, at any length. Where they do not (values spread
+/// over a wider range, an infinity or NaN, an `f64` overflow on the way),
+/// the launch's last block sums the input again with wide fixed-point
+/// accumulators: exact always, but one block's speed. Whole inputs only,
+/// so far ([`Error::UnsupportedOver`] for segments, rows and axes).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ExactSum};
+/// let x = [1e30f32, 1.0, -1e30]; // a float sum gives 0 or 1, by its tree
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce(&x, ExactSum)?, 1.0);
+/// assert_eq!(ExactSum::fold(&x), 1.0); // the same on the CPU
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExactSum;
+
+impl ExactSum {
+    /// The exact sum of `values` rounded once, on the CPU: the bits the
+    /// GPU and the emulator give for the same values.
+    ///
+    /// ```
+    /// use reduce::ExactSum;
+    /// assert_eq!(ExactSum::fold(&[0.1f64, 0.2, 0.3]), 0.6); // 0.1 + 0.2 + 0.3 is 0.6000000000000001
+    /// ```
+    pub fn fold<T: FloatElement>(values: &[T]) -> T {
+        T::exact_sum(values)
+    }
+}
+
+/// The name of [`ExactSum`] in errors.
+const EXACT_SUM: &str = "ExactSum";
+
+impl sealed::Sealed for ExactSum {}
+
+impl<T: FloatElement> Reduction<T> for ExactSum {
+    type Output = T;
+    type Value = T;
+    one_output!();
+
+    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
+        let over = match over {
+            Over::Whole => return Ok(()),
+            Over::Segments(_) => "segments",
+            Over::Rows { .. } => "rows",
+            Over::Axes(..) => "axes",
+        };
+        Err(Error::UnsupportedOver {
+            reduction: EXACT_SUM,
+            over,
+        })
+    }
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, out, None))
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<T>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        <Self as Reduction<T>>::check_over(self, &over)?;
+        reducer.enqueue_exact_sum(input, target.single()?, stream)
+    }
+}
+
 /// The variance family's settings: the correction and the accumulator.
 macro_rules! moments_reduction {
     ($(#[$doc:meta])* $name:ident, $finish:ident, $value:ty, $results:ty) => {

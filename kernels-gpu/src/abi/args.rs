@@ -39,6 +39,7 @@ macro_rules! for_each_kernel_args {
             SeedDotArgs [a b len out],
             DivideArgs [out len count],
             ConvertArgs [input len out],
+            ExactArgs [input len partials ticket scratch out],
         }
     };
 }
@@ -103,4 +104,5 @@ kernel_args_words!(
     SeedDotArgs: SeedDot,
     DivideArgs: DivideByCount,
     ConvertArgs: Convert,
+    ExactArgs: ExactSum,
 );

@@ -8,8 +8,8 @@ use super::plans::SegmentSchedule;
 use super::scalar::Scalar;
 #[cfg(doc)]
 use super::{
-    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, Finish, LadderArgs, ReduceArgs, SeedDotArgs,
-    SegmentedArgs,
+    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Finish, LadderArgs, ReduceArgs,
+    SeedDotArgs, SegmentedArgs,
 };
 #[cfg(not(target_arch = "nvptx64"))]
 use core::fmt;
@@ -77,6 +77,9 @@ pub enum Kernel {
     /// `f64` to `f32`, `f32` to `f16`/`bf16`, rounded to nearest even):
     /// [`ConvertArgs`].
     Convert { from: Scalar, to: Scalar },
+    /// The exact sum of a whole input of `element`s, rounded once:
+    /// [`ExactArgs`] (`crate::expansion`).
+    ExactSum { element: Scalar },
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -107,7 +110,8 @@ impl Op {
 /// `(widened_axis, stem, input, accumulator)`, `(statistic, stem, input, accumulator)`,
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
-/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`.
+/// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
+/// `(exact_sum, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -194,6 +198,9 @@ macro_rules! kernel_name {
     (divide_by_count, $t:ident) => {
         concat!("divide_by_count_", stringify!($t))
     };
+    (exact_sum, $t:ident) => {
+        concat!("reduce_exact_sum_", stringify!($t))
+    };
     (convert, $from:ident, $to:ident) => {
         concat!("convert_", stringify!($from), "_to_", stringify!($to))
     };
@@ -212,7 +219,8 @@ macro_rules! kernel_name {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
     /// Every whole-input kernel that reads `Scalar`s: [`Kernel::Reduce`],
-    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`] and [`Kernel::Dot`];
+    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`], [`Kernel::Dot`] and
+    /// [`Kernel::ExactSum`];
     /// and [`Kernel::DivideByCount`] of `Scalar` results and
     /// [`Kernel::Convert`] from them.
     Whole(Scalar),
@@ -259,6 +267,7 @@ impl Kernel {
             Kernel::Reduce { element, .. }
             | Kernel::Dot { element }
             | Kernel::DivideByCount { element }
+            | Kernel::ExactSum { element }
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
@@ -375,8 +384,9 @@ mod tests {
             .collect();
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
-        // division, the conversions to f16 and bf16.
-        assert_eq!(members.len(), 16, "{members:?}");
+        // division, the conversions to f16 and bf16, the exact sum.
+        assert_eq!(members.len(), 17, "{members:?}");
+        assert!(members.contains(&"reduce_exact_sum_f32"));
         assert!(members.contains(&"convert_f32_to_f16") && members.contains(&"convert_f32_to_bf16"));
         assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
         assert!(members.contains(&"divide_by_count_f32"));

@@ -112,6 +112,15 @@ macro_rules! for_each_dot_kernel {
     };
 }
 
+/// Calls `$callback! { $extra element_type, ... }` with every type of an
+/// exact sum ([`Kernel::ExactSum`]).
+#[macro_export]
+macro_rules! for_each_exact_kernel {
+    ($callback:ident $($extra:tt)*) => {
+        $callback! { $($extra)* f32, f64 }
+    };
+}
+
 /// Calls `$callback! { $extra element_type, ... }` with every type a mean is
 /// computed in ([`Kernel::DivideByCount`]).
 #[macro_export]

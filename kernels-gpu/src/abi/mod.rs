@@ -67,7 +67,7 @@ mod args;
 mod tables;
 
 pub use args::{
-    ArgArgs, AxisArgs, ConvertArgs, DivideArgs, DotArgs, KernelArgs, LadderArgs, ReduceArgs, SeedDotArgs,
+    ArgArgs, AxisArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, KernelArgs, LadderArgs, ReduceArgs, SeedDotArgs,
     SegmentedArgs, MAX_KERNEL_WORDS,
 };
 pub use kernel::Kernel;

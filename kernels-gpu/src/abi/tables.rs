@@ -23,6 +23,7 @@ impl Kernel {
             STATISTIC_KERNELS,
             DIVIDE_KERNELS,
             CONVERT_KERNELS,
+            EXACT_KERNELS,
         ]
         .into_iter()
         .flatten()
@@ -148,6 +149,14 @@ macro_rules! convert_kernel_table {
 }
 for_each_convert_kernel!(convert_kernel_table);
 
+macro_rules! exact_kernel_table {
+    ($($t:ident),*) => {
+        const EXACT_KERNELS: &[(Kernel, &str)] =
+            &[$((Kernel::ExactSum { element: scalar!($t) }, kernel_name!(exact_sum, $t)),)*];
+    };
+}
+for_each_exact_kernel!(exact_kernel_table);
+
 /// The ladder's kernels: a slice per rung, of a slice per op, of a row per
 /// type (a `macro_rules` transcription repeats one list at a time).
 type LadderTable = &'static [&'static [&'static [(Kernel, &'static str)]]];
@@ -221,10 +230,10 @@ mod tests {
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
-        // divisions (the means); 4 conversions (the casts).
+        // divisions (the means); 4 conversions (the casts); 2 exact sums.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2
         );
         assert_eq!(
             Kernel::Ladder {

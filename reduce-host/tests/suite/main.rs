@@ -26,6 +26,7 @@ mod cast;
 mod dot;
 mod emulator_faults;
 mod errors;
+mod exact_sum;
 mod kernel_sweep;
 mod ladder_rungs;
 mod matrix;

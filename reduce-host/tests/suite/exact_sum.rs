@@ -1,0 +1,286 @@
+//! `ExactSum`: the exact sum rounded once, so the same bits as the CPU's
+//! `ExactSum::fold` on every backend, launch shape, grid, offset and order;
+//! both the fast path (typical data) and the exact pass (values over a
+//! wide range, specials, overflow on the way); against an independent
+//! reference (Shewchuk's partials, `math.fsum`) where one applies.
+
+use crate::common;
+use common::*;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use reduce::emulated::Emulator;
+use reduce::{Error, ExactSum, FloatElement, Op, Over, Policy};
+
+/// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
+/// the exact sum rounded once, by another method than the library's.
+fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut partials: Vec<f64> = Vec::new();
+    for mut x in values {
+        let mut kept = 0;
+        for j in 0..partials.len() {
+            let mut y = partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let hi = x + y;
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                partials[kept] = lo;
+                kept += 1;
+            }
+            x = hi;
+        }
+        partials.truncate(kept);
+        partials.push(x);
+    }
+    let Some(mut n) = partials.len().checked_sub(1) else {
+        return 0.0;
+    };
+    let (mut hi, mut lo) = (partials[n], 0.0);
+    while n > 0 {
+        let x = hi;
+        n -= 1;
+        hi = x + partials[n];
+        lo = partials[n] - (hi - x);
+        if lo != 0.0 {
+            break;
+        }
+    }
+    if n > 0 && ((lo < 0.0 && partials[n - 1] < 0.0) || (lo > 0.0 && partials[n - 1] > 0.0)) {
+        let y = lo * 2.0;
+        let x = hi + y;
+        if y == x - hi {
+            hi = x;
+        }
+    }
+    hi
+}
+
+/// The kinds of input: typical data (the fast path) and inputs whose
+/// exact sum spans more bits than two `f64`s hold (the exact pass).
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// Uniform in (-1, 1).
+    Uniform,
+    /// Normal-ish, a few thousand times larger, with exact zeros.
+    Scaled,
+    /// Each value and its negation, shuffled, and a little left over:
+    /// huge cancellation, exact result small.
+    Cancelling,
+    /// Magnitudes over the type's whole range: the exact pass.
+    WideRange,
+    /// Typical values with one infinity, or a NaN: the exact pass's flags.
+    Specials,
+}
+
+const KINDS: [Kind; 5] = [
+    Kind::Uniform,
+    Kind::Scaled,
+    Kind::Cancelling,
+    Kind::WideRange,
+    Kind::Specials,
+];
+
+trait ExactTest: TestElement + FloatElement + rand::distributions::uniform::SampleUniform + std::fmt::LowerExp {
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// A random value with an exponent anywhere in the type's finite range.
+    fn any_magnitude(rng: &mut StdRng) -> Self;
+}
+
+impl ExactTest for f32 {
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn any_magnitude(rng: &mut StdRng) -> f32 {
+        let sign = if rng.gen() { 1.0 } else { -1.0 };
+        sign * 2f32.powi(rng.gen_range(-149..120)) * rng.gen_range(1.0f32..2.0)
+    }
+}
+
+impl ExactTest for f64 {
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn any_magnitude(rng: &mut StdRng) -> f64 {
+        let sign = if rng.gen() { 1.0 } else { -1.0 };
+        // Below 2^1000, so that fsum's partial sums stay finite.
+        sign * 2f64.powi(rng.gen_range(-1074..1000)) * rng.gen_range(1.0..2.0)
+    }
+}
+
+fn random_input<T: ExactTest>(rng: &mut StdRng, kind: Kind, n: usize) -> Vec<T> {
+    let mut values: Vec<T> = match kind {
+        Kind::Uniform => (0..n).map(|_| T::from_f64(rng.gen_range(-1.0..1.0))).collect(),
+        Kind::Scaled => (0..n)
+            .map(|_| match rng.gen_range(0..10) {
+                0 => T::from_f64(0.0),
+                _ => T::from_f64(rng.gen_range(-3000.0..3000.0) * rng.gen_range(0.0..1.0)),
+            })
+            .collect(),
+        Kind::Cancelling => {
+            let half: Vec<T> = (0..n / 2).map(|_| T::from_f64(rng.gen_range(-1e6..1e6))).collect();
+            let mut all: Vec<T> = half.iter().flat_map(|&x| [x, T::from_f64(-x.to_f64())]).collect();
+            all.extend((0..n % 2 + 1).map(|_| T::from_f64(rng.gen_range(-1e-3..1e-3))));
+            all
+        }
+        Kind::WideRange => (0..n).map(|_| T::any_magnitude(rng)).collect(),
+        Kind::Specials => {
+            let mut values: Vec<T> = (0..n.max(1)).map(|_| T::from_f64(rng.gen_range(-1.0..1.0))).collect();
+            let special = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN][rng.gen_range(0..3)];
+            let at = rng.gen_range(0..values.len());
+            values[at] = T::from_f64(special);
+            values
+        }
+    };
+    values.shuffle(rng);
+    values
+}
+
+/// The reference the kernels must equal: `ExactSum::fold`, itself checked
+/// against `fsum` where that applies (finite inputs; for `f32`, where the
+/// `f64` rounding of the sum is an `f32` or not a tie, as typical data).
+fn reference<T: ExactTest>(values: &[T]) -> T {
+    let folded = ExactSum::fold(values);
+    if values.iter().all(|x| x.to_f64().is_finite()) {
+        let wide = fsum(values.iter().map(|x| x.to_f64()));
+        let narrowed = T::from_f64(wide);
+        let in_between = narrowed.to_f64() != wide;
+        if !in_between || T::from_f64(wide).to_bits() == folded.to_bits() {
+            assert_eq!(
+                folded.to_bits(),
+                narrowed.to_bits(),
+                "fold {folded:?} against fsum {wide:e}"
+            );
+        }
+    }
+    folded
+}
+
+/// The exact sum of `values` staged at `offset` between poison, on the tester's backend.
+fn exact_sum_on<B: TestBackend, T: ExactTest>(tester: &mut Tester<B>, values: &[T], offset: usize) -> T {
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    tester.reducer.reduce(B::slice(&staged), ExactSum).unwrap()
+}
+
+fn same_bits<T: ExactTest>(got: T, want: T) -> bool {
+    got.to_bits() == want.to_bits() || (got.to_f64().is_nan() && want.to_f64().is_nan())
+}
+
+/// Every kind, several lengths (a block, several, the grid's cap and past
+/// it) and offsets: the kernels give the fold's bits, on every backend.
+fn matches_the_fold<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for kind in KINDS {
+            for n in [
+                0,
+                1,
+                3,
+                100,
+                4097,
+                backend.size(300_001, 40_001),
+                backend.size(5_000_000, 90_000),
+            ] {
+                let values = random_input::<T>(&mut rng, kind, n);
+                let want = reference(&values);
+                let offset = rng.gen_range(0..4);
+                let got = exact_sum_on(&mut backend, &values, offset);
+                assert!(
+                    same_bits(got, want),
+                    "{} {kind:?} n = {n} offset {offset}: {got:e} where the fold gives {want:e}",
+                    backend.name()
+                );
+                if !want.to_f64().is_nan() {
+                    assert!(got.to_bits() == want.to_bits(), "{} {kind:?}: NaN bits", backend.name());
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn exact_sums_of_f32_are_the_folds_bits() {
+    matches_the_fold::<f32>("exact_sums_of_f32_are_the_folds_bits");
+}
+
+#[test]
+fn exact_sums_of_f64_are_the_folds_bits() {
+    matches_the_fold::<f64>("exact_sums_of_f64_are_the_folds_bits");
+}
+
+/// The same values under other launch shapes, in other orders and at other
+/// offsets: the same bits (where a float sum's tree would differ).
+fn independent_of_shape_and_order<T: ExactTest>() {
+    let mut rng = rng("exact_sums_do_not_depend_on_shape_order_or_offset");
+    for kind in KINDS {
+        let mut values = random_input::<T>(&mut rng, kind, 50_000);
+        let want = ExactSum::fold(&values);
+        for (threads, grid) in [(32, 1), (64, 3), (128, 7), (256, 40), (1024, 2)] {
+            let mut emulator = Emulator::with_shape(Policy::new(threads).unwrap(), grid).unwrap();
+            values.shuffle(&mut rng);
+            let start = rng.gen_range(0..3);
+            let mut shifted = vec![T::from_f64(0.0); start];
+            shifted.extend_from_slice(&values);
+            let got = emulator.reduce(&shifted[start..], ExactSum).unwrap();
+            assert!(same_bits(got, want), "{kind:?} {threads}×{grid}: {got:e} != {want:e}");
+        }
+    }
+}
+
+#[test]
+fn exact_sums_do_not_depend_on_shape_order_or_offset() {
+    independent_of_shape_and_order::<f32>();
+    independent_of_shape_and_order::<f64>();
+}
+
+#[test]
+fn adversarial_exact_sums() {
+    let test = "adversarial_exact_sums";
+    for_each_backend!(test, |backend| {
+        let name = backend.name();
+        let mut check_f32 = |values: &[f32], want: f32| {
+            let got = exact_sum_on(&mut backend, values, 1);
+            assert!(
+                same_bits(got, want) && same_bits(ExactSum::fold(values), want),
+                "{name} {values:?}: {got:e}"
+            );
+        };
+        check_f32(&[1e30, 1.0, -1e30], 1.0);
+        check_f32(&[-1e30, 1e30, 1.0], 1.0);
+        check_f32(&[1.0, -1e30, 1e30], 1.0);
+        check_f32(&[f32::MAX, f32::MAX, -f32::MAX], f32::MAX); // no overflow on the way
+        check_f32(&[f32::MAX, f32::MAX], f32::INFINITY);
+        check_f32(&[f32::from_bits(1); 5], f32::from_bits(5)); // subnormals, exactly
+        check_f32(&[-0.0, -0.0], 0.0);
+        check_f32(&[f32::INFINITY, -f32::INFINITY], f32::NAN);
+        check_f32(&[f32::NEG_INFINITY, 1.0], f32::NEG_INFINITY);
+        check_f32(&[1.0, 2f32.powi(-24)], 1.0); // a tie, to even
+        check_f32(&[1.0, 2f32.powi(-24), 2f32.powi(-100)], 1.0 + 2f32.powi(-23));
+        // past the tie
+    });
+}
+
+#[test]
+fn exact_sum_over_other_places_is_refused() {
+    let mut emulator = Emulator::default();
+    let values = [1.0f32; 8];
+    let rows = emulator.reduce_over(&values, ExactSum, Over::Rows { rows: 2, len: 4 });
+    assert!(
+        matches!(rows, Err(Error::UnsupportedOver { over: "rows", .. })),
+        "{rows:?}"
+    );
+    let offsets = [0u64, 4, 8];
+    let segments = emulator.reduce_over(&values, ExactSum, Over::Segments(&offsets[..]));
+    assert!(matches!(segments, Err(Error::UnsupportedOver { .. })), "{segments:?}");
+    // The small value a float sum may lose (depending on its tree) is kept.
+    assert_eq!(emulator.reduce(&[1e30f32, 1.0, -1e30], ExactSum).unwrap(), 1.0);
+    assert_eq!(emulator.reduce(&[1.0f32, 1.0, 1.0], Op::Sum).unwrap(), 3.0);
+}
