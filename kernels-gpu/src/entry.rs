@@ -346,7 +346,7 @@ pub unsafe fn exact_sum<T: ExactElement>(args: ExactArgs) {
         grid::combine_partials::<Expansion, ExactSum>(partials, device::grid_dim_x(), ticket)
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && total.inexact);
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
     let result = if inexact {
         expansion::sum_exactly::<T>(input, args.len, device::to_global(args.scratch))
     } else {

@@ -2,23 +2,27 @@
 //! total rounded once, so that every launch shape, grid, alignment and
 //! order gives the same bits, and so does [`crate::exact`] on the CPU.
 //!
-//! The fast path carries a partial sum as an [`Expansion`]: two `f64`s
-//! whose sum is the exact sum of the values added so far. Adding a value is
-//! Knuth's TwoSum twice (12 additions, no branch), and it stays exact as
-//! long as the exact sum's bits span at most about 104 (from the partial
-//! sum's magnitude down to the smallest value's last bit): that holds for
-//! the sums of typical data (an `f32` or `f64` input from a distribution of
-//! moderate range, of any length). `f32`s are added four at a time: the sum
-//! of a 16-byte vector in `f64` is exact when its nonzero lanes' exponents
-//! lie within 27 of each other, so one expansion addition serves four
-//! elements. Every tree of such exact additions has the same value, so the
-//! grid's blocks, warps and lanes combine them as any operator.
+//! The fast path carries a partial sum as an [`Expansion`], `hi + lo`:
+//! each addition to `hi` is Knuth's TwoSum (the rounded sum and its exact
+//! error), and the errors go into `lo` with plain additions. Those are
+//! exact too whenever every partial sum of errors fits 53 bits: every
+//! value, partial sum and error is a multiple of the finest last bit among
+//! the values (`finest`), and each error is at most half an ulp of the
+//! largest `hi` ever formed (`largest`), so `len` errors stay below
+//! `len · ulp(largest) / 2`. [`Expansion::is_exact`] checks that bound once,
+//! at the end: it holds for the sums of typical data (a span of about 100
+//! bits from the sum's magnitude down to the smallest value's last bit,
+//! less the bits of `len`), and then `hi + lo` is the exact sum, whatever
+//! tree the grid's blocks, warps and lanes combined it in. A 16-byte
+//! vector of four `f32`s is summed in `f64` first where its nonzero lanes'
+//! exponents lie within 27 of each other (exactly, then), so one addition
+//! serves four elements.
 //!
-//! Where an addition would not be exact (a value far below the sum, an
-//! infinity, a NaN, an `f64` sum past `f64::MAX`) the expansion is marked
-//! inexact, and the block that ends the reduction sums the whole input
-//! again with [`Exact`](crate::exact::Exact) accumulators: slower (one
-//! block, local memory, global atomics), and exact always.
+//! Where the bound does not hold (values over a wide range, an infinity or
+//! NaN, an `f64` sum past `f64::MAX`), the block that ends the reduction
+//! sums the whole input again with [`Exact`](crate::exact::Exact)
+//! accumulators: slower (one block, local memory, global atomics), and
+//! exact always.
 
 use crate::abi::VECTOR_BYTES;
 use crate::device::{self, block_dim_x, thread_idx_x};
@@ -29,14 +33,22 @@ use crate::thread::{self, Source};
 use core::marker::PhantomData;
 use core::mem::size_of;
 
-/// A partial sum `hi + lo`, exact unless `inexact`.
+/// A partial sum `hi + lo` with what [`Expansion::is_exact`] needs to know.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Expansion {
     pub hi: f64,
+    /// The sum of the rounding errors of the additions to `hi`.
     pub lo: f64,
-    /// An addition did not fit: `hi + lo` is not the sum.
-    pub inexact: bool,
+    /// The finest last bit of the values added, as the exponent field an
+    /// `f64` with that ulp would have (`k`: ulp `2^(k - 1075)`);
+    /// [`NO_VALUE`] while only zeros were added.
+    pub finest: u32,
+    /// The largest exponent field of `hi` so far.
+    pub largest: u32,
 }
+
+/// [`Expansion::finest`] before any nonzero value.
+pub const NO_VALUE: u32 = 0xfff;
 
 impl Accumulator for Expansion {
     const WORDS: u32 = 5;
@@ -49,7 +61,7 @@ impl Accumulator for Expansion {
             (hi >> 32) as u32,
             lo as u32,
             (lo >> 32) as u32,
-            self.inexact as u32,
+            self.finest | self.largest << 16,
             0,
         ]
     }
@@ -59,7 +71,8 @@ impl Accumulator for Expansion {
         Expansion {
             hi: f64::from_bits(w[0] as u64 | (w[1] as u64) << 32),
             lo: f64::from_bits(w[2] as u64 | (w[3] as u64) << 32),
-            inexact: w[4] != 0,
+            finest: w[4] & 0xffff,
+            largest: w[4] >> 16,
         }
     }
 }
@@ -74,40 +87,48 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, (a - (s - b_virtual)) + (b - b_virtual))
 }
 
+/// The exponent field of `x` (its high word's bits 20 to 30).
+#[inline(always)]
+fn exponent_field(x: f64) -> u32 {
+    ((x.to_bits() >> 52) & 0x7ff) as u32
+}
+
 impl Expansion {
     /// The sum of no values.
     pub const ZERO: Expansion = Expansion {
         hi: 0.0,
         lo: 0.0,
-        inexact: false,
+        finest: NO_VALUE,
+        largest: 0,
     };
 
-    /// The sum `value` alone.
+    /// `self + value`, where `value` is a multiple of `2^(finest - 1075)`.
     #[inline(always)]
-    pub fn of(value: f64) -> Expansion {
-        Expansion::ZERO.plus(value)
-    }
-
-    /// `self + value` exactly; where that does not fit two `f64`s (or
-    /// `value` is not finite, or the sum overflows), `self` marked inexact.
-    #[inline(always)]
-    pub fn plus(self, value: f64) -> Expansion {
+    pub fn plus(self, value: f64, finest: u32) -> Expansion {
         let (hi, error) = two_sum(self.hi, value);
-        let (lo, lost) = two_sum(self.lo, error);
-        // NaN too is `!= 0.0`: an infinity or NaN among the operands, or an
-        // overflow, makes the errors NaN.
-        if lost != 0.0 {
-            return Expansion { inexact: true, ..self };
-        }
         Expansion {
             hi,
-            lo,
-            inexact: self.inexact,
+            lo: self.lo + error,
+            finest: Ord::min(self.finest, finest),
+            largest: Ord::max(self.largest, exponent_field(hi)),
         }
     }
 
-    /// The same sum with `lo` below half an ulp of `hi` (so later additions
-    /// leave it room): one more exact TwoSum.
+    /// Whether `hi + lo` is the exact sum of the `len` values that made it:
+    /// finite, and no partial sum of errors can have needed more than 53
+    /// bits (see the [module](self) docs).
+    #[inline(always)]
+    pub fn is_exact(self, len: u64) -> bool {
+        // Each error is at most 2^(largest - 1076) and a multiple of
+        // 2^(finest - 1075): `len` of them fit 53 bits (with a bit to
+        // spare) when ceil(log2 len) + largest <= finest + 52.
+        let len_bits = 64 - len.saturating_sub(1).leading_zeros();
+        let finite = self.hi.abs() <= f64::MAX && self.lo.abs() <= f64::MAX;
+        finite && len_bits + self.largest <= self.finest + 52
+    }
+
+    /// `hi` and `lo` as the rounded sum and what it leaves out (less than
+    /// half an ulp of `hi`): one more TwoSum.
     #[inline(always)]
     pub fn renormalised(self) -> Expansion {
         let (hi, lo) = two_sum(self.hi, self.lo);
@@ -115,8 +136,7 @@ impl Expansion {
     }
 }
 
-/// The exact sum's operator on [`Expansion`]s: exact addition, inexact if
-/// either was or it does not fit.
+/// The exact sum's operator on [`Expansion`]s.
 ///
 /// Over plain elements it is the sum: the bound the thread layer puts on
 /// every operator (the exact sum's [`Source`] folds its vectors itself).
@@ -130,10 +150,12 @@ impl Operator<Expansion> for ExactSum {
 
     #[inline(always)]
     fn combine(a: Expansion, b: Expansion) -> Expansion {
-        let sum = a.plus(b.hi).plus(b.lo).renormalised();
+        let (hi, error) = two_sum(a.hi, b.hi);
         Expansion {
-            inexact: sum.inexact || b.inexact,
-            ..sum
+            hi,
+            lo: (a.lo + b.lo) + error,
+            finest: Ord::min(a.finest, b.finest),
+            largest: Ord::max(Ord::max(a.largest, b.largest), exponent_field(hi)),
         }
     }
 }
@@ -153,13 +175,28 @@ impl<T: Element> Operator<T> for ExactSum {
 /// A float type the exact sum reads: how a 16-byte vector of it is added,
 /// and how the exact sum is rounded back to it.
 pub trait ExactElement: Element + ExactFloat {
-    /// `acc` plus the lanes of one vector, exactly (or marked inexact).
+    /// `acc` plus the lanes of one vector.
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion;
-    /// The value, exactly, as an `f64`.
-    fn widen(self) -> f64;
-    /// The exact sum `total` (not inexact) rounded once to the type.
+    /// `acc` plus one element.
+    fn add_element(acc: Expansion, value: Self) -> Expansion;
+    /// The exact sum `total` (exact, finite) rounded once to the type.
     fn round(total: Expansion) -> Self;
 }
+
+/// The [`Expansion::finest`] of an `f64` with high word `high` and low
+/// word `low`: its exponent field (1 for a subnormal), [`NO_VALUE`] for 0.
+#[inline(always)]
+fn finest_f64(high: u32, low: u32) -> u32 {
+    let magnitude = high & 0x7fff_ffff;
+    if magnitude | low == 0 {
+        NO_VALUE
+    } else {
+        Ord::max(magnitude >> 20, 1)
+    }
+}
+
+/// An `f32`'s last bit, `2^(max(field, 1) - 150)`, in [`Expansion::finest`]'s scale.
+const F32_FINEST_OFFSET: u32 = 1075 - 150;
 
 impl ExactElement for f32 {
     #[inline(always)]
@@ -172,28 +209,37 @@ impl ExactElement for f32 {
             Ord::max(magnitude[2], magnitude[3]),
         ) >> 23;
         let nonzero = magnitude.map(|m| if m == 0 { u32::MAX } else { m });
-        let smallest = Ord::max(
-            Ord::min(Ord::min(nonzero[0], nonzero[1]), Ord::min(nonzero[2], nonzero[3])) >> 23,
-            1,
-        );
+        let smallest = Ord::min(Ord::min(nonzero[0], nonzero[1]), Ord::min(nonzero[2], nonzero[3])) >> 23;
+        let all_zero = smallest == u32::MAX >> 23;
+        let smallest = Ord::max(smallest, 1);
+        let finest = if all_zero {
+            NO_VALUE
+        } else {
+            smallest + F32_FINEST_OFFSET
+        };
         let lane = |k: usize| f64::from(f32::from_bits(words[k]));
         // Every lane is a multiple of 2^(smallest - 150) below
         // 2^(largest - 126), so four of them sum exactly within 53 bits
-        // when largest - smallest <= 53 - 24 - 2 (a zero vector too).
-        if largest.wrapping_sub(smallest) <= 27 || largest < smallest {
-            acc.plus((lane(0) + lane(1)) + (lane(2) + lane(3))).renormalised()
+        // when largest - smallest <= 53 - 24 - 2 (an all-zero vector too).
+        if all_zero || largest.wrapping_sub(smallest) <= 27 {
+            acc.plus((lane(0) + lane(1)) + (lane(2) + lane(3)), finest)
         } else {
-            acc.plus(lane(0))
-                .plus(lane(1))
-                .plus(lane(2))
-                .plus(lane(3))
-                .renormalised()
+            acc.plus(lane(0), finest)
+                .plus(lane(1), finest)
+                .plus(lane(2), finest)
+                .plus(lane(3), finest)
         }
     }
 
     #[inline(always)]
-    fn widen(self) -> f64 {
-        f64::from(self)
+    fn add_element(acc: Expansion, value: f32) -> Expansion {
+        let magnitude = value.to_bits() & 0x7fff_ffff;
+        let finest = if magnitude == 0 {
+            NO_VALUE
+        } else {
+            Ord::max(magnitude >> 23, 1) + F32_FINEST_OFFSET
+        };
+        acc.plus(f64::from(value), finest)
     }
 
     #[inline(always)]
@@ -246,12 +292,14 @@ impl ExactElement for f64 {
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
         let lane = |k: usize| f64::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32);
-        acc.plus(lane(0)).plus(lane(1)).renormalised()
+        acc.plus(lane(0), finest_f64(words[1], words[0]))
+            .plus(lane(1), finest_f64(words[3], words[2]))
     }
 
     #[inline(always)]
-    fn widen(self) -> f64 {
-        self
+    fn add_element(acc: Expansion, value: f64) -> Expansion {
+        let bits = value.to_bits();
+        acc.plus(value, finest_f64((bits >> 32) as u32, bits as u32))
     }
 
     #[inline(always)]
@@ -305,7 +353,10 @@ impl<T: ExactElement> Source<Expansion> for ExactInput<T> {
 
     #[inline(always)]
     unsafe fn element(&self, index: u64) -> Expansion {
-        Expansion::of(thread::load_element::<T>(self.input + index * size_of::<T>() as u64).widen())
+        T::add_element(
+            Expansion::ZERO,
+            thread::load_element::<T>(self.input + index * size_of::<T>() as u64),
+        )
     }
 }
 
@@ -363,4 +414,111 @@ pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -
     let specials = [0, 1, 2].map(|k| device::load_relaxed_gpu_u64(scratch + 8 * (T::WORDS_LEN + k) as u64));
     total.set_parts(digits, specials, block_dim_x());
     Some(total.round())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value of `kind` from the 64 bits `h`: uniform in (-1, 1) (typical),
+    /// or with an exponent anywhere in `f64`'s range (wide).
+    fn value(h: u64, wide: bool) -> f64 {
+        let unit = (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        if wide {
+            unit * 2f64.powi((h % 2000) as i32 - 1040)
+        } else {
+            unit
+        }
+    }
+
+    fn hashes(seed: u64, n: usize) -> impl Iterator<Item = u64> {
+        (0..n as u64).map(move |i| {
+            let mut z = (i + seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^ (z >> 31)
+        })
+    }
+
+    /// Folds `values` as threads would (in `chunks`), then combines the
+    /// chunks' expansions pairwise: the kernel's two kinds of addition.
+    fn fold_and_combine(values: &[f64], chunk: usize) -> Expansion {
+        let mut parts: Vec<Expansion> = values
+            .chunks(chunk)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .fold(Expansion::ZERO, |acc, &x| <f64 as ExactElement>::add_element(acc, x))
+            })
+            .collect();
+        while parts.len() > 1 {
+            parts = parts
+                .chunks(2)
+                .map(|pair| pair.iter().fold(Expansion::ZERO, |acc, &x| ExactSum::combine(acc, x)))
+                .collect();
+        }
+        parts.first().copied().unwrap_or(Expansion::ZERO)
+    }
+
+    fn exact(values: &[f64]) -> f64 {
+        let mut sum = Exact::<f64>::new();
+        values.iter().for_each(|&x| sum.add(x));
+        sum.round()
+    }
+
+    #[test]
+    fn typical_sums_take_the_fast_path_and_are_exact() {
+        for (seed, n) in [(1, 10), (2, 1000), (3, 100_000), (4, 1 << 20)] {
+            let values: Vec<f64> = hashes(seed, n).map(|h| value(h, false)).collect();
+            for chunk in [1, 7, 64, 1000] {
+                let total = fold_and_combine(&values, chunk);
+                assert!(total.is_exact(n as u64), "n = {n}, chunks of {chunk}: {total:?}");
+                assert_eq!(
+                    <f64 as ExactElement>::round(total).to_bits(),
+                    exact(&values).to_bits(),
+                    "n = {n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn whenever_it_says_exact_it_is() {
+        // Wide values: mostly not exact, and where it says so, it must be.
+        let mut fast = 0;
+        for seed in 0..300 {
+            let n = 1 + (seed as usize * 7) % 50;
+            let values: Vec<f64> = hashes(seed, n).map(|h| value(h, seed % 3 != 0)).collect();
+            let total = fold_and_combine(&values, 1 + seed as usize % 5);
+            if total.is_exact(n as u64) {
+                fast += 1;
+                assert_eq!(
+                    <f64 as ExactElement>::round(total).to_bits(),
+                    exact(&values).to_bits(),
+                    "seed {seed}: {values:?}"
+                );
+            }
+        }
+        assert!(fast > 50, "only {fast} of 300 took the fast path");
+        // Errors 1, 2^-7 + 2^-59 and -2^-7 under hi = 2^53: their sum
+        // needs 60 bits, so `lo` rounds, and the tie it leaves rounds the
+        // wrong way. The bound must send it to the exact pass.
+        let tie = [2f64.powi(53), 1.0, 2f64.powi(-7) + 2f64.powi(-59), -2f64.powi(-7)];
+        let total = fold_and_combine(&tie, 4);
+        assert!(
+            !total.is_exact(4) || <f64 as ExactElement>::round(total) == exact(&tie),
+            "{total:?}"
+        );
+        assert_eq!(exact(&tie), 2f64.powi(53) + 2.0);
+        // Specials and overflow never do.
+        for values in [
+            vec![1.0, f64::INFINITY],
+            vec![f64::NAN],
+            vec![f64::MAX, f64::MAX, -f64::MAX],
+        ] {
+            assert!(
+                !fold_and_combine(&values, 2).is_exact(values.len() as u64),
+                "{values:?}"
+            );
+        }
+    }
 }
