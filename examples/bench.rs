@@ -226,12 +226,12 @@ fn median_us<'b>(
     Ok(times_ms[times_ms.len() / 2] as f64 * 1e3)
 }
 
-/// `ExactSum` against `Op::Sum`, same process and stream, on two inputs:
-/// the bench's 1, 2, 3 and uniform values in (-1, 1) (a hash of the
-/// index; every bit of the mantissa in use, exponents down to about 2^-32).
-/// Also checks that the exact sum equals `ExactSum::fold` of the same
-/// values on the CPU.
-fn bench_exact<T: FromSmall + FloatElement + From<f32>>(
+/// `ExactSum` against `Op::Sum`, same process and stream, on three inputs:
+/// the bench's 1, 2, 3; uniform values in (-1, 1) with 24 random bits (a
+/// hash of the index; `cub_determinism.cu` fills the same); and, for
+/// `f64`, uniform values with all 53 bits random. Also checks that the
+/// exact sum equals `ExactSum::fold` of the same values on the CPU.
+fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     reducer: &mut Reducer,
     name: &str,
     sizes: &[usize],
@@ -239,21 +239,16 @@ fn bench_exact<T: FromSmall + FloatElement + From<f32>>(
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
     let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
     let mut out = DeviceBox::new(&T::default())?;
-    let uniform = |i: usize| {
-        let mut h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d;
-        h ^= h >> 29;
-        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h ^= h >> 32;
-        // 24 random bits and a random sign: uniform in (-1, 1), exact in f32.
-        let magnitude = (h & 0xff_ffff) as f32 / (1u32 << 24) as f32;
-        T::from(if h >> 63 == 1 { -magnitude } else { magnitude })
-    };
+    let small = |i: usize| fill_value::<T>(i, 7);
+    let uniform24 = |i: usize| T::uniform(index_hash(i), 24);
+    let uniform53 = |i: usize| T::uniform(index_hash(i), 53);
+    let mut inputs: Vec<(&str, &dyn Fn(usize) -> T)> = vec![("small", &small), ("uniform", &uniform24)];
+    if T::TYPE == ElementType::F64 {
+        inputs.push(("uniform53", &uniform53));
+    }
     for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
         let bytes = n * std::mem::size_of::<T>();
-        for (data, value) in [
-            ("small", &(|i| fill_value::<T>(i, 7)) as &dyn Fn(usize) -> T),
-            ("uniform", &uniform),
-        ] {
+        for &(data, value) in &inputs {
             let buffers = rotated_buffers(n, value)?;
             let host: Vec<T> = (0..n).map(value).collect();
             let exact = reducer.reduce(&buffers[0], reduce::ExactSum)?;
@@ -278,6 +273,47 @@ fn bench_exact<T: FromSmall + FloatElement + From<f32>>(
         }
     }
     Ok(())
+}
+
+/// 64 well-mixed bits of `i` (SplitMix64's finaliser).
+fn index_hash(i: usize) -> u64 {
+    let mut h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d;
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 32)
+}
+
+/// A uniform value in (-1, 1) with `bits` random bits (at most the type's).
+trait Uniform {
+    fn uniform(hash: u64, bits: u32) -> Self;
+}
+impl Uniform for f32 {
+    fn uniform(h: u64, bits: u32) -> f32 {
+        let bits = bits.min(24);
+        let magnitude = (h & ((1 << bits) - 1)) as f32 / (1u64 << bits) as f32;
+        if h >> 63 == 1 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+}
+impl Uniform for f64 {
+    fn uniform(h: u64, bits: u32) -> f64 {
+        let bits = bits.min(53);
+        let magnitude = (h & ((1 << bits) - 1)) as f64 / (1u64 << bits) as f64;
+        // The 24-bit values are exactly cub_determinism.cu's (its f32s, widened).
+        let magnitude = if bits == 24 {
+            f64::from(magnitude as f32)
+        } else {
+            magnitude
+        };
+        if h >> 63 == 1 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
 }
 
 /// Every widening pair and op at 2^24 … 2^30 bytes read.

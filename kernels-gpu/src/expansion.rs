@@ -18,8 +18,15 @@
 //! exponents lie within 27 of each other (exactly, then), so one addition
 //! serves four elements.
 //!
-//! Where the bound does not hold (values over a wide range, an infinity or
-//! NaN, an `f64` sum past `f64::MAX`), the block that ends the reduction
+//! `f64`s have no such bound (an `f64`'s last bit says little about where
+//! the sum's bits end): their errors go into `lo` with a second TwoSum
+//! ([`Expansion::plus_checked`]) whose own error must be zero, and `lo` is
+//! renormalised below half an ulp of `hi` after each vector, so the
+//! expansion holds any sum whose bits span about 106.
+//!
+//! Where the bound does not hold or an addition was not exact (values over
+//! a wide range, an infinity or NaN, an `f64` sum past `f64::MAX`), the
+//! block that ends the reduction
 //! sums the whole input again with [`Exact`](crate::exact::Exact)
 //! accumulators: slower (one block, local memory, global atomics), and
 //! exact always.
@@ -45,6 +52,9 @@ pub struct Expansion {
     pub finest: u32,
     /// The largest exponent field of `hi` so far.
     pub largest: u32,
+    /// An addition checked with TwoSum ([`Expansion::plus_checked`]) was
+    /// not exact: `hi + lo` is not the sum.
+    pub inexact: bool,
 }
 
 /// [`Expansion::finest`] before any nonzero value.
@@ -61,7 +71,7 @@ impl Accumulator for Expansion {
             (hi >> 32) as u32,
             lo as u32,
             (lo >> 32) as u32,
-            self.finest | self.largest << 16,
+            self.finest | self.largest << 16 | (self.inexact as u32) << 31,
             0,
         ]
     }
@@ -72,7 +82,8 @@ impl Accumulator for Expansion {
             hi: f64::from_bits(w[0] as u64 | (w[1] as u64) << 32),
             lo: f64::from_bits(w[2] as u64 | (w[3] as u64) << 32),
             finest: w[4] & 0xffff,
-            largest: w[4] >> 16,
+            largest: (w[4] >> 16) & 0x7fff,
+            inexact: w[4] >> 31 != 0,
         }
     }
 }
@@ -100,6 +111,7 @@ impl Expansion {
         lo: 0.0,
         finest: NO_VALUE,
         largest: 0,
+        inexact: false,
     };
 
     /// `self + value`, where `value` is a multiple of `2^(finest - 1075)`.
@@ -111,6 +123,25 @@ impl Expansion {
             lo: self.lo + error,
             finest: Ord::min(self.finest, finest),
             largest: Ord::max(self.largest, exponent_field(hi)),
+            inexact: self.inexact,
+        }
+    }
+
+    /// `self + value`, its error added to `lo` with a second TwoSum whose
+    /// own error must be 0 (else the expansion is marked inexact): exact
+    /// whatever the values' last bits, as long as the sum fits two `f64`s
+    /// (about 106 bits). The `f64` kernel's addition: an `f64`'s last bit
+    /// says little about where its sum's bits end, so no bound would do.
+    #[inline(always)]
+    pub fn plus_checked(self, value: f64) -> Expansion {
+        let (hi, error) = two_sum(self.hi, value);
+        let (lo, lost) = two_sum(self.lo, error);
+        Expansion {
+            hi,
+            lo,
+            // NaN too is `!= 0.0`: an infinity, a NaN or an overflow.
+            inexact: self.inexact || lost != 0.0,
+            ..self
         }
     }
 
@@ -124,7 +155,7 @@ impl Expansion {
         // spare) when ceil(log2 len) + largest <= finest + 52.
         let len_bits = 64 - len.saturating_sub(1).leading_zeros();
         let finite = self.hi.abs() <= f64::MAX && self.lo.abs() <= f64::MAX;
-        finite && len_bits + self.largest <= self.finest + 52
+        finite && !self.inexact && len_bits + self.largest <= self.finest + 52
     }
 
     /// `hi` and `lo` as the rounded sum and what it leaves out (less than
@@ -150,13 +181,19 @@ impl Operator<Expansion> for ExactSum {
 
     #[inline(always)]
     fn combine(a: Expansion, b: Expansion) -> Expansion {
+        // Checked additions of the errors: where the bound holds they are
+        // exact anyway, and the `f64` kernel's expansions rely on them.
         let (hi, error) = two_sum(a.hi, b.hi);
+        let (lo, lost) = two_sum(a.lo, b.lo);
+        let (lo, lost_too) = two_sum(lo, error);
         Expansion {
             hi,
-            lo: (a.lo + b.lo) + error,
+            lo,
             finest: Ord::min(a.finest, b.finest),
             largest: Ord::max(Ord::max(a.largest, b.largest), exponent_field(hi)),
+            inexact: a.inexact || b.inexact || lost != 0.0 || lost_too != 0.0,
         }
+        .renormalised()
     }
 }
 
@@ -181,18 +218,6 @@ pub trait ExactElement: Element + ExactFloat {
     fn add_element(acc: Expansion, value: Self) -> Expansion;
     /// The exact sum `total` (exact, finite) rounded once to the type.
     fn round(total: Expansion) -> Self;
-}
-
-/// The [`Expansion::finest`] of an `f64` with high word `high` and low
-/// word `low`: its exponent field (1 for a subnormal), [`NO_VALUE`] for 0.
-#[inline(always)]
-fn finest_f64(high: u32, low: u32) -> u32 {
-    let magnitude = high & 0x7fff_ffff;
-    if magnitude | low == 0 {
-        NO_VALUE
-    } else {
-        Ord::max(magnitude >> 20, 1)
-    }
 }
 
 /// An `f32`'s last bit, `2^(max(field, 1) - 150)`, in [`Expansion::finest`]'s scale.
@@ -292,14 +317,14 @@ impl ExactElement for f64 {
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
         let lane = |k: usize| f64::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32);
-        acc.plus(lane(0), finest_f64(words[1], words[0]))
-            .plus(lane(1), finest_f64(words[3], words[2]))
+        // `lo` back below half an ulp of `hi`, so it has room for the
+        // next errors' low bits.
+        acc.plus_checked(lane(0)).plus_checked(lane(1)).renormalised()
     }
 
     #[inline(always)]
     fn add_element(acc: Expansion, value: f64) -> Expansion {
-        let bits = value.to_bits();
-        acc.plus(value, finest_f64((bits >> 32) as u32, bits as u32))
+        acc.plus_checked(value).renormalised()
     }
 
     #[inline(always)]
@@ -509,6 +534,23 @@ mod tests {
             "{total:?}"
         );
         assert_eq!(exact(&tie), 2f64.powi(53) + 2.0);
+        // f32 vectors in one thread, errors summed with plain additions:
+        // 2^-24 and 2^-80 need 57 bits together, so `lo` rounds and leaves
+        // an f32 tie that rounds the wrong way. The bound must catch it.
+        let vectors = [
+            [1.0f32, 2f32.powi(30), 2f32.powi(-24), -2f32.powi(30)],
+            [2f32.powi(-80), 0.0, 0.0, 0.0],
+        ];
+        let total = vectors
+            .iter()
+            .fold(Expansion::ZERO, |acc, v| f32::add_vector(acc, v.map(f32::to_bits)));
+        let mut reference = Exact::<f32>::new();
+        vectors.iter().flatten().for_each(|&x| reference.add(x));
+        assert_eq!(reference.round(), 1.0 + 2f32.powi(-23));
+        assert!(
+            !total.is_exact(8) || <f32 as ExactElement>::round(total) == reference.round(),
+            "{total:?}"
+        );
         // Specials and overflow never do.
         for values in [
             vec![1.0, f64::INFINITY],

@@ -1326,3 +1326,29 @@ fn a_user_operator_over_cudarc_buffers() {
         "reduce_into"
     );
 }
+
+/// `ExactSum` over cudarc buffers, blocking and `reduce_into`, at an
+/// offset: the CPU fold's bits.
+#[test]
+fn exact_sums_over_cudarc_buffers() {
+    let Some(ctx) = context("exact_sums_over_cudarc_buffers") else {
+        return;
+    };
+    let mut rng = common::rng("exact_sums_over_cudarc_buffers");
+    let mut reducer = Reducer::new(&ctx).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let data: Vec<f64> = (0..1_000_003)
+        .map(|_| rng.gen_range(-1.0..1.0) * 2f64.powi(rng.gen_range(-40..40)))
+        .collect();
+    let want = reduce::ExactSum::fold(&data[1..]);
+    let input = stream.clone_htod(&data).unwrap();
+    let view = input.slice(1..);
+    let got = reducer.reduce(&view, reduce::ExactSum).unwrap();
+    assert_eq!(got.to_bits(), want.to_bits(), "blocking: {got:e} against {want:e}");
+    let mut out = stream.alloc_zeros::<f64>(1).unwrap();
+    reducer
+        .reduce_into(&view, reduce::ExactSum, Over::Whole, &mut out, &stream)
+        .unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert_eq!(into[0].to_bits(), want.to_bits(), "reduce_into");
+}

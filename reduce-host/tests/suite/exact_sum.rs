@@ -263,14 +263,22 @@ fn adversarial_exact_sums() {
         check_f32(&[f32::INFINITY, -f32::INFINITY], f32::NAN);
         check_f32(&[f32::NEG_INFINITY, 1.0], f32::NEG_INFINITY);
         check_f32(&[1.0, 2f32.powi(-24)], 1.0); // a tie, to even
-        // A bit far below breaks the tie.
+                                                // A bit far below breaks the tie.
         check_f32(&[1.0, 2f32.powi(-24), 2f32.powi(-100)], 1.0 + 2f32.powi(-23));
         // Rounding errors that need 60 bits together: past the tie too.
         let tie = [2f64.powi(53), 1.0, 2f64.powi(-7) + 2f64.powi(-59), -2f64.powi(-7)];
         for offset in 0..3 {
-            assert_eq!(exact_sum_on(&mut backend, &tie, offset), 2f64.powi(53) + 2.0, "{}", backend.name());
+            assert_eq!(
+                exact_sum_on(&mut backend, &tie, offset),
+                2f64.powi(53) + 2.0,
+                "{}",
+                backend.name()
+            );
         }
-        assert_eq!(exact_sum_on(&mut backend, &[f64::MAX, f64::MAX, -f64::MAX], 1), f64::MAX);
+        assert_eq!(
+            exact_sum_on(&mut backend, &[f64::MAX, f64::MAX, -f64::MAX], 1),
+            f64::MAX
+        );
     });
 }
 
