@@ -27,7 +27,7 @@
 //! Where the bound does not hold or an addition was not exact (values over
 //! a wide range, an infinity or NaN, an `f64` sum past `f64::MAX`), the
 //! block that ends the reduction
-//! sums the whole input again with [`Exact`](crate::exact::Exact)
+//! sums the whole input again with [`Exact`]
 //! accumulators: slower (one block, local memory, global atomics), and
 //! exact always.
 
