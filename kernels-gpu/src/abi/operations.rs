@@ -159,26 +159,12 @@ impl Statistic {
 /// one technique (`docs/LADDER.md` says what each costs on an H200).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rung {
-    /// 1. One element per thread into shared memory; at stride `s` the threads
-    ///    with `tid % 2s == 0` combine: divergent warps at every step.
     InterleavedDivergent,
-    /// 2. Thread `t` combines at `2·s·t`: contiguous active threads, but
-    ///    2-, 4-, 8-…-way shared-memory bank conflicts.
     InterleavedStrided,
-    /// 3. Strides halve from `B/2`, thread `t < s` combines `t` and `t + s`:
-    ///    no divergence in busy warps, no bank conflicts.
     SequentialAddressing,
-    /// 4. Each thread adds two elements (`B` apart) while loading: half the blocks.
     FirstAddDuringLoad,
-    /// 5. One 16-byte vector per thread stored into a shared array of `4·B`
-    ///    values, then summed from there: 4× fewer load instructions, 4× the
-    ///    shared memory.
     VectorViaShared,
-    /// 6. One 16-byte vector per thread, summed in registers: shared memory
-    ///    back to `B` values.
     CoarsenedVector,
-    /// 7. As 6, but the block combines with warp shuffles (`shfl.sync`) and
-    ///    one barrier instead of a shared-memory tree.
     WarpShuffle,
 }
 
