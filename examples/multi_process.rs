@@ -11,7 +11,12 @@
 //! their environment, and checks that every rank printed the same results,
 //! equal to the CPU's. Each rank makes its own shard (1M `i64` and 1M `f64`,
 //! from its rank number), then reduces the whole with `Communicator::reduce`
-//! and `Communicator::all_reduce_into`.
+//! and `Communicator::all_reduce_into`, and takes the floats' exact sum
+//! (`reduce::ExactSum`, whose bits must equal `ExactSum::fold` of every
+//! rank's values on the CPU, however many ranks there are).
+//!
+//! To run the ranks over NCCL's network transport, as ranks on two nodes
+//! would talk, set `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`.
 //!
 //! Across nodes the ranks are the same program, started by the job launcher
 //! (`srun`, `mpirun`) with global rank numbers; rank 0 makes the id and the
@@ -22,7 +27,7 @@
 
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use reduce::multi::{Communicator, UniqueId};
-use reduce::Op;
+use reduce::{ExactSum, Op};
 use std::process::{Command, Stdio};
 
 type BoxError = Box<dyn std::error::Error>;
@@ -69,7 +74,17 @@ fn run_rank(rank: u32) -> Result<(), BoxError> {
     comm.stream().synchronize()?;
     let mut float_sum_host = f64::NAN;
     float_sum.copy_to(&mut float_sum_host)?;
-    println!("sum={sum} max={max} float_sum_bits={:#x}", float_sum_host.to_bits());
+    // The exact sum's shards cut unevenly: the cut changes nothing.
+    let (low, high) = (
+        floats.index(..rank as usize * 1000),
+        floats.index(rank as usize * 1000..),
+    );
+    let exact = comm.reduce(&[&low, &high], ExactSum)?;
+    println!(
+        "sum={sum} max={max} exact_bits={:#x} float_sum_bits={:#x}",
+        exact.to_bits(),
+        float_sum_host.to_bits()
+    );
     Ok(())
 }
 
@@ -107,14 +122,17 @@ fn launch() -> Result<(), BoxError> {
     }
 
     let (mut sum, mut max, mut float_sum, mut float_abs) = (0i64, i64::MIN, 0.0f64, 0.0f64);
+    let mut all_floats = Vec::new();
     for rank in 0..world_size {
         let (ints, floats) = shard(rank);
+        all_floats.extend_from_slice(&floats);
         sum = ints.iter().fold(sum, |s, &x| s.wrapping_add(x));
         max = ints.iter().copied().fold(max, i64::max);
         float_sum += floats.iter().sum::<f64>();
         float_abs += floats.iter().map(|x| x.abs()).sum::<f64>();
     }
-    let expected = format!("sum={sum} max={max} ");
+    let exact = ExactSum::fold(&all_floats);
+    let expected = format!("sum={sum} max={max} exact_bits={:#x} ", exact.to_bits());
     if lines.iter().any(|line| !line.starts_with(&expected)) {
         return Err(format!("expected every rank to print {expected}...").into());
     }
@@ -127,6 +145,9 @@ fn launch() -> Result<(), BoxError> {
     if (got - float_sum).abs() > bound {
         return Err(format!("float sum {got} is not {float_sum} ± {bound}").into());
     }
-    println!("{world_size} ranks agree, and match the CPU: sum {sum}, max {max}, float sum {got} (CPU {float_sum})");
+    println!(
+        "{world_size} ranks agree, and match the CPU: sum {sum}, max {max}, exact sum {exact} (bitwise), \
+         float sum {got} (CPU {float_sum})"
+    );
     Ok(())
 }

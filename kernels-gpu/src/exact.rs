@@ -142,6 +142,37 @@ impl<F: ExactFloat> Exact<F> {
             0 => (fraction, 0),
             _ => (fraction | (1u64 << fraction_bits), biased as u32 - 1),
         };
+        self.add_scaled(negative, significand, position);
+    }
+
+    /// Adds `value`, a finite `f64` that is a multiple of the unit
+    /// (`2^-149` for `f32`, as every sum of `f32`s is) and at most the
+    /// largest `F` times 2^62 in magnitude: an exact partial sum held in an
+    /// `f64`, such as the GPU's fast path leaves.
+    pub fn add_f64(&mut self, value: f64) {
+        let bits = value.to_bits();
+        let negative = bits >> 63 == 1;
+        let biased = ((bits >> 52) & 0x7ff) as i32;
+        let fraction = bits & ((1u64 << 52) - 1);
+        let significand = match biased {
+            0 => fraction,
+            _ => fraction | (1u64 << 52),
+        };
+        // value = significand · 2^(max(biased, 1) - 1075), in units of 2^unit.
+        let bias = (exponent_mask::<F>() >> 1) as i32;
+        let unit = 1 - bias - (F::PRECISION as i32 - 1);
+        let shift = Ord::max(biased, 1) - 1075 - unit;
+        if shift >= 0 {
+            self.add_scaled(negative, significand, shift as u32);
+        } else if shift > -64 {
+            // Bits below the unit are zero, as the caller promises.
+            self.add_scaled(negative, significand >> -shift, 0);
+        }
+    }
+
+    /// Adds `significand · 2^position` units (negated if `negative`).
+    #[inline]
+    fn add_scaled(&mut self, negative: bool, significand: u64, position: u32) {
         if significand == 0 {
             return;
         }
@@ -588,5 +619,36 @@ mod tests {
         assert_eq!(exact(&[smallest; 3]), f32::from_bits(3));
         assert_eq!(exact(&[f64::from_bits(1); 7]), f64::from_bits(7));
         assert_eq!(exact(&[f32::MIN_POSITIVE, -smallest]), f32::from_bits(0x007f_ffff));
+    }
+
+    #[test]
+    fn an_f64_partial_sum_adds_as_its_pieces() {
+        let mut rng = StdRng::fresh();
+        for _ in 0..2000 {
+            // a · 2^e, a of 53 bits, e down to f32's unit: three f32 pieces.
+            let a = rng.next() >> 11 | 1 << 52;
+            let e = rng.below(-149, 71) as i32;
+            let negative = rng.coin();
+            let value = if negative { -1.0 } else { 1.0 } * a as f64 * 2f64.powi(e);
+            let pieces = [(a & 0xff_ffff, 0), ((a >> 24) & 0xff_ffff, 24), (a >> 48, 48)]
+                .map(|(p, shift)| (if negative { -1.0 } else { 1.0 } * p as f64 * 2f64.powi(e + shift)) as f32);
+            let mut by_f64 = Exact::<f32>::new();
+            by_f64.add(1.0);
+            by_f64.add_f64(value);
+            let mut by_pieces = Exact::<f32>::new();
+            by_pieces.add(1.0);
+            pieces.iter().for_each(|&p| by_pieces.add(p));
+            assert_eq!(by_f64.parts().0, by_pieces.parts().0, "{a} · 2^{e}");
+            assert_eq!(by_f64.round().to_bits(), by_pieces.round().to_bits());
+            // An f64 accumulator takes any finite f64 as itself.
+            let kind = rng.below(0, 4) as usize;
+            let x = random_f64(&mut rng, kind);
+            if x.is_finite() {
+                let (mut as_f64, mut as_value) = (Exact::<f64>::new(), Exact::<f64>::new());
+                as_f64.add_f64(x);
+                as_value.add(x);
+                assert_eq!(as_f64.parts().0, as_value.parts().0, "{x:e}");
+            }
+        }
     }
 }

@@ -385,22 +385,66 @@ impl<T: ExactElement> Source<Expansion> for ExactInput<T> {
     }
 }
 
-/// Words of the global scratch the slow path needs for `T`: the exact
-/// accumulator's digits, then counts of NaNs, `+inf`s and `-inf`s.
+/// Words of an exact sum's state of `T`s, as [`store_state`] writes it and
+/// [`merge_states`] reads it: the exact accumulator's digits (normalised,
+/// least significant first, as `i64`s), then counts of NaNs, `+inf`s and
+/// `-inf`s. The slow path's global scratch has the same layout.
 pub const fn scratch_words<T: ExactFloat>() -> usize {
     T::WORDS_LEN + 3
 }
 
+/// The exact sum an exact expansion holds, as an accumulator (for a
+/// [`store_state`]).
+#[inline(never)]
+pub fn exact_of<T: ExactElement>(total: Expansion) -> Exact<T> {
+    let mut exact = Exact::<T>::new();
+    // Both are multiples of the values' finest last bit, so of `T`'s unit.
+    exact.add_f64(total.hi);
+    exact.add_f64(total.lo);
+    exact
+}
+
+/// Writes `exact`'s state ([`scratch_words`] words) to `out`.
+///
+/// # Safety
+/// `out` is [`scratch_words`] writable, 8-byte aligned words.
+#[inline(never)]
+pub unsafe fn store_state<T: ExactElement>(exact: Exact<T>, out: u64) {
+    let (digits, specials) = exact.parts();
+    for (word, &digit) in digits.as_ref().iter().enumerate() {
+        device::store_global_u64(out + 8 * word as u64, digit as u64);
+    }
+    for (k, &count) in specials.iter().enumerate() {
+        device::store_global_u64(out + 8 * (T::WORDS_LEN + k) as u64, count);
+    }
+}
+
+/// Thread 0 reads the state at `scratch` (digits at most `adds` times
+/// 2^32 in magnitude) back into an accumulator.
+///
+/// # Safety
+/// `scratch` is [`scratch_words`] readable, 8-byte aligned words.
+unsafe fn read_state<T: ExactElement>(scratch: u64, adds: u32) -> Exact<T> {
+    let mut total = Exact::<T>::new();
+    let mut digits = T::ZERO_WORDS;
+    for (word, digit) in digits.as_mut().iter_mut().enumerate() {
+        *digit = device::load_relaxed_gpu_u64(scratch + 8 * word as u64) as i64;
+    }
+    let specials = [0, 1, 2].map(|k| device::load_relaxed_gpu_u64(scratch + 8 * (T::WORDS_LEN + k) as u64));
+    total.set_parts(digits, specials, adds);
+    total
+}
+
 /// The slow path: the block sums the `len` elements at `input` again, each
 /// thread into an [`Exact`], which it adds to the words at `scratch`
-/// (zeroed here first); thread 0 gets the exact sum rounded.
+/// (zeroed here first); thread 0 gets the exact sum.
 ///
 /// # Safety
 /// Every thread of the block calls it together; `input` holds `len`
 /// readable `T`s; `scratch` is [`scratch_words`] writable, 8-byte aligned
 /// words that no other block uses during the launch.
 #[inline(never)]
-pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -> Option<T> {
+pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -> Option<Exact<T>> {
     let words = scratch_words::<T>();
     if thread_idx_x() == 0 {
         for word in 0..words {
@@ -428,17 +472,35 @@ pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -
     }
     device::thread_fence_gpu();
     device::sync_threads();
-    if thread_idx_x() != 0 {
-        return None;
+    (thread_idx_x() == 0).then(|| read_state::<T>(scratch, block_dim_x()))
+}
+
+/// The sum of the `count` states at `states` (each [`scratch_words`]
+/// words, as [`store_state`] writes them): each thread adds up some of the
+/// words, into `scratch`; thread 0 gets the total. Integer additions, so
+/// the result is the exact sum of every value the states hold, whatever
+/// their order.
+///
+/// # Safety
+/// Every thread of the block calls it together; `states` holds `count`
+/// readable states and `count < 2^30` (the digits' sums stay inside an
+/// `i64`); `scratch` is [`scratch_words`] writable, 8-byte aligned words
+/// that no other block uses during the launch.
+#[inline(never)]
+pub unsafe fn merge_states<T: ExactElement>(states: u64, count: u64, scratch: u64) -> Option<Exact<T>> {
+    let words = scratch_words::<T>() as u64;
+    let mut word = thread_idx_x() as u64;
+    while word < words {
+        let mut sum = 0u64;
+        for state in 0..count {
+            sum = sum.wrapping_add(device::load_global_nc_u64(states + 8 * (state * words + word)));
+        }
+        device::store_global_u64(scratch + 8 * word, sum);
+        word += block_dim_x() as u64;
     }
-    let mut total = Exact::<T>::new();
-    let mut digits = T::ZERO_WORDS;
-    for (word, digit) in digits.as_mut().iter_mut().enumerate() {
-        *digit = device::load_relaxed_gpu_u64(scratch + 8 * word as u64) as i64;
-    }
-    let specials = [0, 1, 2].map(|k| device::load_relaxed_gpu_u64(scratch + 8 * (T::WORDS_LEN + k) as u64));
-    total.set_parts(digits, specials, block_dim_x());
-    Some(total.round())
+    device::thread_fence_gpu();
+    device::sync_threads();
+    (thread_idx_x() == 0).then(|| read_state::<T>(scratch, Ord::max(count, 1) as u32))
 }
 
 #[cfg(test)]
@@ -502,6 +564,8 @@ mod tests {
                     exact(&values).to_bits(),
                     "n = {n}"
                 );
+                // As a state: the same sum.
+                assert_eq!(exact_of::<f64>(total).round().to_bits(), exact(&values).to_bits());
             }
         }
     }
@@ -551,6 +615,15 @@ mod tests {
             !total.is_exact(8) || <f32 as ExactElement>::round(total) == reference.round(),
             "{total:?}"
         );
+        // An exact f32 expansion as a state: the same digits as the values'.
+        let typical = [[1.5f32, -2.0, 2f32.powi(-30), 3e7], [0.25, 1e-3, -7.0, 2f32.powi(-40)]];
+        let total = typical
+            .iter()
+            .fold(Expansion::ZERO, |acc, v| f32::add_vector(acc, v.map(f32::to_bits)));
+        let mut reference = Exact::<f32>::new();
+        typical.iter().flatten().for_each(|&x| reference.add(x));
+        assert!(total.is_exact(8), "{total:?}");
+        assert_eq!(exact_of::<f32>(total).parts().0, reference.parts().0);
         // Specials and overflow never do.
         for values in [
             vec![1.0, f64::INFINITY],

@@ -193,9 +193,6 @@ pub trait FloatElement: Element {
     /// The exact sum of `values` rounded once ([`ExactSum::fold`](crate::ExactSum::fold)).
     #[doc(hidden)]
     fn exact_sum(values: &[Self]) -> Self;
-    /// Words of the exact sum kernel's scratch.
-    #[doc(hidden)]
-    const EXACT_SCRATCH_WORDS: usize;
 }
 
 macro_rules! float_element {
@@ -212,7 +209,6 @@ macro_rules! float_element {
                 values.iter().for_each(|&value| sum.add(value));
                 sum.round()
             }
-            const EXACT_SCRATCH_WORDS: usize = kernels_gpu::expansion::scratch_words::<$t>();
         }
     )*};
 }

@@ -22,7 +22,9 @@ use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Kernel, ReduceArgs};
+use kernels_gpu::abi::{
+    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Kernel, ReduceArgs, EXACT_STATES_IN, EXACT_STATE_OUT,
+};
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
@@ -297,24 +299,87 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         let (input, len) = checked_parts::<B, T>(input)?;
-        let kernel = Kernel::ExactSum {
-            element: T::TYPE.kernel(),
-        };
-        let scratch = self.backend.scratch(stream, T::EXACT_SCRATCH_WORDS)?;
         let accesses = [
             Access::read::<T>("input", input, len),
             Access::write::<T>("out", out, 1),
         ];
-        self.launch_whole(kernel, len, T::TYPE.size(), &accesses, stream, |partials, ticket| {
-            ExactArgs {
+        self.launch_exact::<T>(input, len, 0, out, &accesses, stream)
+    }
+
+    /// Enqueues, on the own stream, the exact sum of `input` as an exact
+    /// state ([`exact_state_words`] `u64`s) to `out`, for
+    /// [`Reducer::enqueue_exact_merge`]: how the parts of a sharded input
+    /// are summed exactly. `T` is `f32` or `f64`.
+    #[cfg(any(feature = "cust", test))]
+    pub(crate) fn enqueue_exact_state<T: Element>(&mut self, input: &B::Slice<T>, out: u64) -> Result<()> {
+        let (input, len) = checked_parts::<B, T>(input)?;
+        let accesses = [
+            Access::read::<T>("input", input, len),
+            Access::write::<u64>("out", out, exact_state_words(T::TYPE)?),
+        ];
+        self.launch_exact::<T>(input, len, EXACT_STATE_OUT, out, &accesses, None)
+    }
+
+    /// Enqueues, on the own stream, the sum of the `count` exact states of
+    /// `T`s at `states` into `out`: rounded to a `T`, or, with
+    /// `state_out`, as a state again.
+    #[cfg(any(feature = "cust", test))]
+    pub(crate) fn enqueue_exact_merge<T: Element>(
+        &mut self,
+        states: u64,
+        count: usize,
+        out: u64,
+        state_out: bool,
+    ) -> Result<()> {
+        let words = exact_state_words(T::TYPE)?;
+        // The kernel adds up to 2^30 states' digits inside an i64.
+        if count >= 1 << 30 {
+            return Err(Error::InvalidGroup(format!(
+                "{count} exact sums to merge: at most 2^30 - 1 (fewer shards per GPU, or fewer GPUs)"
+            )));
+        }
+        let (form, output) = if state_out {
+            (EXACT_STATE_OUT, Access::write::<u64>("out", out, words))
+        } else {
+            (0, Access::write::<T>("out", out, 1))
+        };
+        let accesses = [Access::read::<u64>("states", states, count * words), output];
+        self.launch_exact::<T>(states, count, EXACT_STATES_IN | form, out, &accesses, None)
+    }
+
+    /// Launches the exact sum kernel for `T` on the `len` elements at
+    /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`.
+    fn launch_exact<T: Element>(
+        &mut self,
+        input: u64,
+        len: usize,
+        form: u64,
+        out: u64,
+        accesses: &[Access],
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let kernel = Kernel::ExactSum {
+            element: T::TYPE.kernel(),
+        };
+        let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
+        // States are merged by one block: the launch of one element.
+        let shape_len = if form & EXACT_STATES_IN != 0 { 1 } else { len };
+        self.launch_whole(
+            kernel,
+            shape_len,
+            T::TYPE.size(),
+            accesses,
+            stream,
+            |partials, ticket| ExactArgs {
                 input,
                 len: len as u64,
                 partials,
                 ticket,
                 scratch,
                 out,
-            }
-        })
+                form,
+            },
+        )
     }
 
     pub(crate) fn enqueue_widened<A: Element, In: WidensTo<A>>(
@@ -646,6 +711,18 @@ pub(crate) fn from_word<T: DeviceCopy>(word: u64) -> T {
     unsafe { std::ptr::read(&word as *const u64 as *const T) }
 }
 
+/// `u64` words of the exact sum's state of `element`s: its digits, then
+/// its counts of NaNs, `+inf`s and `-inf`s (also the words of scratch its
+/// exact pass uses). [`Error::Internal`] for a type without an exact sum.
+pub(crate) fn exact_state_words(element: ElementType) -> Result<usize> {
+    use kernels_gpu::expansion::scratch_words;
+    match element {
+        ElementType::F32 => Ok(scratch_words::<f32>()),
+        ElementType::F64 => Ok(scratch_words::<f64>()),
+        other => Err(Error::internal(format!("an exact sum of {}s", other.name()))),
+    }
+}
+
 /// The address and length of `slice`, its address checked to be a multiple
 /// of the element size.
 pub(crate) fn checked_parts<B: Backend, T: DeviceCopy>(slice: &B::Slice<T>) -> Result<(u64, usize)> {
@@ -668,4 +745,78 @@ pub(crate) fn checked_pair<B: Backend, T: DeviceCopy>(a: &B::Slice<T>, b: &B::Sl
         });
     }
     Ok((a, b, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::element::FloatElement;
+    use crate::emulated::Emulator;
+    use crate::ExactSum;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The exact states of random parts of `values`, merged on the emulator
+    /// in one step and in two (a state of states): the same bits as
+    /// [`ExactSum::fold`] of the whole. What `multi` does across GPUs.
+    fn check_states_merge<T: FloatElement>(rng: &mut StdRng, values: &[T]) {
+        let words = super::exact_state_words(T::TYPE).expect("a float type");
+        let mut emulator = Emulator::default();
+        let parts = rng.gen_range(1..6);
+        let mut cuts: Vec<usize> = (1..parts).map(|_| rng.gen_range(0..=values.len())).collect();
+        cuts.extend([0, values.len()]);
+        cuts.sort_unstable();
+        // Poisoned: every word of every state must be written.
+        let mut states = vec![0xdead_beef_dead_beef_u64; parts * words];
+        for (part, bounds) in cuts.windows(2).enumerate() {
+            let out = states[part * words..].as_mut_ptr() as u64;
+            emulator
+                .enqueue_exact_state(&values[bounds[0]..bounds[1]], out)
+                .expect("a part's state");
+        }
+        let expected = ExactSum::fold(values);
+        let mut rounded = [0xdead_beef_dead_beef_u64];
+        let address = states.as_ptr() as u64;
+        emulator
+            .enqueue_exact_merge::<T>(address, parts, rounded.as_mut_ptr() as u64, false)
+            .expect("merged");
+        let bits = |word: u64| super::from_word::<T>(word);
+        assert_eq!(bits(rounded[0]), expected, "{parts} parts cut at {cuts:?}");
+        // The first part's state with a state of the others, then those two.
+        let mut merged = vec![0xdead_beef_dead_beef_u64; 2 * words];
+        merged[..words].copy_from_slice(&states[..words]);
+        let rest = states[words..].as_ptr() as u64;
+        emulator
+            .enqueue_exact_merge::<T>(rest, parts - 1, merged[words..].as_mut_ptr() as u64, true)
+            .expect("a state of states");
+        emulator
+            .enqueue_exact_merge::<T>(merged.as_ptr() as u64, 2, rounded.as_mut_ptr() as u64, false)
+            .expect("merged in two steps");
+        assert_eq!(
+            bits(rounded[0]),
+            expected,
+            "{parts} parts cut at {cuts:?}, in two steps"
+        );
+    }
+
+    #[test]
+    fn exact_states_merge_to_the_whole_sum() {
+        let mut rng = StdRng::from_entropy();
+        for round in 0..24 {
+            let len = rng.gen_range(0..3000);
+            // Typical values (the kernel's fast path), values over a wide
+            // range (its exact pass), and specials among them.
+            let value = |rng: &mut StdRng| -> f64 {
+                let unit = rng.gen_range(-1.0..1.0);
+                match round % 3 {
+                    0 => unit,
+                    1 => unit * 2f64.powi(rng.gen_range(-140..120)),
+                    _ => [unit, f64::INFINITY, -0.0, 1e30, -1e30][rng.gen_range(0..5)],
+                }
+            };
+            let values: Vec<f64> = (0..len).map(|_| value(&mut rng)).collect();
+            check_states_merge(&mut rng, &values);
+            let narrow: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+            check_states_merge(&mut rng, &narrow);
+        }
+    }
 }

@@ -540,7 +540,8 @@ impl<In: MeanInput> Reduction<In> for Mean {
 /// overflow on the way), the launch's last block sums the input again with
 /// wide fixed-point accumulators: exact always, but one block's speed.
 /// Whole inputs only, so far ([`Error::UnsupportedOver`] for segments,
-/// rows and axes).
+/// rows and axes), on one GPU or several (`reduce::multi`: the GPUs
+/// exchange exact states, so one GPU and four give the same bits).
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {

@@ -11,7 +11,7 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::multi::{Communicator, Group, Shard, UniqueId};
-use reduce::{Error, Op};
+use reduce::{Error, ExactSum, Op};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The group of every GPU, shared by the tests one at a time (creating one
@@ -43,6 +43,11 @@ struct Sharded<T: TestElement> {
 
 impl<T: TestElement> Sharded<T> {
     fn new(group: &Group, rng: &mut StdRng, data: &[T], shard_count: usize, op: Op) -> Self {
+        Self::on_members(group, rng, data, shard_count, op, group.world_size())
+    }
+
+    /// As [`Sharded::new`], the shards on members `0..members` only.
+    fn on_members(group: &Group, rng: &mut StdRng, data: &[T], shard_count: usize, op: Op, members: usize) -> Self {
         let mut cuts: Vec<usize> = (1..shard_count).map(|_| rng.gen_range(0..=data.len())).collect();
         cuts.sort_unstable();
         let bounds: Vec<usize> = std::iter::once(0)
@@ -51,7 +56,7 @@ impl<T: TestElement> Sharded<T> {
             .collect();
         let (mut buffers, mut slices) = (Vec::new(), Vec::new());
         for w in bounds.windows(2) {
-            let member = rng.gen_range(0..group.world_size());
+            let member = rng.gen_range(0..members);
             let offset = rng.gen_range(0..8);
             let mut staged = vec![T::poison_for(op); offset + (w[1] - w[0]) + 4];
             staged[offset..offset + w[1] - w[0]].copy_from_slice(&data[w[0]..w[1]]);
@@ -176,6 +181,98 @@ all_ops_sharded_tests! {
     all_ops_u64_sharded_across_gpus: u64;
     all_ops_f32_sharded_across_gpus: f32;
     all_ops_f64_sharded_across_gpus: f64;
+}
+
+/// Values for the exact sum's tests, of kind `kind`: typical (the kernel's
+/// fast path), over a wide range of exponents (its exact pass), or with
+/// specials and huge cancelling pairs.
+fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let unit: f64 = rng.gen_range(-1.0..1.0);
+            match kind {
+                0 => unit,
+                1 => unit * 2f64.powi(rng.gen_range(-140..120)),
+                _ => [unit, 1e30, -1e30, -0.0, unit * 1e-20][rng.gen_range(0..5)],
+            }
+        })
+        .collect()
+}
+
+/// [`ExactSum`] across GPUs: the same bits as [`ExactSum::fold`] and as one
+/// GPU's `ExactSum` of the whole, whatever the cuts, however many GPUs the
+/// shards are on (all on member 0, or anywhere), on every member.
+fn exact_sums_sharded<T: TestElement + reduce::FloatElement>(test: &str, of: fn(f64) -> T) {
+    let Some(mut group) = all_gpus(test) else { return };
+    let mut rng = rng(test);
+    let mut failures = Vec::new();
+    for case in 0..18 {
+        let n = match case % 6 {
+            0 => rng.gen_range(0..10),
+            1 | 2 => rng.gen_range(10..100_000),
+            _ => rng.gen_range(100_000..3_000_000),
+        };
+        let mut data: Vec<T> = exact_sum_values(&mut rng, case % 3, n).into_iter().map(of).collect();
+        if case == 5 && n > 0 {
+            data[rng.gen_range(0..n)] = of(f64::INFINITY);
+        }
+        let expected = ExactSum::fold(&data);
+        let single = if data.is_empty() {
+            expected
+        } else {
+            group.make_current(0).unwrap();
+            reduce::reduce(&DeviceBuffer::from_slice(&data).unwrap(), ExactSum).unwrap()
+        };
+        for members in [1, group.world_size()] {
+            let shard_count = rng.gen_range(1..=2 * members + 2);
+            let sharded = Sharded::on_members(&group, &mut rng, &data, shard_count, Op::Sum, members);
+            let layout: Vec<(usize, usize)> = sharded.slices.iter().map(|(m, s)| (*m, s.len())).collect();
+            let views = sharded.views();
+            let got = group.reduce(&views, ExactSum).unwrap();
+            let mut outs: Vec<DeviceBox<T>> = (0..group.world_size())
+                .map(|member| {
+                    group.make_current(member).unwrap();
+                    DeviceBox::new(&T::poison()).unwrap()
+                })
+                .collect();
+            group.all_reduce_into(&views, ExactSum, &mut outs).unwrap();
+            let on_members: Vec<T> = outs
+                .iter()
+                .enumerate()
+                .map(|(member, out)| {
+                    group.make_current(member).unwrap();
+                    out.as_host_value().unwrap()
+                })
+                .collect();
+            let bits = |x: T| x.to_bits();
+            if bits(got) != bits(expected)
+                || bits(single) != bits(expected)
+                || on_members.iter().any(|&x| bits(x) != bits(expected))
+            {
+                failures.push(format!(
+                    "{n} values of kind {}, shards (member, length) {layout:?}: fold {expected:?}, one GPU {single:?}, \
+                     group {got:?}, all_reduce_into {on_members:?}",
+                    case % 3
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn exact_sums_f32_bitwise_over_any_cuts_and_gpus() {
+    exact_sums_sharded::<f32>("exact_sums_f32_bitwise_over_any_cuts_and_gpus", |x| x as f32);
+}
+
+#[test]
+fn exact_sums_f64_bitwise_over_any_cuts_and_gpus() {
+    exact_sums_sharded::<f64>("exact_sums_f64_bitwise_over_any_cuts_and_gpus", |x| x);
 }
 
 /// The NaN rules across GPUs: one NaN anywhere makes `max` NaN, `nan_max`
@@ -343,7 +440,8 @@ fn sum_i64_communicator_ranks() {
         })
         .collect();
     let id = UniqueId::new().unwrap();
-    let results: Vec<(i64, i64, Result<i64, Error>)> = std::thread::scope(|scope| {
+    type RankResults = (i64, i64, Result<i64, Error>, u64, u64);
+    let results: Vec<RankResults> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..world)
             .map(|rank| {
                 let data = &shards[rank as usize];
@@ -358,7 +456,19 @@ fn sum_i64_communicator_ranks() {
                     let mut max = 0;
                     out.copy_to(&mut max).unwrap();
                     let empty = comm.reduce(&[&buffer.index(..0)], Op::Max);
-                    (sum, max, empty)
+                    // The exact sum of every rank's values as floats, two ways.
+                    let floats: Vec<f64> = data.iter().map(|&x| x as f64 * 1e-3).collect();
+                    let floats = DeviceBuffer::from_slice(&floats).unwrap();
+                    let exact = comm
+                        .reduce(
+                            &[&floats.index(..floats.len() / 3), &floats.index(floats.len() / 3..)],
+                            ExactSum,
+                        )
+                        .unwrap();
+                    let mut exact_out = DeviceBox::new(&f64::NAN).unwrap();
+                    comm.all_reduce_into(&[&*floats], ExactSum, &mut exact_out).unwrap();
+                    let exact_out = exact_out.as_host_value().unwrap();
+                    (sum, max, empty, exact.to_bits(), exact_out.to_bits())
                 })
             })
             .collect();
@@ -367,8 +477,11 @@ fn sum_i64_communicator_ranks() {
     let all_data: Vec<i64> = shards.concat();
     let expected_sum = all_data.iter().fold(0i64, |a, &b| a.wrapping_add(b));
     let expected_max = all_data.iter().copied().max();
-    for (rank, (sum, max, empty)) in results.into_iter().enumerate() {
+    let floats: Vec<f64> = all_data.iter().map(|&x| x as f64 * 1e-3).collect();
+    let expected_exact = ExactSum::fold(&floats).to_bits();
+    for (rank, (sum, max, empty, exact, exact_out)) in results.into_iter().enumerate() {
         assert_eq!(sum, expected_sum, "rank {rank}");
+        assert_eq!((exact, exact_out), (expected_exact, expected_exact), "rank {rank}");
         if let Some(expected_max) = expected_max {
             assert_eq!(max, expected_max, "rank {rank}");
         }

@@ -39,7 +39,7 @@ macro_rules! for_each_kernel_args {
             SeedDotArgs [a b len out],
             DivideArgs [out len count],
             ConvertArgs [input len out],
-            ExactArgs [input len partials ticket scratch out],
+            ExactArgs [input len partials ticket scratch out form],
         }
     };
 }

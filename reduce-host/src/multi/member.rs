@@ -5,17 +5,28 @@ use super::nccl::Comm;
 use crate::backend::launcher::element_address;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::reducer::Reducer;
+use crate::reducer::{exact_state_words, Reducer};
 use cust::context::{Context, CurrentContext};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
 use kernels_gpu::abi::Op;
 
+/// What the members compute, exchange and combine.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Combining {
+    /// Each rank's value, reduced with the kernels' operator.
+    Op(Op),
+    /// Each rank's exact sum as an exact state (digits, not a rounded
+    /// value), the states merged and rounded once ([`crate::ExactSum`]).
+    ExactSum,
+}
+
 /// One rank: a GPU's primary context, its communicator and its reducer.
 ///
 /// A reduction goes through three steps, each enqueued on the reducer's
 /// stream: [`Member::enqueue_local`] reduces the rank's shards to one value in
-/// `send`; the ranks' `ncclAllGather` copies every rank's value into every
+/// `send` (or, for the exact sum, its exact state); the ranks'
+/// `ncclAllGather` copies every rank's value into every
 /// rank's `gathered`, in rank order; [`Member::enqueue_combine`] reduces
 /// `gathered`. Every rank thus combines the same values in the same order
 /// with the same kernel, so all ranks hold the bitwise same result.
@@ -25,11 +36,12 @@ pub(crate) struct Member {
     // communicator and buffers before the context they live in.
     pub(crate) comm: Comm,
     reducer: Reducer,
-    /// The rank's shards' results, when it has more than one: one `T` each.
+    /// The rank's shards' results, when it has more than one: one `T`
+    /// (or exact state) each.
     local: DeviceBuffer<u64>,
-    /// The rank's value, which the all-gather sends.
+    /// The rank's value or exact state, which the all-gather sends.
     pub(crate) send: DeviceBuffer<u64>,
-    /// Every rank's value, in rank order (one `T` each).
+    /// Every rank's value or exact state, in rank order.
     pub(crate) gathered: DeviceBuffer<u64>,
     /// [`Member::reduce_counting`]'s element counts: this rank's (host and
     /// device), and every rank's (device and host).
@@ -49,8 +61,8 @@ impl Member {
             comm,
             reducer: Reducer::new()?,
             local: DeviceBuffer::zeroed(1)?,
-            send: DeviceBuffer::zeroed(1)?,
-            gathered: DeviceBuffer::zeroed(world_size)?,
+            send: DeviceBuffer::zeroed(MOST_SLOT_WORDS)?,
+            gathered: DeviceBuffer::zeroed(world_size * MOST_SLOT_WORDS)?,
             length_host: LockedBuffer::new(&0, 1)?,
             length_send: DeviceBuffer::zeroed(1)?,
             lengths: DeviceBuffer::zeroed(world_size)?,
@@ -105,21 +117,20 @@ impl Member {
         self.reducer.backend.set_user(program);
     }
 
-    /// Enqueues the reduction of `shards` (on this member's device) with `op`
-    /// into `send`. No shards, or only empty ones, give `op`'s neutral element.
-    /// The context must be current.
-    pub(crate) fn enqueue_local<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<()> {
+    /// Enqueues the reduction of `shards` (on this member's device) into
+    /// `send`. No shards, or only empty ones, give the operator's neutral
+    /// element (the exact state of zero). The context must be current.
+    pub(crate) fn enqueue_local<T: Element>(&mut self, shards: &[&DeviceSlice<T>], combining: Combining) -> Result<()> {
+        let op = match combining {
+            Combining::Op(op) => op,
+            Combining::ExactSum => return self.enqueue_local_exact(shards),
+        };
         let send = self.send.as_device_ptr().as_raw();
         match shards {
             [] => self.reducer.enqueue_partial(&typed::<T>(send, 0), op, send),
             [shard] => self.reducer.enqueue_partial(shard, op, send),
             shards => {
-                if self.local.len() < shards.len() {
-                    // Earlier work on the stream may still write the old buffer.
-                    self.reducer.stream().synchronize()?;
-                    self.local = DeviceBuffer::zeroed(shards.len())?;
-                }
-                let local = self.local.as_device_ptr().as_raw();
+                let local = self.local_slots(shards.len())?;
                 for (index, shard) in shards.iter().enumerate() {
                     // Inside `local`, which has a slot per shard: always an address.
                     let slot =
@@ -132,12 +143,45 @@ impl Member {
         }
     }
 
-    /// Enqueues this rank's part of the all-gather of the ranks' values.
-    /// Where one thread drives several ranks, call it inside [`super::nccl::group`].
-    pub(crate) fn enqueue_gather<T: Element>(&self) -> Result<()> {
-        let bytes = std::mem::size_of::<T>();
-        // SAFETY: `send` holds 8 ≥ `bytes` bytes and `gathered` one 8-byte
-        // slot per rank, on this member's device; the member owns them and
+    /// [`Member::enqueue_local`] of the exact sum: each shard's exact
+    /// state, merged into one in `send`.
+    fn enqueue_local_exact<T: Element>(&mut self, shards: &[&DeviceSlice<T>]) -> Result<()> {
+        let send = self.send.as_device_ptr().as_raw();
+        match shards {
+            [] => self.reducer.enqueue_exact_state(&typed::<T>(send, 0), send),
+            [shard] => self.reducer.enqueue_exact_state(shard, send),
+            shards => {
+                let words = exact_state_words(T::TYPE)?;
+                let local = self.local_slots(shards.len() * words)?;
+                for (index, shard) in shards.iter().enumerate() {
+                    let slot = local + (index * words * 8) as u64;
+                    self.reducer.enqueue_exact_state(shard, slot)?;
+                }
+                self.reducer.enqueue_exact_merge::<T>(local, shards.len(), send, true)
+            }
+        }
+    }
+
+    /// The address of `local`, grown to at least `words` 8-byte slots.
+    fn local_slots(&mut self, words: usize) -> Result<u64> {
+        if self.local.len() < words {
+            // Earlier work on the stream may still use the old buffer.
+            self.reducer.stream().synchronize()?;
+            self.local = DeviceBuffer::zeroed(words)?;
+        }
+        Ok(self.local.as_device_ptr().as_raw())
+    }
+
+    /// Enqueues this rank's part of the all-gather of the ranks' values
+    /// (or exact states). Where one thread drives several ranks, call it
+    /// inside [`super::nccl::group`].
+    pub(crate) fn enqueue_gather<T: Element>(&self, combining: Combining) -> Result<()> {
+        let bytes = match combining {
+            Combining::Op(_) => std::mem::size_of::<T>(),
+            Combining::ExactSum => 8 * exact_state_words(T::TYPE)?,
+        };
+        // SAFETY: `send` holds `MOST_SLOT_WORDS` 8-byte words ≥ `bytes`
+        // bytes and `gathered` as many per rank, on this member's device; the member owns them and
         // frees them only after its stream's work (freeing waits for it).
         unsafe {
             self.comm.all_gather(
@@ -152,8 +196,12 @@ impl Member {
     /// Runs the whole reduction of this rank (the only one of its process)
     /// into the result slot and returns the result and the total number of
     /// elements over all ranks, gathered alongside the values.
-    pub(crate) fn reduce_counting<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: Op) -> Result<(T, u64)> {
-        self.enqueue_local(shards, op)?;
+    pub(crate) fn reduce_counting<T: Element>(
+        &mut self,
+        shards: &[&DeviceSlice<T>],
+        combining: Combining,
+    ) -> Result<(T, u64)> {
+        self.enqueue_local(shards, combining)?;
         if let Some(length) = self.length_host.first_mut() {
             *length = total_elements(shards.iter().map(|s| s.len() as u64))?;
         }
@@ -162,7 +210,7 @@ impl Member {
         // stream is synchronized (in `result_to_host`).
         unsafe { self.length_send.async_copy_from(&*self.length_host, stream)? };
         super::nccl::group(|| {
-            self.enqueue_gather::<T>()?;
+            self.enqueue_gather::<T>(combining)?;
             let (send, lengths) = (
                 self.length_send.as_device_ptr().as_raw(),
                 self.lengths.as_device_ptr().as_raw(),
@@ -173,7 +221,7 @@ impl Member {
                     .all_gather(send, lengths, std::mem::size_of::<u64>(), self.stream())
             }
         })?;
-        self.enqueue_combine::<T>(op, None)?;
+        self.enqueue_combine::<T>(combining, None)?;
         // SAFETY: as above.
         unsafe {
             self.lengths
@@ -183,14 +231,22 @@ impl Member {
         Ok((value, total_elements(self.lengths_host.iter().copied())?))
     }
 
-    /// Enqueues the reduction of the gathered values into `out` (a device
-    /// address holding one `T`), or, with `None`, into the reducer's result
-    /// slot, which [`Member::result_to_host`] reads.
-    /// The context must be current.
-    pub(crate) fn enqueue_combine<T: Element>(&mut self, op: Op, out: Option<u64>) -> Result<()> {
-        let gathered = typed::<T>(self.gathered.as_device_ptr().as_raw(), self.world_size);
+    /// Enqueues the reduction of the gathered values (or the merge of the
+    /// gathered exact states, rounded once) into `out` (a device address
+    /// holding one `T`), or, with `None`, into the reducer's result slot,
+    /// which [`Member::result_to_host`] reads. The context must be current.
+    pub(crate) fn enqueue_combine<T: Element>(&mut self, combining: Combining, out: Option<u64>) -> Result<()> {
+        let gathered = self.gathered.as_device_ptr().as_raw();
         let out = out.unwrap_or_else(|| self.reducer.result_slot());
-        self.reducer.enqueue_partial(&gathered, op.combiner(), out)
+        match combining {
+            Combining::Op(op) => {
+                self.reducer
+                    .enqueue_partial(&typed::<T>(gathered, self.world_size), op.combiner(), out)
+            }
+            Combining::ExactSum => self
+                .reducer
+                .enqueue_exact_merge::<T>(gathered, self.world_size, out, false),
+        }
     }
 
     /// Waits for this member's stream, then returns the value
@@ -207,6 +263,9 @@ impl Drop for Member {
         let _ = CurrentContext::set_current(&self.context);
     }
 }
+
+/// 8-byte words of the largest value a rank sends: an `f64` exact state.
+const MOST_SLOT_WORDS: usize = kernels_gpu::expansion::scratch_words::<f64>();
 
 /// `len` elements of `T` at `address`: a view of one of a member's own
 /// buffers, which hold at least `len` 8-byte slots.

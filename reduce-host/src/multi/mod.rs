@@ -26,6 +26,8 @@
 //! let shards = [Shard::new(0, &first), Shard::new(1, &second)];
 //! assert_eq!(group.reduce(&shards, reduce::Op::Sum)?, 15.0);
 //! assert_eq!(group.reduce(&shards, reduce::Op::Max)?, 5.0);
+//! // The same bits from any number of GPUs and any cuts:
+//! assert_eq!(group.reduce(&shards, reduce::ExactSum)?, 15.0);
 //! # Ok(()) }
 //! ```
 //!
@@ -47,6 +49,13 @@
 //!   exact, so they equal the single-GPU result bitwise. Float sums and
 //!   products combine per-shard results, so they differ from the single-GPU
 //!   result by rounding only, within the same bound (about `n·ε·Σ|x|`).
+//! - **[`ExactSum`]** (`f32`, `f64`): each GPU sends the exact state of its
+//!   shards' sum (the digits of an exact fixed-point accumulator, not a
+//!   rounded value), and the states are merged with integer additions and
+//!   rounded once. The result is bitwise the single-GPU `ExactSum` of the
+//!   shards joined, and [`ExactSum::fold`] of their values on the CPU,
+//!   whatever the number of GPUs, where the shards are cut and in what
+//!   order they come.
 //! - **Determinism**: every GPU computes the result from the same values in
 //!   the same order with the same kernel, so all GPUs hold the bitwise same
 //!   result, and the same shards at the same addresses give the same result
@@ -75,9 +84,10 @@
 mod member;
 mod nccl;
 
-use crate::element::Element;
+use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::op::Op;
+use crate::reduction::ExactSum;
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
@@ -85,21 +95,23 @@ use cust::device::Device;
 use cust::memory::{DeviceBox, DeviceSlice};
 use cust::stream::Stream;
 use kernels_gpu::abi;
-use member::{Member, RestoreContext};
+use member::{Combining, Member, RestoreContext};
 use std::fmt;
 use std::str::FromStr;
 
-/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], or a
-/// user's operator (`&`[`User`]) over the shards' type, whose partial
-/// results the members combine with its `combine`.
+/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], the
+/// exact sum ([`ExactSum`], for `f32` and `f64`), or a user's operator
+/// (`&`[`User`]) over the shards' type, whose partial results the members
+/// combine with its `combine`.
 pub trait Combine<T: Element>: Copy + sealed::Sealed {
-    /// The kernels' operator, and the user's program for them if it is one.
+    /// What the members compute and exchange, and the user's program for
+    /// the kernels if it is one.
     #[doc(hidden)]
     fn operator(self) -> sealed::Operator;
 }
 
 mod sealed {
-    use super::{abi, Program};
+    use super::{Combining, Program};
 
     pub trait Sealed {}
 
@@ -107,7 +119,7 @@ mod sealed {
     /// in a private module, so the trait can return it and no one else
     /// can name it.
     pub struct Operator {
-        pub(crate) op: abi::Op,
+        pub(crate) combining: Combining,
         pub(crate) program: Option<Program>,
     }
 }
@@ -116,7 +128,17 @@ impl sealed::Sealed for Op {}
 impl<T: Element> Combine<T> for Op {
     fn operator(self) -> sealed::Operator {
         sealed::Operator {
-            op: self.kernel(),
+            combining: Combining::Op(self.kernel()),
+            program: None,
+        }
+    }
+}
+
+impl sealed::Sealed for ExactSum {}
+impl<T: FloatElement> Combine<T> for ExactSum {
+    fn operator(self) -> sealed::Operator {
+        sealed::Operator {
+            combining: Combining::ExactSum,
             program: None,
         }
     }
@@ -126,7 +148,7 @@ impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
 impl<T: Scalar, O: Operator<T>> Combine<T> for &User<T, O> {
     fn operator(self) -> sealed::Operator {
         sealed::Operator {
-            op: abi::Op::User,
+            combining: Combining::Op(abi::Op::User),
             program: Some(self.program().clone()),
         }
     }
@@ -452,22 +474,20 @@ impl Group {
     /// The three steps of a reduction (see [`Member`]), with `what`'s
     /// operator set on every member's reducer meanwhile.
     fn enqueue<T: Element, C: Combine<T>>(&mut self, shards: &[Shard<'_, T>], what: C, outs: &[u64]) -> Result<()> {
-        let sealed::Operator { op, program } = what.operator();
+        let sealed::Operator { combining, program } = what.operator();
         self.members
             .iter_mut()
             .for_each(|member| member.set_user(program.clone()));
-        let enqueued = self.enqueue_op(shards, op, outs);
+        let enqueued = self.enqueue_steps(shards, combining, outs);
         self.members.iter_mut().for_each(|member| member.set_user(None));
         enqueued
     }
 
-    /// [`Group::enqueue`] of the kernels' `op`; the combine runs on every
+    /// [`Group::enqueue`] of `combining`; the combine runs on every
     /// member into `outs`, or on member 0 into its result slot if `outs` is
     /// empty.
-    fn enqueue_op<T: Element>(&mut self, shards: &[Shard<'_, T>], op: abi::Op, outs: &[u64]) -> Result<()> {
-        if !op.is_defined_for(T::TYPE.kernel()) {
-            return Err(Error::unsupported_op(op, T::TYPE));
-        }
+    fn enqueue_steps<T: Element>(&mut self, shards: &[Shard<'_, T>], combining: Combining, outs: &[u64]) -> Result<()> {
+        check_defined::<T>(combining)?;
         if let Some(shard) = shards.iter().find(|s| s.member >= self.members.len()) {
             return Err(Error::InvalidGroup(format!(
                 "a shard is on member {}, but the group has {} members",
@@ -475,8 +495,8 @@ impl Group {
                 self.members.len()
             )));
         }
-        if !op.defined_on_empty() && shards.iter().all(|s| s.data.is_empty()) {
-            return Err(Error::empty(op));
+        if shards.iter().all(|s| s.data.is_empty()) {
+            check_defined_on_empty(combining)?;
         }
         // A kernel reading another GPU's memory would fault and poison the
         // context; find such a shard or output first.
@@ -491,17 +511,21 @@ impl Group {
         for (index, member) in self.members.iter_mut().enumerate() {
             let own: Vec<&DeviceSlice<T>> = shards.iter().filter(|s| s.member == index).map(|s| s.data).collect();
             member.make_current()?;
-            member.enqueue_local(&own, op)?;
+            member.enqueue_local(&own, combining)?;
         }
-        nccl::group(|| self.members.iter().try_for_each(Member::enqueue_gather::<T>))?;
+        nccl::group(|| {
+            self.members
+                .iter()
+                .try_for_each(|member| member.enqueue_gather::<T>(combining))
+        })?;
         if outs.is_empty() {
             let first = self.first_member()?;
             first.make_current()?;
-            return first.enqueue_combine::<T>(op, None);
+            return first.enqueue_combine::<T>(combining, None);
         }
         for (member, &out) in self.members.iter_mut().zip(outs) {
             member.make_current()?;
-            member.enqueue_combine::<T>(op, Some(out))?;
+            member.enqueue_combine::<T>(combining, Some(out))?;
         }
         Ok(())
     }
@@ -748,14 +772,14 @@ impl Communicator {
     /// # Ok(()) }
     /// ```
     pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: impl Combine<T>) -> Result<T> {
-        let sealed::Operator { op, program } = op.operator();
-        self.check(shards, op)?;
+        let sealed::Operator { combining, program } = op.operator();
+        self.check(shards, combining)?;
         self.member.set_user(program);
-        let reduced = self.member.reduce_counting(shards, op);
+        let reduced = self.member.reduce_counting(shards, combining);
         self.member.set_user(None);
         let (value, total_length) = reduced?;
-        if total_length == 0 && !op.defined_on_empty() {
-            return Err(Error::empty(op));
+        if total_length == 0 {
+            check_defined_on_empty(combining)?;
         }
         Ok(value)
     }
@@ -789,11 +813,11 @@ impl Communicator {
         op: impl Combine<T>,
         out: &mut DeviceBox<T>,
     ) -> Result<()> {
-        let sealed::Operator { op, program } = op.operator();
-        self.check(shards, op)?;
+        let sealed::Operator { combining, program } = op.operator();
+        self.check(shards, combining)?;
         self.member.check_owns(out.as_device_ptr().as_raw(), "the output")?;
         self.member.set_user(program);
-        let enqueued = self.enqueue_all_reduce(shards, op, out.as_device_ptr().as_raw());
+        let enqueued = self.enqueue_all_reduce(shards, combining, out.as_device_ptr().as_raw());
         self.member.set_user(None);
         // Wait even after a failed step: the earlier steps borrow `shards`.
         let waited = self.member.stream().synchronize();
@@ -801,22 +825,43 @@ impl Communicator {
     }
 
     /// The three steps of [`Communicator::all_reduce_into`], enqueued.
-    fn enqueue_all_reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: abi::Op, out: u64) -> Result<()> {
-        self.member.enqueue_local(shards, op)?;
+    fn enqueue_all_reduce<T: Element>(
+        &mut self,
+        shards: &[&DeviceSlice<T>],
+        combining: Combining,
+        out: u64,
+    ) -> Result<()> {
+        self.member.enqueue_local(shards, combining)?;
         // One rank per process: no NCCL group needed.
-        self.member.enqueue_gather::<T>()?;
-        self.member.enqueue_combine::<T>(op, Some(out))
+        self.member.enqueue_gather::<T>(combining)?;
+        self.member.enqueue_combine::<T>(combining, Some(out))
     }
 
     /// The checks before the collective: the op is defined for `T` and the
     /// shards are on this rank's GPU. Leaves this rank's context current.
-    fn check<T: Element>(&self, shards: &[&DeviceSlice<T>], op: abi::Op) -> Result<()> {
-        if !op.is_defined_for(T::TYPE.kernel()) {
-            return Err(Error::unsupported_op(op, T::TYPE));
-        }
+    fn check<T: Element>(&self, shards: &[&DeviceSlice<T>], combining: Combining) -> Result<()> {
+        check_defined::<T>(combining)?;
         for shard in shards.iter().filter(|s| !s.is_empty()) {
             self.member.check_owns(shard.as_device_ptr().as_raw(), "a shard")?;
         }
         self.member.make_current()
+    }
+}
+
+/// [`Error::UnsupportedOp`] unless `combining`'s operator is defined for
+/// `T` (the exact sum is, by its [`Combine`] bound).
+fn check_defined<T: Element>(combining: Combining) -> Result<()> {
+    match combining {
+        Combining::Op(op) if !op.is_defined_for(T::TYPE.kernel()) => Err(Error::unsupported_op(op, T::TYPE)),
+        _ => Ok(()),
+    }
+}
+
+/// [`Error::Empty`] if `combining` has no value for an empty input (the
+/// exact sum's is `+0.0`).
+fn check_defined_on_empty(combining: Combining) -> Result<()> {
+    match combining {
+        Combining::Op(op) if !op.defined_on_empty() => Err(Error::empty(op)),
+        _ => Ok(()),
     }
 }
