@@ -106,6 +106,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 bench_exact::<f32>(&mut reducer, "f32", &sizes)?;
                 bench_exact::<f64>(&mut reducer, "f64", &sizes_64)?;
             }
+            "exact_parts" => {
+                bench_exact_parts::<f32>(&mut reducer, "f32")?;
+                bench_exact_parts::<f64>(&mut reducer, "f64")?;
+            }
             other => return Err(format!("unknown type {other}").into()),
         }
     }
@@ -270,6 +274,85 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                 let what = if exact { "exact_sum" } else { "sum" };
                 println!("exact,{name},{data},{what},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
             }
+        }
+    }
+    Ok(())
+}
+
+/// Exact and default sums over rows and segments of 2^30 bytes of
+/// uniform values, in the same process, one after the other; the first
+/// and last part of each layout checked against the fold.
+fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
+    reducer: &mut Reducer,
+    name: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let (start, stop) = (Event::new(EventFlags::DEFAULT)?, Event::new(EventFlags::DEFAULT)?);
+    let element = std::mem::size_of::<T>();
+    let log2_n = 30 - element.ilog2();
+    let n = 1usize << log2_n;
+    let value = |i: usize| T::uniform(index_hash(i), 24);
+    let buffers = rotated_buffers(n, value)?;
+    let host: Vec<T> = (0..n).map(value).collect();
+    let mut layouts: Vec<(String, Segmentation)> = [0u32, 4, 10, 16, 20, 24]
+        .into_iter()
+        .map(|log2_rows| {
+            let (rows, row_len) = (1usize << log2_rows, 1usize << (log2_n - log2_rows));
+            (format!("rows_{rows}x{row_len}"), Segmentation::Rows { rows, row_len })
+        })
+        .collect();
+    for mean in [100u64, 10_000] {
+        let mut offsets = vec![0u64];
+        while offsets[offsets.len() - 1] < n as u64 {
+            let length = u64::from(fill_value::<u32>(offsets.len(), 11) - 1) * mean;
+            offsets.push((offsets[offsets.len() - 1] + length).min(n as u64));
+        }
+        layouts.push((
+            format!("segments_mean_{mean}"),
+            Segmentation::Offsets(DeviceBuffer::from_slice(&offsets)?),
+        ));
+    }
+    for (layout, segmentation) in &layouts {
+        let (segments, ranges) = match segmentation {
+            Segmentation::Rows { rows, row_len } => (*rows, vec![0..*row_len, (rows - 1) * row_len..rows * row_len]),
+            Segmentation::Offsets(offsets) => {
+                let host = offsets.as_host_vec()?;
+                let last = host.len() - 2;
+                let range = |s: usize| host[s] as usize..host[s + 1] as usize;
+                (host.len() - 1, vec![range(0), range(last)])
+            }
+        };
+        let over = || match segmentation {
+            Segmentation::Rows { rows, row_len } => Over::Rows {
+                rows: *rows,
+                len: *row_len,
+            },
+            Segmentation::Offsets(offsets) => Over::Segments(offsets),
+        };
+        let results = reducer
+            .reduce_over(&buffers[0], reduce::ExactSum, over())?
+            .values
+            .as_host_vec()?;
+        let checked = [0, segments - 1];
+        for (&s, range) in checked.iter().zip(ranges) {
+            let folded = reduce::ExactSum::fold(&host[range]);
+            if format!("{:?}", results[s]) != format!("{folded:?}") {
+                return Err(format!("{name} {layout}: part {s} exact sum {:?}, fold {folded:?}", results[s]).into());
+            }
+        }
+        let mut out = DeviceBuffer::from_slice(&vec![T::default(); segments])?;
+        let bytes = (n * element + segments * element) as f64;
+        for exact in [false, true] {
+            let out = Output::from(&mut out);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                let input = &buffers[i % buffers.len()];
+                match exact {
+                    true => scope.reduce_into(input, reduce::ExactSum, over(), out, &stream),
+                    false => scope.reduce_into(input, Op::Sum, over(), out, &stream),
+                }
+            })?;
+            let what = if exact { "exact_sum" } else { "sum" };
+            println!("exact_parts,{name},{layout},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
         }
     }
     Ok(())

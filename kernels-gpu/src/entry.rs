@@ -129,6 +129,35 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
     }
 }
 
+/// The exact sum of each segment of `input`, rounded once
+/// ([`segment::reduce_exact`]): the segments as [`segmented`] takes them,
+/// in the fixed-order schedule, results in order.
+///
+/// # Safety
+/// As [`segmented`] with [`SegmentSchedule::FixedOrder`].
+#[inline(always)]
+pub unsafe fn exact_segments<T: ExactElement>(args: SegmentedArgs) {
+    let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
+    let segments = segment::Segments {
+        offsets: global_or_zero(args.offsets),
+        row_len: args.row_len,
+        row_pitch: args.row_pitch,
+        row_group: 0,
+        group_pitch: 0,
+        count: args.segments,
+        len: args.len,
+        status: global_or_zero(args.status),
+    };
+    segment::reduce_exact::<T, false>(
+        device::to_global(args.input),
+        segments,
+        SegmentPlan::from_bits(args.plan),
+        device::to_global(args.partials),
+        device::to_global(args.tickets),
+        Results::in_order(device::to_global(args.out)),
+    )
+}
+
 /// An axis entry point: one result of `M` then `O` per position of the
 /// kept axes, along the reduced axis; see [`axis::reduce`].
 ///

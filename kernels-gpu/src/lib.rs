@@ -87,6 +87,7 @@ macro_rules! instances_of_args {
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; WarpsTake);
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; BlocksTake);
         for_each_reduce_kernel!(segmented_instances $($pass)* SegmentedArgs $fields; StridedRows);
+        for_each_exact_kernel!(exact_segments_instances $($pass)* SegmentedArgs $fields;);
     };
     (@ AxisArgs $fields:tt, $($pass:tt)*) => {
         for_each_reduce_kernel!(op_row_instances $($pass)* AxisArgs $fields; Axis axis);
@@ -239,6 +240,16 @@ macro_rules! exact_instances {
             abi::Kernel::ExactSum { element: scalar!($t) },
             kernel_name!(exact_sum, $t),
             entry::exact_sum::<$t>
+        ),)* }
+    };
+}
+
+macro_rules! exact_segments_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::ExactSegments { element: scalar!($t) },
+            kernel_name!(exact_segments, $t),
+            entry::exact_segments::<$t>
         ),)* }
     };
 }

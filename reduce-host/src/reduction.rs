@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::over::{Over, Target};
 use crate::reducer::{checked_parts, Reducer};
-use crate::segmented::Layout;
+use crate::segmented::{Layout, PerSegment};
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use crate::user::{Operator, Scalar, User};
 use cust_core::DeviceCopy;
@@ -163,13 +163,26 @@ fn enqueue_op<B: Backend, T: Element>(
     target: Target,
     stream: Option<StreamHandle>,
 ) -> Result<()> {
-    let out = (target.out, target.len);
     match over {
         Over::Whole => reducer.enqueue_reduce(input, op, target.single()?, stream, false),
+        Over::Axes(layout, axes) => reducer.enqueue_axes(input, layout, axes, op, (target.out, target.len), stream),
+        over => enqueue_per_segment(PerSegment::Op(op), reducer, input, over, target, stream),
+    }
+}
+
+/// `what` of each segment or row of `input` (`over` is segments or rows).
+fn enqueue_per_segment<B: Backend, T: Element>(
+    what: PerSegment,
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<T>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    stream: Option<StreamHandle>,
+) -> Result<()> {
+    let (values, layout) = match over {
         Over::Segments(offsets) => {
             let layout = Layout::of_offsets::<B>(offsets)?;
-            let values = checked_parts::<B, T>(input)?;
-            reducer.enqueue_segmented::<T>(values, layout, op, out, target.status, stream)
+            (checked_parts::<B, T>(input)?, layout)
         }
         Over::Rows { rows, len } => {
             let values = checked_parts::<B, T>(input)?;
@@ -177,13 +190,16 @@ fn enqueue_op<B: Backend, T: Element>(
             // Rows of length 0 are an empty dimension, as an axis of length
             // 0 (the rule for empty parts: `Over`'s docs), even with no
             // row; an op the type lacks is `UnsupportedOp` first, as along axes.
-            if len == 0 && !op.defined_on_empty() && op.is_defined_for(T::TYPE.kernel()) {
-                return Err(Error::empty(op));
+            if let PerSegment::Op(op) = what {
+                if len == 0 && !op.defined_on_empty() && op.is_defined_for(T::TYPE.kernel()) {
+                    return Err(Error::empty(op));
+                }
             }
-            reducer.enqueue_segmented::<T>(values, layout, op, out, target.status, stream)
+            (values, layout)
         }
-        Over::Axes(layout, axes) => reducer.enqueue_axes(input, layout, axes, op, out, stream),
-    }
+        Over::Whole | Over::Axes(..) => return Err(Error::internal("a whole input or axes as segments")),
+    };
+    reducer.enqueue_segmented::<T>(values, layout, what, (target.out, target.len), target.status, stream)
 }
 
 impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
@@ -539,17 +555,27 @@ impl<In: MeanInput> Reduction<In> for Mean {
 /// do not (values spread over a wider range, an infinity or NaN, an `f64`
 /// overflow on the way), the launch's last block sums the input again with
 /// wide fixed-point accumulators: exact always, but one block's speed.
-/// Whole inputs only, so far ([`Error::UnsupportedOver`] for segments,
-/// rows and axes), on one GPU or several (`reduce::multi`: the GPUs
-/// exchange exact states, so one GPU and four give the same bits).
+///
+/// Over segments and rows ([`Over::Segments`], [`Over::Rows`]) each result
+/// is its part's exact sum rounded once, so it does not depend on the
+/// other parts or how many there are (a row has the same bits alone or in
+/// a batch of 4096), nor on the launch plan; a part whose sum the fast
+/// path cannot hold is summed again exactly by the warp or block that
+/// reduced it (one thread's share of the warp's or block's speed). Along
+/// axes: not yet ([`Error::UnsupportedOver`]). Across GPUs
+/// (`reduce::multi`): the GPUs exchange exact states, not rounded values,
+/// so one GPU and four, cut anywhere, give the same bits.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, ExactSum};
+/// use reduce::{emulated::Emulator, ExactSum, Over};
 /// let x = [1e30f32, 1.0, -1e30]; // a float sum gives 0 or 1, by its tree
 /// let mut emulator = Emulator::default();
 /// assert_eq!(emulator.reduce(&x, ExactSum)?, 1.0);
 /// assert_eq!(ExactSum::fold(&x), 1.0); // the same on the CPU
+/// // Each row alone: the same bits in any batch.
+/// let rows = emulator.reduce_over(&[1e30f32, 1.0, -1e30, 0.5, 0.25, 0.25], ExactSum, Over::Rows { rows: 2, len: 3 })?;
+/// assert_eq!(rows.values.to_vec(), [1.0, 1.0]);
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -579,16 +605,13 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
     one_output!();
 
     fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
-        let over = match over {
-            Over::Whole => return Ok(()),
-            Over::Segments(_) => "segments",
-            Over::Rows { .. } => "rows",
-            Over::Axes(..) => "axes",
-        };
-        Err(Error::UnsupportedOver {
-            reduction: EXACT_SUM,
-            over,
-        })
+        match over {
+            Over::Axes(..) => Err(Error::UnsupportedOver {
+                reduction: EXACT_SUM,
+                over: "axes",
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
@@ -604,7 +627,10 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         <Self as Reduction<T>>::check_over(self, &over)?;
-        reducer.enqueue_exact_sum(input, target.single()?, stream)
+        match over {
+            Over::Whole => reducer.enqueue_exact_sum(input, target.single()?, stream),
+            over => enqueue_per_segment(PerSegment::ExactSum, reducer, input, over, target, stream),
+        }
     }
 }
 

@@ -84,6 +84,22 @@ use crate::shape::{self, SegmentedShape};
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
 
+/// What a segmented launch computes for each segment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PerSegment {
+    /// The reduction with the kernels' operator.
+    Op(Op),
+    /// The exact sum, rounded once ([`crate::ExactSum`]): the fixed-order
+    /// schedule's kernel of its own.
+    ExactSum,
+}
+
+impl From<Op> for PerSegment {
+    fn from(op: Op) -> Self {
+        PerSegment::Op(op)
+    }
+}
+
 /// Where the segments of a call are.
 #[derive(Clone, Copy)]
 pub(crate) enum Layout {
@@ -205,7 +221,8 @@ impl<B: Backend> Reducer<B> {
         segments: usize,
         len: usize,
     ) -> Result<SegmentedShape> {
-        Ok(self.segmented_plan::<T>(op.kernel(), segments, len, (false, false))?.1)
+        let what = PerSegment::Op(op.kernel());
+        Ok(self.segmented_plan::<T>(what, segments, len, (false, false))?.1)
     }
 
     /// The segmented kernel and launch shape for `len` elements of `T` in
@@ -213,19 +230,23 @@ impl<B: Backend> Reducer<B> {
     /// with gaps or placed results if `strided_rows`).
     fn segmented_plan<T: Element>(
         &mut self,
-        op: Op,
+        what: PerSegment,
         segments: usize,
         len: usize,
         (offsets, strided_rows): (bool, bool),
     ) -> Result<(Kernel, SegmentedShape)> {
-        if !op.is_defined_for(T::TYPE.kernel()) {
-            return Err(Error::unsupported_op(op, T::TYPE));
-        }
-        let kernel = |schedule| Kernel::Segmented {
-            op,
-            element: T::TYPE.kernel(),
-            schedule,
+        let element = T::TYPE.kernel();
+        let kernel = |schedule| match what {
+            PerSegment::Op(op) => Kernel::Segmented { op, element, schedule },
+            PerSegment::ExactSum => Kernel::ExactSegments { element },
         };
+        match what {
+            PerSegment::Op(op) if !op.is_defined_for(element) => return Err(Error::unsupported_op(op, T::TYPE)),
+            PerSegment::ExactSum if strided_rows => {
+                return Err(Error::internal("an exact sum of strided rows (no kernel reads them)"))
+            }
+            _ => {}
+        }
         // The fixed-order kernel's limit sizes the grid for it and the
         // balanced ones (the schedule depends on the shape); strided rows
         // have a kernel of their own, and always take it.
@@ -237,9 +258,10 @@ impl<B: Backend> Reducer<B> {
         let tuning = self.backend.tuning();
         let element_bytes = T::TYPE.size();
         let plan = shape::segmented_shape(tuning, segments, len, element_bytes, grid_cap).and_then(|shape| {
-            let schedule = match strided_rows {
-                true => SegmentSchedule::StridedRows,
-                false => shape::segment_schedule(tuning, shape, segments, offsets)?,
+            let schedule = match (strided_rows, what) {
+                (true, _) => SegmentSchedule::StridedRows,
+                (false, PerSegment::ExactSum) => SegmentSchedule::FixedOrder,
+                (false, PerSegment::Op(_)) => shape::segment_schedule(tuning, shape, segments, offsets)?,
             };
             Some((kernel(schedule), shape))
         });
@@ -251,7 +273,7 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// Enqueues the segmented kernel for `op` over the `len` `T`s at
+    /// Enqueues the segmented kernel for `what` over the `len` `T`s at
     /// `input` (element-aligned: [`checked_parts`] of the values) on
     /// `stream`, writing one result per segment to the `out_len` `T`s at
     /// `out`, and the kernel's offset check to the `u32` at `status` if given.
@@ -259,7 +281,7 @@ impl<B: Backend> Reducer<B> {
         &mut self,
         (input, len): (u64, usize),
         layout: Layout,
-        op: Op,
+        what: impl Into<PerSegment>,
         (out, out_len): (u64, usize),
         status: Option<u64>,
         stream: Option<StreamHandle>,
@@ -282,7 +304,7 @@ impl<B: Backend> Reducer<B> {
                 pitch != row_len as u64 || group != (0, 0) || placed != Placement::IN_ORDER,
             ),
         };
-        let (kernel, shape) = self.segmented_plan::<T>(op, segments, elements, (offsets, strided_rows))?;
+        let (kernel, shape) = self.segmented_plan::<T>(what.into(), segments, elements, (offsets, strided_rows))?;
         if segments == 0 {
             return Ok(());
         }

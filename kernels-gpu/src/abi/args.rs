@@ -96,7 +96,7 @@ macro_rules! kernel_args_words {
 #[cfg(not(target_arch = "nvptx64"))]
 kernel_args_words!(
     ReduceArgs: Reduce | Widened,
-    SegmentedArgs: Segmented,
+    SegmentedArgs: Segmented | ExactSegments,
     AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | StatisticSegments | ArgAxis,
     ArgArgs: Arg,
     DotArgs: Dot | UserPair,

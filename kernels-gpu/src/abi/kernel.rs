@@ -80,6 +80,10 @@ pub enum Kernel {
     /// The exact sum of a whole input of `element`s, rounded once:
     /// [`ExactArgs`] (`crate::expansion`).
     ExactSum { element: Scalar },
+    /// The exact sum of each segment (or row) of `element`s, rounded once,
+    /// in the fixed-order schedule: [`SegmentedArgs`]
+    /// (`crate::segment::reduce_exact`).
+    ExactSegments { element: Scalar },
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -111,7 +115,7 @@ impl Op {
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
-/// `(exact_sum, type)`.
+/// `(exact_sum, type)`, `(exact_segments, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -201,6 +205,9 @@ macro_rules! kernel_name {
     (exact_sum, $t:ident) => {
         concat!("reduce_exact_sum_", stringify!($t))
     };
+    (exact_segments, $t:ident) => {
+        concat!("segmented_exact_sum_", stringify!($t))
+    };
     (convert, $from:ident, $to:ident) => {
         concat!("convert_", stringify!($from), "_to_", stringify!($to))
     };
@@ -271,6 +278,7 @@ impl Kernel {
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
+            Kernel::ExactSegments { element } => Module::Segmented(SegmentSchedule::FixedOrder, element),
             Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
                 Module::Axis(input)
             }

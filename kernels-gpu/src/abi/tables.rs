@@ -151,8 +151,10 @@ for_each_convert_kernel!(convert_kernel_table);
 
 macro_rules! exact_kernel_table {
     ($($t:ident),*) => {
-        const EXACT_KERNELS: &[(Kernel, &str)] =
-            &[$((Kernel::ExactSum { element: scalar!($t) }, kernel_name!(exact_sum, $t)),)*];
+        const EXACT_KERNELS: &[(Kernel, &str)] = &[$(
+            (Kernel::ExactSum { element: scalar!($t) }, kernel_name!(exact_sum, $t)),
+            (Kernel::ExactSegments { element: scalar!($t) }, kernel_name!(exact_segments, $t)),
+        )*];
     };
 }
 for_each_exact_kernel!(exact_kernel_table);
@@ -230,10 +232,11 @@ mod tests {
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
-        // divisions (the means); 4 conversions (the casts); 2 exact sums.
+        // divisions (the means); 4 conversions (the casts); 2 exact sums, whole
+        // and over segments.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2
         );
         assert_eq!(
             Kernel::Ladder {

@@ -48,7 +48,9 @@
 //! - `windows.rs`: [`fold_windows`], a single thread's longer segment read
 //!   as whole vectors, and [`reads_windows`], whether a launch uses it;
 //! - `packed_rows.rs`: [`reduce_packed_rows`], rows that pack whole into
-//!   vectors ([`packs_rows`]).
+//!   vectors ([`packs_rows`]);
+//! - `exact.rs`: [`reduce_exact`], the exact sum of each segment
+//!   (`crate::expansion`) in the fixed-order schedule.
 //!
 //! [`SegmentPlan`]: crate::abi::SegmentPlan
 //! [`reduce_per_thread`]: per_thread::reduce_per_thread
@@ -58,12 +60,14 @@
 //! [`packs_rows`]: packed_rows::packs_rows
 
 mod balanced;
+mod exact;
 mod fixed_order;
 mod packed_rows;
 mod per_thread;
 mod windows;
 
 pub use balanced::reduce_balanced;
+pub use exact::reduce_exact;
 pub use fixed_order::reduce;
 
 use crate::abi::SEGMENTS_INVALID;

@@ -284,18 +284,220 @@ fn adversarial_exact_sums() {
     });
 }
 
+/// Segments or rows of an input.
+#[derive(Clone, Debug)]
+enum Parts {
+    Segments(Vec<u64>),
+    Rows { rows: usize, len: usize },
+}
+
+impl Parts {
+    /// Each part's range of the input.
+    fn ranges(&self) -> Vec<std::ops::Range<usize>> {
+        match self {
+            Parts::Segments(offsets) => offsets.windows(2).map(|w| w[0] as usize..w[1] as usize).collect(),
+            Parts::Rows { rows, len } => (0..*rows).map(|r| r * len..(r + 1) * len).collect(),
+        }
+    }
+}
+
+/// The exact sum of each part of `values` (staged at `offset` between
+/// poison) on the tester's backend.
+fn exact_sums_over<B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    values: &[T],
+    offset: usize,
+    parts: &Parts,
+) -> Vec<T> {
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    let results = match parts {
+        Parts::Segments(offsets) => {
+            let offsets = B::stage(offsets, 0, 0u64);
+            tester
+                .reducer
+                .reduce_over(B::slice(&staged), ExactSum, Over::Segments(B::slice(&offsets)))
+        }
+        Parts::Rows { rows, len } => {
+            tester
+                .reducer
+                .reduce_over(B::slice(&staged), ExactSum, Over::Rows { rows: *rows, len: *len })
+        }
+    };
+    B::to_vec(&results.unwrap().values).unwrap()
+}
+
+/// Random segments over `n` values: lengths from empty to long, some
+/// values outside every segment.
+fn random_segments(rng: &mut StdRng, n: usize) -> Vec<u64> {
+    let mut offsets = vec![rng.gen_range(0..=n.min(3)) as u64];
+    while (*offsets.last().unwrap() as usize) < n {
+        let left = n - *offsets.last().unwrap() as usize;
+        let len = match rng.gen_range(0..4) {
+            0 => 0,
+            1 => rng.gen_range(1..=left.min(40)),
+            _ => rng.gen_range(1..=left),
+        };
+        offsets.push(offsets.last().unwrap() + len as u64);
+    }
+    offsets
+}
+
+/// Every part's result is the fold of its values, bit for bit: segments
+/// and rows of every kind, short and long (rows in parts over several
+/// blocks), at every offset, on every backend.
+fn parts_match_the_fold<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for kind in KINDS {
+            let n = backend.size(3_000_000, 60_000);
+            let covered = rng.gen_range(0..n);
+            let shapes = [
+                Parts::Segments(random_segments(&mut rng, covered)),
+                Parts::Rows { rows: 1, len: n },
+                Parts::Rows { rows: 3, len: n / 3 },
+                Parts::Rows {
+                    rows: 1000,
+                    len: n / 1000,
+                },
+                Parts::Rows { rows: n / 7, len: 7 },
+                Parts::Rows { rows: 5, len: 0 },
+            ];
+            for parts in shapes {
+                let len = match &parts {
+                    Parts::Segments(offsets) => *offsets.last().unwrap() as usize + rng.gen_range(0..3),
+                    Parts::Rows { rows, len } => rows * len,
+                };
+                let mut values = random_input::<T>(&mut rng, kind, len);
+                values.truncate(len);
+                values.resize(len, T::from_f64(0.5));
+                let offset = rng.gen_range(0..4);
+                let got = exact_sums_over(&mut backend, &values, offset, &parts);
+                let ranges = parts.ranges();
+                assert_eq!(got.len(), ranges.len());
+                for (part, (got, range)) in got.iter().zip(ranges).enumerate() {
+                    let want = ExactSum::fold(&values[range.clone()]);
+                    assert!(
+                        got.to_bits() == want.to_bits(),
+                        "{} {kind:?} {}: part {part} {range:?} gives {got:e} where the fold gives {want:e}",
+                        backend.name(),
+                        match &parts {
+                            Parts::Segments(offsets) => format!("{} segments", offsets.len() - 1),
+                            Parts::Rows { rows, len } => format!("{rows} rows of {len}"),
+                        }
+                    );
+                }
+            }
+        }
+    });
+}
+
 #[test]
-fn exact_sum_over_other_places_is_refused() {
+fn exact_sums_of_f32_segments_and_rows_are_the_folds_bits() {
+    parts_match_the_fold::<f32>("exact_sums_of_f32_segments_and_rows_are_the_folds_bits");
+}
+
+#[test]
+fn exact_sums_of_f64_segments_and_rows_are_the_folds_bits() {
+    parts_match_the_fold::<f64>("exact_sums_of_f64_segments_and_rows_are_the_folds_bits");
+}
+
+/// Batch invariance: a row's exact sum has the same bits whether it is
+/// reduced alone or as one row of batches of 7, 64 and 4096 rows of other
+/// data (each batch a different launch plan), and as a segment among
+/// random others, and as a whole input; on every backend.
+fn batch_invariant<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for kind in KINDS {
+            let len = backend.size(3000, 300);
+            let row = random_input::<T>(&mut rng, kind, len)[..len].to_vec();
+            let want = ExactSum::fold(&row);
+            let alone = exact_sum_on(&mut backend, &row, 1);
+            assert!(
+                same_bits(alone, want),
+                "{} {kind:?} whole: {alone:e} != {want:e}",
+                backend.name()
+            );
+            for rows in [1, 7, 64, backend.size(4096, 256)] {
+                let at = rng.gen_range(0..rows);
+                let mut values = Vec::with_capacity(rows * len);
+                for r in 0..rows {
+                    if r == at {
+                        values.extend_from_slice(&row);
+                    } else {
+                        let other = KINDS[rng.gen_range(0..KINDS.len())];
+                        values.extend_from_slice(&random_input::<T>(&mut rng, other, len)[..len]);
+                    }
+                }
+                let got = exact_sums_over(&mut backend, &values, rng.gen_range(0..4), &Parts::Rows { rows, len });
+                assert!(
+                    same_bits(got[at], want),
+                    "{} {kind:?}: row {at} of {rows} gives {:e} where alone it is {want:e}",
+                    backend.name(),
+                    got[at]
+                );
+                // The same values cut into random segments around the row.
+                let mut offsets: Vec<u64> = random_segments(&mut rng, at * len).to_vec();
+                offsets.retain(|&o| o < (at * len) as u64);
+                offsets.extend([(at * len) as u64, ((at + 1) * len) as u64, values.len() as u64]);
+                let segment = offsets.len() - 3;
+                let got = exact_sums_over(&mut backend, &values, 0, &Parts::Segments(offsets));
+                assert!(
+                    same_bits(got[segment], want),
+                    "{} {kind:?}: as segment {segment}, {:e} != {want:e}",
+                    backend.name(),
+                    got[segment]
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn exact_row_sums_are_batch_invariant() {
+    batch_invariant::<f32>("exact_row_sums_are_batch_invariant");
+    batch_invariant::<f64>("exact_row_sums_are_batch_invariant");
+}
+
+/// Segments under other launch shapes (other teams, rounds and grids): the
+/// same bits.
+#[test]
+fn exact_segment_sums_do_not_depend_on_the_launch_shape() {
+    let mut rng = rng("exact_segment_sums_do_not_depend_on_the_launch_shape");
+    for kind in KINDS {
+        let values = random_input::<f64>(&mut rng, kind, 40_000);
+        let offsets = random_segments(&mut rng, values.len());
+        let want: Vec<f64> = Parts::Segments(offsets.clone())
+            .ranges()
+            .into_iter()
+            .map(|range| ExactSum::fold(&values[range]))
+            .collect();
+        for (threads, grid) in [(32, 1), (64, 3), (128, 7), (256, 40), (1024, 2)] {
+            let mut emulator = Emulator::with_shape(Policy::new(threads).unwrap(), grid).unwrap();
+            let got = emulator
+                .reduce_over(&values[..], ExactSum, Over::Segments(&offsets[..]))
+                .unwrap()
+                .values;
+            for (s, (got, want)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    same_bits(*got, *want),
+                    "{kind:?} {threads}×{grid} segment {s}: {got:e} != {want:e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn exact_sum_over_axes_is_refused() {
     let mut emulator = Emulator::default();
     let values = [1.0f32; 8];
-    let rows = emulator.reduce_over(&values, ExactSum, Over::Rows { rows: 2, len: 4 });
+    let layout = reduce::axes::Strided::contiguous(&[2, 4]).unwrap();
+    let axes = emulator.reduce_over(&values, ExactSum, Over::Axes(&layout, &[1]));
     assert!(
-        matches!(rows, Err(Error::UnsupportedOver { over: "rows", .. })),
-        "{rows:?}"
+        matches!(axes, Err(Error::UnsupportedOver { over: "axes", .. })),
+        "{axes:?}"
     );
-    let offsets = [0u64, 4, 8];
-    let segments = emulator.reduce_over(&values, ExactSum, Over::Segments(&offsets[..]));
-    assert!(matches!(segments, Err(Error::UnsupportedOver { .. })), "{segments:?}");
     // The small value a float sum may lose (depending on its tree) is kept.
     assert_eq!(emulator.reduce(&[1e30f32, 1.0, -1e30], ExactSum).unwrap(), 1.0);
     assert_eq!(emulator.reduce(&[1.0f32, 1.0, 1.0], Op::Sum).unwrap(), 3.0);
