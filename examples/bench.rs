@@ -327,10 +327,17 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
                 rows: *rows,
                 len: *row_len,
             },
-            Segmentation::Offsets(offsets) => Over::Segments(offsets),
+            Segmentation::Offsets(offsets) => Over::Segments(Input::from(offsets)),
+        };
+        let blocking_over = match segmentation {
+            Segmentation::Rows { rows, row_len } => Over::Rows {
+                rows: *rows,
+                len: *row_len,
+            },
+            Segmentation::Offsets(offsets) => Over::Segments(&**offsets),
         };
         let results = reducer
-            .reduce_over(&buffers[0], reduce::ExactSum, over())?
+            .reduce_over(&buffers[0], reduce::ExactSum, blocking_over)?
             .values
             .as_host_vec()?;
         let checked = [0, segments - 1];
