@@ -1,7 +1,8 @@
 //! The exact sum of each segment ([`crate::expansion`]): the fixed-order
 //! schedule's rounds with an [`Expansion`] for each team's partial sum;
 //! each segment's total is checked and rounded once, and where it cannot
-//! be exact the team sums its segment again with [`Exact`] accumulators.
+//! be exact a warp sums it again with [`Exact`] accumulators (one warp's
+//! speed: for values over a very wide range only).
 //! Each result is the segment's exact sum rounded once, so it does not
 //! depend on the plan, the launch, the other segments or their number.
 
@@ -86,25 +87,17 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
                 (false, team_total)
             }
         };
-        if team_threads > 32 {
-            // The next block reduction reuses the scratch slots.
-            sync_threads();
-        }
         let inexact = holder && !total.is_exact(end - begin);
-        // Where any team of the warp (of the block, for teams of several
-        // warps) has a total that is not exact, all of them sum their
-        // segments again exactly: the exact pass's reductions need every
-        // thread, and an exact total rounds the same either way.
-        let again = if team_threads > 32 {
-            let any = block::reduce::<u32, Max>(inexact as u32);
-            block::broadcast_from_thread_0(any != 0)
-        } else {
-            warp::broadcast_from_lane_0(warp::reduce::<u32, Max>(inexact as u32)) != 0
-        };
+        // Where a lane of the warp holds a total that is not exact, the
+        // warp sums its segments again exactly, with warp reductions only
+        // (no barrier: other warps go on): each team of up to 32 lanes its
+        // own segment (an exact total rounds the same either way), a larger
+        // team's first warp its whole segment.
+        let again = warp::broadcast_from_lane_0(warp::reduce::<u32, Max>(inexact as u32)) != 0;
         let result = if again {
-            // Each team sums its whole segment (one in parts: by the last
-            // block); a team past the last unit has `begin == end`.
-            sum_team_exactly::<T>(input, begin, end, team_threads, thread_in_team)
+            let lanes = Ord::min(team_threads, 32);
+            let (begin, end) = if thread_in_team < 32 { (begin, end) } else { (0, 0) };
+            sum_exactly_in_warp::<T>(input, begin, end, lanes, thread_in_team & (lanes - 1))
         } else {
             T::round(total)
         };
@@ -119,49 +112,30 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
     }
 }
 
-/// The team's exact pass: each thread adds its share of `[begin, end)`
-/// (every `team_threads`-th element from its own) to an [`Exact`], whose
-/// digits the team adds up; the team's first thread gets the sum rounded.
+/// The exact pass of a group of `lanes` lanes of a warp (a power of two
+/// up to 32): each lane adds its share of `[begin, end)` (every `lanes`-th
+/// element from its own) to an [`Exact`], whose digits the group adds up
+/// with shuffles; the group's first lane gets the sum rounded.
 ///
 /// # Safety
-/// Every thread of the block calls it together with the same
-/// `team_threads` (a power of two dividing the block size); `[begin, end)`
-/// are readable elements of `input`.
+/// All 32 lanes of the warp call it together with the same `lanes`;
+/// `[begin, end)` are readable elements of `input`.
 #[inline(never)]
-unsafe fn sum_team_exactly<T: ExactElement>(
-    input: u64,
-    begin: u64,
-    end: u64,
-    team_threads: u64,
-    thread_in_team: u64,
-) -> T {
+unsafe fn sum_exactly_in_warp<T: ExactElement>(input: u64, begin: u64, end: u64, lanes: u64, lane: u64) -> T {
     let mut exact = Exact::<T>::new();
-    let mut index = begin + thread_in_team;
+    let mut index = begin + lane;
     while index < end {
         exact.add(thread::load_element::<T>(element_at::<T>(input, index)));
-        index += team_threads;
+        index += lanes;
     }
     let (digits, specials) = exact.parts();
+    let group_sum = |value: i64| warp::reduce_groups::<i64, Sum>(value, lanes as u32);
     let mut totals = T::ZERO_WORDS;
     for (total, &digit) in totals.as_mut().iter_mut().zip(digits.as_ref()) {
-        *total = team_sum(digit, team_threads);
+        *total = group_sum(digit);
     }
-    let specials = specials.map(|count| team_sum(count as i64, team_threads) as u64);
+    let specials = specials.map(|count| group_sum(count as i64) as u64);
     let mut sum = Exact::<T>::new();
-    sum.set_parts(totals, specials, team_threads as u32);
+    sum.set_parts(totals, specials, lanes as u32);
     sum.round()
-}
-
-/// The sum over the team of each thread's `value` (valid in its first thread).
-///
-/// # Safety
-/// As [`sum_team_exactly`].
-#[inline(always)]
-unsafe fn team_sum(value: i64, team_threads: u64) -> i64 {
-    let total = block::reduce_groups::<i64, Sum>(value, team_threads as u32);
-    if team_threads > 32 {
-        // The next reduction reuses the scratch slots.
-        sync_threads();
-    }
-    total
 }
