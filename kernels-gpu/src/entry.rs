@@ -15,7 +15,6 @@ use crate::convert::Narrow;
 use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
-use crate::exact::Exact;
 use crate::expansion::{self, ExactElement, ExactInput, ExactSum, Expansion};
 use crate::grid;
 use crate::indexed::Indexed;
@@ -353,72 +352,89 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// The exact sum's entry point: every element added exactly, the total
 /// rounded once; the fast path and, where it cannot be exact, the last
 /// block's exact pass (see [`crate::expansion`]). Otherwise as [`reduce`],
-/// with `scratch` for the exact pass. `form`'s flags make it read exact
-/// states instead of elements ([`abi::EXACT_STATES_IN`]: block 0 merges
-/// them) or write the exact state instead of the rounded sum
-/// ([`abi::EXACT_STATE_OUT`]): how the sums of several parts (shards on
-/// several GPUs) are combined exactly.
+/// with `scratch` for the exact pass (`form` is not read).
 ///
 /// # Safety
 /// As [`reduce`], and `scratch` holds
 /// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
-/// aligned words that no other launch uses concurrently; with
-/// [`abi::EXACT_STATES_IN`], `input` holds `len < 2^30` states; with
-/// [`abi::EXACT_STATE_OUT`], `out` has room for one.
+/// aligned words that no other launch uses concurrently.
 #[inline(always)]
 pub unsafe fn exact_sum<T: ExactElement>(args: ExactArgs) {
-    let (input, scratch) = (device::to_global(args.input), device::to_global(args.scratch));
-    let total = if args.form & abi::EXACT_STATES_IN != 0 {
+    let input = device::to_global(args.input);
+    let Some(total) = exact_expansion::<T>(input, &args) else {
+        return;
+    };
+    // The total is thread 0's; the exact pass, if it needs one, the block's.
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
+    let result = if inexact {
+        expansion::sum_exactly::<T>(input, args.len, device::to_global(args.scratch))
+    } else {
+        (device::thread_idx_x() == 0).then(|| T::round(total))
+    };
+    store(result, args.out)
+}
+
+/// The exact sum's state forms, how the sums of several parts (shards on
+/// several GPUs) are combined exactly: the exact state of the `len`
+/// elements at `input` ([`abi::EXACT_STATE_OUT`] in `form`), or the merge
+/// of the `len` states at `input` ([`abi::EXACT_STATES_IN`]: by block 0),
+/// rounded, or as a state with [`abi::EXACT_STATE_OUT`] too. A kernel of
+/// its own, so that [`exact_sum`]'s registers are its alone.
+///
+/// # Safety
+/// As [`exact_sum`]; with [`abi::EXACT_STATES_IN`], `input` holds
+/// `len < 2^30` states; with [`abi::EXACT_STATE_OUT`], `out` has room for one.
+#[inline(always)]
+pub unsafe fn exact_state<T: ExactElement>(args: ExactArgs) {
+    let (input, scratch, out) = (
+        device::to_global(args.input),
+        device::to_global(args.scratch),
+        device::to_global(args.out),
+    );
+    let state_out = args.form & abi::EXACT_STATE_OUT != 0;
+    if args.form & abi::EXACT_STATES_IN != 0 {
         if device::block_idx_x() != 0 {
             return;
         }
-        expansion::merge_states::<T>(input, args.len, scratch).map(ExactTotal::Exact)
-    } else {
-        let source = ExactInput::<T>::new(input);
-        let accumulated = thread::accumulate::<Expansion, ExactSum, _>(source, args.len, thread::Team::grid());
-        let block_total = block::reduce::<Expansion, ExactSum>(accumulated);
-        let total = if device::grid_dim_x() == 1 {
-            block_total
-        } else {
-            let (partials, ticket) = (device::to_global(args.partials), device::to_global(args.ticket));
-            let slot = partials + device::block_idx_x() as u64 * PARTIAL_SLOT_BYTES;
-            if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
-                return;
+        if let Some(merged) = expansion::merge_states::<T>(input, args.len, scratch) {
+            if state_out {
+                expansion::store_state(merged, out);
+            } else {
+                thread::store_element(out, merged.round());
             }
-            grid::combine_partials::<Expansion, ExactSum>(partials, device::grid_dim_x(), ticket)
-        };
-        // The total is thread 0's; the exact pass, if it needs one, the block's.
-        let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
-        if inexact {
-            expansion::sum_exactly::<T>(input, args.len, scratch).map(ExactTotal::Exact)
-        } else {
-            (device::thread_idx_x() == 0).then_some(ExactTotal::Expansion(total))
         }
-    };
-    let Some(total) = total else {
+        return;
+    }
+    let Some(total) = exact_expansion::<T>(input, &args) else {
         return;
     };
-    let out = device::to_global(args.out);
-    if args.form & abi::EXACT_STATE_OUT != 0 {
-        let exact = match total {
-            ExactTotal::Expansion(total) => expansion::exact_of::<T>(total),
-            ExactTotal::Exact(exact) => exact,
-        };
-        expansion::store_state(exact, out);
-    } else {
-        let rounded = match total {
-            ExactTotal::Expansion(total) => T::round(total),
-            ExactTotal::Exact(exact) => exact.round(),
-        };
-        thread::store_element(out, rounded);
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
+    if inexact {
+        expansion::sum_exactly_as_state::<T>(input, args.len, scratch, out);
+    } else if device::thread_idx_x() == 0 {
+        expansion::store_state(expansion::exact_of::<T>(total), out);
     }
 }
 
-/// An exact sum as [`exact_sum`] found it: an expansion that holds it
-/// exactly (the fast path), or an exact accumulator.
-enum ExactTotal<T: ExactElement> {
-    Expansion(Expansion),
-    Exact(Exact<T>),
+/// The fast path of the exact sum over the grid: `Some` in the last block
+/// to finish (thread 0's value is the total), `None` in the others.
+///
+/// # Safety
+/// As [`exact_sum`].
+#[inline(always)]
+unsafe fn exact_expansion<T: ExactElement>(input: u64, args: &ExactArgs) -> Option<Expansion> {
+    let source = ExactInput::<T>::new(input);
+    let accumulated = thread::accumulate::<Expansion, ExactSum, _>(source, args.len, thread::Team::grid());
+    let block_total = block::reduce::<Expansion, ExactSum>(accumulated);
+    if device::grid_dim_x() == 1 {
+        return Some(block_total);
+    }
+    let (partials, ticket) = (device::to_global(args.partials), device::to_global(args.ticket));
+    let slot = partials + device::block_idx_x() as u64 * PARTIAL_SLOT_BYTES;
+    if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
+        return None;
+    }
+    Some(grid::combine_partials::<Expansion, ExactSum>(partials, device::grid_dim_x(), ticket))
 }
 
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,

@@ -437,14 +437,38 @@ unsafe fn read_state<T: ExactElement>(scratch: u64, adds: u32) -> Exact<T> {
 
 /// The slow path: the block sums the `len` elements at `input` again, each
 /// thread into an [`Exact`], which it adds to the words at `scratch`
-/// (zeroed here first); thread 0 gets the exact sum.
+/// (zeroed here first); thread 0 gets the exact sum rounded.
 ///
 /// # Safety
 /// Every thread of the block calls it together; `input` holds `len`
 /// readable `T`s; `scratch` is [`scratch_words`] writable, 8-byte aligned
 /// words that no other block uses during the launch.
 #[inline(never)]
-pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -> Option<Exact<T>> {
+pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -> Option<T> {
+    add_into_scratch::<T>(input, len, scratch);
+    (thread_idx_x() == 0).then(|| read_state::<T>(scratch, block_dim_x()).round())
+}
+
+/// [`sum_exactly`], thread 0 writing the exact state to `out` ([`store_state`]).
+///
+/// # Safety
+/// As [`sum_exactly`] and [`store_state`].
+#[inline(never)]
+pub unsafe fn sum_exactly_as_state<T: ExactElement>(input: u64, len: u64, scratch: u64, out: u64) {
+    add_into_scratch::<T>(input, len, scratch);
+    if thread_idx_x() == 0 {
+        store_state(read_state::<T>(scratch, block_dim_x()), out);
+    }
+}
+
+/// The block's exact sum of the `len` elements at `input`, as digits and
+/// counts at `scratch` (zeroed here first): each thread's [`Exact`] added
+/// with integer atomics. Ends with a barrier.
+///
+/// # Safety
+/// As [`sum_exactly`].
+#[inline(always)]
+unsafe fn add_into_scratch<T: ExactElement>(input: u64, len: u64, scratch: u64) {
     let words = scratch_words::<T>();
     if thread_idx_x() == 0 {
         for word in 0..words {
@@ -472,7 +496,6 @@ pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -
     }
     device::thread_fence_gpu();
     device::sync_threads();
-    (thread_idx_x() == 0).then(|| read_state::<T>(scratch, block_dim_x()))
 }
 
 /// The sum of the `count` states at `states` (each [`scratch_words`]

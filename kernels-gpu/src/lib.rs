@@ -240,6 +240,10 @@ macro_rules! exact_instances {
             abi::Kernel::ExactSum { element: scalar!($t) },
             kernel_name!(exact_sum, $t),
             entry::exact_sum::<$t>
+        ), (
+            abi::Kernel::ExactState { element: scalar!($t) },
+            kernel_name!(exact_state, $t),
+            entry::exact_state::<$t>
         ),)* }
     };
 }

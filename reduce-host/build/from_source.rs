@@ -45,7 +45,12 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
             .map(|(name, _)| *name)
             .collect()
     };
-    let segmented = names_of(|kernel| matches!(kernel, abi::Kernel::Segmented { .. }));
+    let segmented = names_of(|kernel| {
+        matches!(
+            kernel,
+            abi::Kernel::Segmented { .. } | abi::Kernel::ExactSegments { .. }
+        )
+    });
     let series = names_of(|kernel| {
         matches!(
             kernel,

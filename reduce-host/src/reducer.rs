@@ -358,8 +358,12 @@ impl<B: Backend> Reducer<B> {
         accesses: &[Access],
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let kernel = Kernel::ExactSum {
-            element: T::TYPE.kernel(),
+        let element = T::TYPE.kernel();
+        // The plain sum has a kernel of its own, whose registers the state
+        // forms do not burden.
+        let kernel = match form {
+            0 => Kernel::ExactSum { element },
+            _ => Kernel::ExactState { element },
         };
         let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
         // States are merged by one block: the launch of one element.

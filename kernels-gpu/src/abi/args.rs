@@ -104,5 +104,5 @@ kernel_args_words!(
     SeedDotArgs: SeedDot,
     DivideArgs: DivideByCount,
     ConvertArgs: Convert,
-    ExactArgs: ExactSum,
+    ExactArgs: ExactSum | ExactState,
 );

@@ -80,6 +80,9 @@ pub enum Kernel {
     /// The exact sum of a whole input of `element`s, rounded once:
     /// [`ExactArgs`] (`crate::expansion`).
     ExactSum { element: Scalar },
+    /// The exact sum's state forms (a state of `element`s, a merge of
+    /// states): [`ExactArgs`] with its `form`.
+    ExactState { element: Scalar },
     /// The exact sum of each segment (or row) of `element`s, rounded once,
     /// in the fixed-order schedule: [`SegmentedArgs`]
     /// (`crate::segment::reduce_exact`).
@@ -115,7 +118,7 @@ impl Op {
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
-/// `(exact_sum, type)`, `(exact_segments, type)`.
+/// `(exact_sum, type)`, `(exact_state, type)`, `(exact_segments, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -205,6 +208,9 @@ macro_rules! kernel_name {
     (exact_sum, $t:ident) => {
         concat!("reduce_exact_sum_", stringify!($t))
     };
+    (exact_state, $t:ident) => {
+        concat!("reduce_exact_state_", stringify!($t))
+    };
     (exact_segments, $t:ident) => {
         concat!("segmented_exact_sum_", stringify!($t))
     };
@@ -275,6 +281,7 @@ impl Kernel {
             | Kernel::Dot { element }
             | Kernel::DivideByCount { element }
             | Kernel::ExactSum { element }
+            | Kernel::ExactState { element }
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
@@ -392,9 +399,10 @@ mod tests {
             .collect();
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
-        // division, the conversions to f16 and bf16, the exact sum.
-        assert_eq!(members.len(), 17, "{members:?}");
-        assert!(members.contains(&"reduce_exact_sum_f32"));
+        // division, the conversions to f16 and bf16, the exact sum and its
+        // state forms.
+        assert_eq!(members.len(), 18, "{members:?}");
+        assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_state_f32"));
         assert!(members.contains(&"convert_f32_to_f16") && members.contains(&"convert_f32_to_bf16"));
         assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
         assert!(members.contains(&"divide_by_count_f32"));

@@ -153,6 +153,7 @@ macro_rules! exact_kernel_table {
     ($($t:ident),*) => {
         const EXACT_KERNELS: &[(Kernel, &str)] = &[$(
             (Kernel::ExactSum { element: scalar!($t) }, kernel_name!(exact_sum, $t)),
+            (Kernel::ExactState { element: scalar!($t) }, kernel_name!(exact_state, $t)),
             (Kernel::ExactSegments { element: scalar!($t) }, kernel_name!(exact_segments, $t)),
         )*];
     };
@@ -232,11 +233,11 @@ mod tests {
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
-        // divisions (the means); 4 conversions (the casts); 2 exact sums, whole
-        // and over segments.
+        // divisions (the means); 4 conversions (the casts); 2 exact sums, whole,
+        // as states and over segments.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3
         );
         assert_eq!(
             Kernel::Ladder {
