@@ -343,7 +343,10 @@ impl<B: Backend> Reducer<B> {
         } else {
             (0, Access::write::<T>("out", out, 1))
         };
-        let accesses = [Access::read::<u64>("states", states, count * words), output];
+        let state_words = count
+            .checked_mul(words)
+            .ok_or_else(|| Error::internal("more exact states than a usize counts"))?;
+        let accesses = [Access::read::<u64>("states", states, state_words), output];
         self.launch_exact::<T>(states, count, EXACT_STATES_IN | form, out, &accesses, None)
     }
 

@@ -62,7 +62,7 @@ impl Member {
             reducer: Reducer::new()?,
             local: DeviceBuffer::zeroed(1)?,
             send: DeviceBuffer::zeroed(MOST_SLOT_WORDS)?,
-            gathered: DeviceBuffer::zeroed(world_size * MOST_SLOT_WORDS)?,
+            gathered: DeviceBuffer::zeroed(world_size.checked_mul(MOST_SLOT_WORDS).ok_or_else(too_large)?)?,
             length_host: LockedBuffer::new(&0, 1)?,
             length_send: DeviceBuffer::zeroed(1)?,
             lengths: DeviceBuffer::zeroed(world_size)?,
@@ -152,9 +152,14 @@ impl Member {
             [shard] => self.reducer.enqueue_exact_state(shard, send),
             shards => {
                 let words = exact_state_words(T::TYPE)?;
-                let local = self.local_slots(shards.len() * words)?;
+                let local = self.local_slots(shards.len().checked_mul(words).ok_or_else(too_large)?)?;
                 for (index, shard) in shards.iter().enumerate() {
-                    let slot = local + (index * words * 8) as u64;
+                    // Inside `local`, which has `words` 8-byte slots per shard.
+                    let slot = (index as u64)
+                        .checked_mul(words as u64)
+                        .and_then(|slots| slots.checked_mul(8))
+                        .and_then(|bytes| local.checked_add(bytes))
+                        .ok_or_else(too_large)?;
                     self.reducer.enqueue_exact_state(shard, slot)?;
                 }
                 self.reducer.enqueue_exact_merge::<T>(local, shards.len(), send, true)
@@ -178,7 +183,7 @@ impl Member {
     pub(crate) fn enqueue_gather<T: Element>(&self, combining: Combining) -> Result<()> {
         let bytes = match combining {
             Combining::Op(_) => std::mem::size_of::<T>(),
-            Combining::ExactSum => 8 * exact_state_words(T::TYPE)?,
+            Combining::ExactSum => exact_state_words(T::TYPE)?.checked_mul(8).ok_or_else(too_large)?,
         };
         // SAFETY: `send` holds `MOST_SLOT_WORDS` 8-byte words ≥ `bytes`
         // bytes and `gathered` as many per rank, on this member's device; the member owns them and
@@ -262,6 +267,11 @@ impl Drop for Member {
         // member's context. An error here cannot be reported from `drop`.
         let _ = CurrentContext::set_current(&self.context);
     }
+}
+
+/// [`Error::InvalidGroup`] for buffers whose size a `usize` cannot count.
+fn too_large() -> Error {
+    Error::InvalidGroup("the group's buffers would hold more bytes than a usize counts".into())
 }
 
 /// 8-byte words of the largest value a rank sends: an `f64` exact state.
