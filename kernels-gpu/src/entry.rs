@@ -434,7 +434,11 @@ unsafe fn exact_expansion<T: ExactElement>(input: u64, args: &ExactArgs) -> Opti
     if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
         return None;
     }
-    Some(grid::combine_partials::<Expansion, ExactSum>(partials, device::grid_dim_x(), ticket))
+    Some(grid::combine_partials::<Expansion, ExactSum>(
+        partials,
+        device::grid_dim_x(),
+        ticket,
+    ))
 }
 
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,
