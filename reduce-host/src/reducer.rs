@@ -22,9 +22,7 @@ use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{
-    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Kernel, ReduceArgs, EXACT_STATES_IN, EXACT_STATE_OUT,
-};
+use kernels_gpu::abi::{ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Kernel, ReduceArgs, EXACT_STATES_IN};
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
@@ -317,7 +315,7 @@ impl<B: Backend> Reducer<B> {
             Access::read::<T>("input", input, len),
             Access::write::<u64>("out", out, exact_state_words(T::TYPE)?),
         ];
-        self.launch_exact::<T>(input, len, EXACT_STATE_OUT, out, &accesses, None)
+        self.launch_exact::<T>(input, len, kernels_gpu::abi::EXACT_STATE_OUT, out, &accesses, None)
     }
 
     /// Enqueues, on the own stream, the sum of the `count` exact states of
@@ -339,7 +337,10 @@ impl<B: Backend> Reducer<B> {
             )));
         }
         let (form, output) = if state_out {
-            (EXACT_STATE_OUT, Access::write::<u64>("out", out, words))
+            (
+                kernels_gpu::abi::EXACT_STATE_OUT,
+                Access::write::<u64>("out", out, words),
+            )
         } else {
             (0, Access::write::<T>("out", out, 1))
         };
