@@ -560,8 +560,8 @@ impl<In: MeanInput> Reduction<In> for Mean {
 /// is its part's exact sum rounded once, so it does not depend on the
 /// other parts or how many there are (a row has the same bits alone or in
 /// a batch of 4096), nor on the launch plan; a part whose sum the fast
-/// path cannot hold is summed again exactly by the warp or block that
-/// reduced it (one thread's share of the warp's or block's speed). Along
+/// path cannot hold (values over a very wide range, specials) is summed
+/// again exactly by one warp: correct, at one warp's speed. Along
 /// axes: not yet ([`Error::UnsupportedOver`]). Across GPUs
 /// (`reduce::multi`): the GPUs exchange exact states, not rounded values,
 /// so one GPU and four, cut anywhere, give the same bits.
