@@ -505,3 +505,49 @@ fn exact_sum_over_axes_is_refused() {
     assert_eq!(emulator.reduce(&[1e30f32, 1.0, -1e30], ExactSum).unwrap(), 1.0);
     assert_eq!(emulator.reduce(&[1.0f32, 1.0, 1.0], Op::Sum).unwrap(), 3.0);
 }
+
+/// `Scope::reduce_into` of `ExactSum` over segments and rows, on another
+/// stream into poisoned outputs: the fold's bits, as the blocking call's
+/// (GPU only: the scoped forms take CUDA streams).
+#[test]
+fn exact_sums_into_a_scope_are_the_folds_bits() {
+    use cust::memory::DeviceBuffer;
+    use cust::stream::{Stream, StreamFlags};
+    let test = "exact_sums_into_a_scope_are_the_folds_bits";
+    let Some(_context) = gpu(test) else {
+        return;
+    };
+    let mut rng = rng(test);
+    let mut reducer = reduce::Reducer::new().unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    for kind in KINDS {
+        let values = random_input::<f64>(&mut rng, kind, 200_000)[..200_000].to_vec();
+        let offsets = random_segments(&mut rng, values.len());
+        let (rows, len) = (400, 500);
+        let device_values = DeviceBuffer::from_slice(&values).unwrap();
+        let device_offsets = DeviceBuffer::from_slice(&offsets).unwrap();
+        let mut per_segment = DeviceBuffer::from_slice(&vec![f64::poison(); offsets.len() - 1]).unwrap();
+        let mut per_row = DeviceBuffer::from_slice(&vec![f64::poison(); rows]).unwrap();
+        reducer
+            .scope(|s| {
+                let over = Over::Segments((&device_offsets).into());
+                s.reduce_into(&device_values, ExactSum, over, &mut per_segment, &stream)?;
+                s.reduce_into(
+                    &device_values,
+                    ExactSum,
+                    Over::Rows { rows, len },
+                    &mut per_row,
+                    &stream,
+                )
+            })
+            .unwrap();
+        let segments = Parts::Segments(offsets).ranges();
+        let row_ranges = Parts::Rows { rows, len }.ranges();
+        for (results, ranges) in [(&per_segment, segments), (&per_row, row_ranges)] {
+            for (part, (got, range)) in results.as_host_vec().unwrap().iter().zip(ranges).enumerate() {
+                let want = ExactSum::fold(&values[range]);
+                assert!(same_bits(*got, want), "{kind:?} part {part}: {got:e} != {want:e}");
+            }
+        }
+    }
+}
