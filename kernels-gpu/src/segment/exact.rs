@@ -105,7 +105,7 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
             thread::store_element(out.at::<T>(segment), result);
         }
         if team_threads > 32 {
-            // The next round's block reduction reuses the scratch slots and flag.
+            // The next round's block reduction reuses the scratch slots.
             sync_threads();
         }
         first_unit += teams_in_grid;
