@@ -362,6 +362,49 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             println!("exact_parts,{name},{layout},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
         }
     }
+    // Along axes: rows read in place, and views gathered into rows first
+    // (columns, a middle axis).
+    let views: [(&str, Vec<usize>, Vec<isize>); 3] = [
+        ("axes_last_of_1024", vec![1024, n >> 10], vec![-1]),
+        ("axes_columns_of_1024", vec![1024, n >> 10], vec![0]),
+        ("axes_middle_of_64x1024", vec![64, 1024, n >> 16], vec![1]),
+    ];
+    for (layout, shape, axes) in &views {
+        let view = reduce::axes::Strided::contiguous(shape)?;
+        let over = || Over::<Input<u64>>::Axes(&view, axes);
+        let results = reducer
+            .reduce_over(&buffers[0], reduce::ExactSum, Over::Axes(&view, axes))?
+            .values
+            .as_host_vec()?;
+        // Result 0's elements: the view's positions with every kept index 0.
+        let strides = view.strides();
+        let mut first: Vec<usize> = vec![0];
+        for &axis in axes.iter() {
+            let axis = axis.rem_euclid(shape.len() as isize) as usize;
+            first = first
+                .iter()
+                .flat_map(|&o| (0..shape[axis]).map(move |i| o + i * strides[axis]))
+                .collect();
+        }
+        let folded = reduce::ExactSum::fold(&first.iter().map(|&i| host[i]).collect::<Vec<T>>());
+        if format!("{:?}", results[0]) != format!("{folded:?}") {
+            return Err(format!("{name} {layout}: result 0 exact sum {:?}, fold {folded:?}", results[0]).into());
+        }
+        let mut out = DeviceBuffer::from_slice(&vec![T::default(); results.len()])?;
+        let bytes = (n * element + results.len() * element) as f64;
+        for exact in [false, true] {
+            let out = Output::from(&mut out);
+            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
+                let input = &buffers[i % buffers.len()];
+                match exact {
+                    true => scope.reduce_into(input, reduce::ExactSum, over(), out, &stream),
+                    false => scope.reduce_into(input, Op::Sum, over(), out, &stream),
+                }
+            })?;
+            let what = if exact { "exact_sum" } else { "sum" };
+            println!("exact_parts,{name},{layout},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
+        }
+    }
     Ok(())
 }
 

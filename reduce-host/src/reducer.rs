@@ -353,7 +353,7 @@ impl<B: Backend> Reducer<B> {
 
     /// Launches the exact sum kernel for `T` on the `len` elements at
     /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`.
-    fn launch_exact<T: Element>(
+    pub(crate) fn launch_exact<T: Element>(
         &mut self,
         input: u64,
         len: usize,

@@ -561,14 +561,21 @@ impl<In: MeanInput> Reduction<In> for Mean {
 /// other parts or how many there are (a row has the same bits alone or in
 /// a batch of 4096), nor on the launch plan; a part whose sum the fast
 /// path cannot hold (values over a very wide range, specials) is summed
-/// again exactly by one warp: correct, at one warp's speed. Along
-/// axes: not yet ([`Error::UnsupportedOver`]). Across GPUs
+/// again exactly by one warp: correct, at one warp's speed. Along axes
+/// ([`Over::Axes`]): each result its elements' exact sum rounded once,
+/// whatever the view; a view whose reduced elements are the whole input
+/// or rows in the kept axes' order (`dim=-1` of a dense or sliced tensor)
+/// is read in place at the rows' speed; any other (columns, a middle
+/// axis, axes apart, permuted or broadcast views) is first copied into
+/// the reducer's scratch as one row per result (one more read and write
+/// of every element, and scratch as large as the view's elements).
+/// Across GPUs
 /// (`reduce::multi`): the GPUs exchange exact states, not rounded values,
 /// so one GPU and four, cut anywhere, give the same bits.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
-/// use reduce::{emulated::Emulator, ExactSum, Over};
+/// use reduce::{axes::Strided, emulated::Emulator, ExactSum, Over};
 /// let x = [1e30f32, 1.0, -1e30]; // a float sum gives 0 or 1, by its tree
 /// let mut emulator = Emulator::default();
 /// assert_eq!(emulator.reduce(&x, ExactSum)?, 1.0);
@@ -576,6 +583,11 @@ impl<In: MeanInput> Reduction<In> for Mean {
 /// // Each row alone: the same bits in any batch.
 /// let rows = emulator.reduce_over(&[1e30f32, 1.0, -1e30, 0.5, 0.25, 0.25], ExactSum, Over::Rows { rows: 2, len: 3 })?;
 /// assert_eq!(rows.values.to_vec(), [1.0, 1.0]);
+/// // Along an axis: the columns of a 3 × 2 matrix, (1e30, 1, -1e30) and (0.5, 0.25, 0.25).
+/// let matrix = Strided::contiguous(&[3, 2])?;
+/// let x = [1e30f32, 0.5, 1.0, 0.25, -1e30, 0.25];
+/// let columns = emulator.reduce_over(&x, ExactSum, Over::Axes(&matrix, &[0]))?;
+/// assert_eq!(columns.values.to_vec(), [1.0, 1.0]);
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -594,25 +606,12 @@ impl ExactSum {
     }
 }
 
-/// The name of [`ExactSum`] in errors.
-const EXACT_SUM: &str = "ExactSum";
-
 impl sealed::Sealed for ExactSum {}
 
 impl<T: FloatElement> Reduction<T> for ExactSum {
     type Output = T;
     type Value = T;
     one_output!();
-
-    fn check_over<O>(self, over: &Over<'_, O>) -> Result<()> {
-        match over {
-            Over::Axes(..) => Err(Error::UnsupportedOver {
-                reduction: EXACT_SUM,
-                over: "axes",
-            }),
-            _ => Ok(()),
-        }
-    }
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
         reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, out, None))
@@ -626,9 +625,11 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
         target: Target,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        <Self as Reduction<T>>::check_over(self, &over)?;
         match over {
             Over::Whole => reducer.enqueue_exact_sum(input, target.single()?, stream),
+            Over::Axes(layout, axes) => {
+                reducer.enqueue_exact_axes(input, layout, axes, (target.out, target.len), stream)
+            }
             over => enqueue_per_segment(PerSegment::ExactSum, reducer, input, over, target, stream),
         }
     }

@@ -240,16 +240,15 @@ impl<B: Backend> Reducer<B> {
             PerSegment::Op(op) => Kernel::Segmented { op, element, schedule },
             PerSegment::ExactSum => Kernel::ExactSegments { element },
         };
-        match what {
-            PerSegment::Op(op) if !op.is_defined_for(element) => return Err(Error::unsupported_op(op, T::TYPE)),
-            PerSegment::ExactSum if strided_rows => {
-                return Err(Error::internal("an exact sum of strided rows (no kernel reads them)"))
+        if let PerSegment::Op(op) = what {
+            if !op.is_defined_for(element) {
+                return Err(Error::unsupported_op(op, T::TYPE));
             }
-            _ => {}
         }
         // The fixed-order kernel's limit sizes the grid for it and the
         // balanced ones (the schedule depends on the shape); strided rows
-        // have a kernel of their own, and always take it.
+        // have a kernel of their own, and always take it (but for the exact
+        // sum, whose one kernel reads rows with a pitch).
         let first_choice = match strided_rows {
             true => SegmentSchedule::StridedRows,
             false => SegmentSchedule::FixedOrder,
@@ -258,10 +257,10 @@ impl<B: Backend> Reducer<B> {
         let tuning = self.backend.tuning();
         let element_bytes = T::TYPE.size();
         let plan = shape::segmented_shape(tuning, segments, len, element_bytes, grid_cap).and_then(|shape| {
-            let schedule = match (strided_rows, what) {
-                (true, _) => SegmentSchedule::StridedRows,
-                (false, PerSegment::ExactSum) => SegmentSchedule::FixedOrder,
-                (false, PerSegment::Op(_)) => shape::segment_schedule(tuning, shape, segments, offsets)?,
+            let schedule = match (what, strided_rows) {
+                (PerSegment::ExactSum, _) => SegmentSchedule::FixedOrder,
+                (PerSegment::Op(_), true) => SegmentSchedule::StridedRows,
+                (PerSegment::Op(_), false) => shape::segment_schedule(tuning, shape, segments, offsets)?,
             };
             Some((kernel(schedule), shape))
         });
@@ -304,7 +303,17 @@ impl<B: Backend> Reducer<B> {
                 pitch != row_len as u64 || group != (0, 0) || placed != Placement::IN_ORDER,
             ),
         };
-        let (kernel, shape) = self.segmented_plan::<T>(what.into(), segments, elements, (offsets, strided_rows))?;
+        let what = what.into();
+        // The exact kernel reads rows with a pitch, in order, not in groups
+        // nor placed (`enqueue_exact_axes` gathers those first).
+        if let (PerSegment::ExactSum, Layout::Rows { group, placed, .. }) = (what, layout) {
+            if group != (0, 0) || placed != Placement::IN_ORDER {
+                return Err(Error::internal(
+                    "an exact sum of grouped or placed rows (no kernel reads them)",
+                ));
+            }
+        }
+        let (kernel, shape) = self.segmented_plan::<T>(what, segments, elements, (offsets, strided_rows))?;
         if segments == 0 {
             return Ok(());
         }

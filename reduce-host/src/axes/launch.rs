@@ -2,14 +2,15 @@
 //! through the same axis kernel): each pass of the plan, its kernel, its
 //! launch shape and its arguments, and the scratch between passes.
 
-use super::plan::{plan_passes, Pass, Route};
+use super::plan::{plan_passes, Dim, Pass, Route};
 use super::{too_large, CheckedView, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
-use crate::element::{Element, ElementType, WidensTo};
+use crate::element::{Element, ElementType, FloatElement, WidensTo};
 use crate::error::{Error, Result};
+use crate::placement::Placement;
 use crate::reducer::{checked_parts, Reducer};
-use crate::segmented::Layout;
+use crate::segmented::{Layout, PerSegment};
 use crate::shape::{self, LaunchShape};
 use crate::tuning::Tuning;
 use cust_core::DeviceCopy;
@@ -130,6 +131,106 @@ impl<B: Backend> Reducer<B> {
             source = (destination(index), pass.outputs() as usize);
         }
         Ok(())
+    }
+
+    /// Enqueues the exact sum ([`ExactSum`](crate::ExactSum)) of `input`'s
+    /// `axes` (viewed as `layout`) on `stream`, its results to the
+    /// `out_len` `T`s at `out`: each result its elements' exact sum rounded
+    /// once, so it does not depend on the view, only on the values. A view
+    /// planned as one pass that reads the whole input, or rows in the kept
+    /// axes' order, is summed in place by the exact kernels of a whole
+    /// input and of rows; any other (a reduced axis that is not the
+    /// contiguous one, reduced axes apart, kept axes out of memory order)
+    /// is first gathered into scratch as rows, one per result (one launch
+    /// of the axis kernel, each result the sum of one element: a copy, in
+    /// which `-0.0` becomes `+0.0`, as in the exact sum), and those summed.
+    pub(crate) fn enqueue_exact_axes<T: FloatElement>(
+        &mut self,
+        input: &B::Slice<T>,
+        layout: &Strided,
+        axes: &[isize],
+        (out, out_len): (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let outputs = layout.checked_outputs(axes, out_len)?;
+        let (address, len) = checked_parts::<B, T>(input)?;
+        let CheckedView {
+            dims,
+            offset,
+            span,
+            reduced_elements,
+        } = layout.checked_dims(axes, len)?;
+        if outputs == 0 || reduced_elements == 0 {
+            // No results, or each the sum of nothing: `+0.0`, as `Op::Sum`'s.
+            return self.enqueue_axes::<T>(input, layout, axes, Op::Sum, (out, out_len), stream);
+        }
+        let accesses = [
+            Access::read::<T>("input", address, len),
+            Access::write::<T>("out", out, outputs),
+        ];
+        check_aliasing(&accesses)?;
+        let address = element_address::<T>(address, offset).ok_or_else(|| too_large(layout))?;
+        // No pass may place its results out of order: the exact kernels write them in order.
+        let passes = plan_passes(&dims, 0);
+        if let [pass] = &passes[..] {
+            match pass.route() {
+                Route::Whole => return self.launch_exact::<T>(address, span, 0, out, &accesses, stream),
+                Route::Rows {
+                    rows,
+                    row_len,
+                    pitch,
+                    group: (0, 0),
+                } if pass.placed == Placement::IN_ORDER => {
+                    let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
+                    let out = (out, outputs);
+                    return self.enqueue_segmented::<T>((address, span), rows, PerSegment::ExactSum, out, None, stream);
+                }
+                _ => {}
+            }
+        }
+        // The gather: one result per element, the kept axes outermost in
+        // the view's order (the results' order), then the reduced ones in
+        // memory order (the largest stride first, so the innermost reads
+        // the nearest elements).
+        let (kept, mut reduced): (Vec<Dim>, Vec<Dim>) = dims.iter().filter(|d| d.extent > 1).partition(|d| !d.reduced);
+        reduced.sort_by_key(|d| std::cmp::Reverse(d.stride));
+        let gather = Pass {
+            kept: kept.into_iter().chain(reduced).collect(),
+            reduced: Dim {
+                extent: 1,
+                stride: 0,
+                reduced: true,
+            },
+            placed: Placement::IN_ORDER,
+        };
+        let elements = gather.outputs();
+        let row_len = usize::try_from(reduced_elements).map_err(|_| too_large(layout))?;
+        let element_bytes = std::mem::size_of::<T>() as u64;
+        let rows_words = elements
+            .checked_mul(element_bytes)
+            .map(|bytes| bytes.div_ceil(8))
+            .and_then(|words| usize::try_from(words).ok())
+            .ok_or_else(|| too_large(layout))?;
+        let copy = Reading {
+            input: T::TYPE,
+            accumulator: T::TYPE,
+        };
+        let partial_words =
+            self.axis_partial_words(std::slice::from_ref(&gather), |_, _| Some(copy.axis_kernel(Op::Sum)))?;
+        let words = rows_words.checked_add(partial_words).ok_or_else(|| too_large(layout))?;
+        let gathered = self.backend.scratch(stream, words)?;
+        let partials = element_address::<u64>(gathered, rows_words).ok_or_else(|| too_large(layout))?;
+        self.run_pass::<T, T>(&gather, (copy, Op::Sum), (address, span), gathered, partials, stream)?;
+        let elements = usize::try_from(elements).map_err(|_| too_large(layout))?;
+        let rows = Layout::of_pass_rows(outputs, row_len, (reduced_elements, (0, 0)), Placement::IN_ORDER);
+        self.enqueue_segmented::<T>(
+            (gathered, elements),
+            rows,
+            PerSegment::ExactSum,
+            (out, outputs),
+            None,
+            stream,
+        )
     }
 
     /// The most results of `bytes_each` bytes (all the outputs of one

@@ -9,8 +9,9 @@ use common::*;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
+use reduce::axes::Strided;
 use reduce::emulated::Emulator;
-use reduce::{Error, ExactSum, FloatElement, Op, Over, Policy};
+use reduce::{ExactSum, FloatElement, Op, Over, Policy};
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
 /// the exact sum rounded once, by another method than the library's.
@@ -491,18 +492,110 @@ fn exact_segment_sums_do_not_depend_on_the_launch_shape() {
     }
 }
 
+/// The exact sum of `axes` of `layout` over `values` (staged at `offset`
+/// between poison) on the tester's backend.
+fn exact_sums_along<B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    values: &[T],
+    offset: usize,
+    (layout, axes): (&Strided, &[isize]),
+) -> Vec<T> {
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    let results = tester
+        .reducer
+        .reduce_over(B::slice(&staged), ExactSum, Over::Axes(layout, axes))
+        .unwrap_or_else(|e| panic!("{layout:?} axes {axes:?}: {e}"));
+    B::to_vec(&results.values).unwrap()
+}
+
+/// Along axes: every result is the fold of its elements, bit for bit. The
+/// views the exact kernels read in place (all axes of a dense tensor, its
+/// rows, rows with gaps between them) and those gathered into rows first
+/// (columns, the middle axis, axes apart, a transpose, broadcast axes),
+/// long enough for results in parts over several blocks; then random
+/// views (permuted, strided, broadcast, offset) and axes; every kind of
+/// values, on every backend.
+fn axes_match_the_fold<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        let (rows, columns) = (rng.gen_range(1..40), backend.size(rng.gen_range(1000..60_000), 900));
+        let dense = Strided::contiguous(&[rows, columns]).unwrap();
+        let cube = Strided::contiguous(&[3, rows, columns / 3]).unwrap();
+        let fixed: Vec<(Strided, Vec<isize>)> = vec![
+            (dense.clone(), vec![0, 1]),
+            (dense.clone(), vec![1]),
+            (dense.clone(), vec![0]),
+            // Rows with gaps: the last column dropped, the view offset by one.
+            (
+                Strided::new(&[rows, columns - 1], &[columns, 1])
+                    .unwrap()
+                    .with_offset(1),
+                vec![-1],
+            ),
+            (cube.clone(), vec![1]),
+            (cube.clone(), vec![0, 2]),
+            (cube, vec![2]),
+            // The transpose, its rows the matrix's columns.
+            (Strided::new(&[columns, rows], &[1, columns]).unwrap(), vec![1]),
+            // A row broadcast down `rows` rows.
+            (Strided::new(&[rows, columns], &[0, 1]).unwrap(), vec![0]),
+        ];
+        let random = (0..backend.size(40, 12)).map(|_| {
+            let layout = random_layout(&mut rng);
+            let axes = random_axes(&mut rng, layout.shape().len());
+            (layout, axes)
+        });
+        for (case, (layout, axes)) in fixed.into_iter().chain(random.collect::<Vec<_>>()).enumerate() {
+            let kind = KINDS[rng.gen_range(0..KINDS.len())];
+            let len = span(&layout) + rng.gen_range(0..3);
+            let mut values = random_input::<T>(&mut rng, kind, len);
+            values.truncate(len);
+            let offset = rng.gen_range(0..4);
+            let got = exact_sums_along(&mut backend, &values, offset, (&layout, &axes));
+            let rank = layout.shape().len() as isize;
+            let positive: Vec<usize> = axes.iter().map(|&a| ((a + rank) % rank.max(1)) as usize).collect();
+            let want: Vec<T> = gathered(&values, &layout, &positive)
+                .iter()
+                .map(|x| ExactSum::fold(x))
+                .collect();
+            assert_eq!(got.len(), want.len(), "case {case}: {layout:?} axes {axes:?}");
+            for (o, (got, want)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    got.to_bits() == want.to_bits(),
+                    "{} case {case} {kind:?}: {layout:?} axes {axes:?} offset {offset}: result {o} is {got:e} where the fold gives {want:e}",
+                    backend.name()
+                );
+            }
+        }
+    });
+}
+
 #[test]
-fn exact_sum_over_axes_is_refused() {
+fn exact_sums_of_f32_along_axes_are_the_folds_bits() {
+    axes_match_the_fold::<f32>("exact_sums_of_f32_along_axes_are_the_folds_bits");
+}
+
+#[test]
+fn exact_sums_of_f64_along_axes_are_the_folds_bits() {
+    axes_match_the_fold::<f64>("exact_sums_of_f64_along_axes_are_the_folds_bits");
+}
+
+/// A column's exact sum has the bits of the same values summed as a row,
+/// and the small value a float sum may lose is kept, along any axis.
+#[test]
+fn exact_column_sums_are_the_rows_sums() {
     let mut emulator = Emulator::default();
-    let values = [1.0f32; 8];
-    let layout = reduce::axes::Strided::contiguous(&[2, 4]).unwrap();
-    let axes = emulator.reduce_over(&values, ExactSum, Over::Axes(&layout, &[1]));
-    assert!(
-        matches!(axes, Err(Error::UnsupportedOver { over: "axes", .. })),
-        "{axes:?}"
-    );
-    // The small value a float sum may lose (depending on its tree) is kept.
-    assert_eq!(emulator.reduce(&[1e30f32, 1.0, -1e30], ExactSum).unwrap(), 1.0);
+    // Columns (1e30, 1, -1e30) and (0.5, 0.25, 0.25), row-major 3 × 2.
+    let x = [1e30f32, 0.5, 1.0, 0.25, -1e30, 0.25];
+    let columns = emulator
+        .reduce_over(&x, ExactSum, Over::Axes(&Strided::contiguous(&[3, 2]).unwrap(), &[0]))
+        .unwrap();
+    assert_eq!(columns.values.to_vec(), [1.0, 1.0]);
+    let transposed = [1e30f32, 1.0, -1e30, 0.5, 0.25, 0.25];
+    let rows = emulator
+        .reduce_over(&transposed, ExactSum, Over::Rows { rows: 2, len: 3 })
+        .unwrap();
+    assert_eq!(rows.values.to_vec(), columns.values.to_vec());
     assert_eq!(emulator.reduce(&[1.0f32, 1.0, 1.0], Op::Sum).unwrap(), 3.0);
 }
 
