@@ -31,6 +31,8 @@ use crate::abi::{AxisPlan, Finish, AXIS_LOADS_IN_FLIGHT as LOADS_IN_FLIGHT, PART
 use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
+use crate::exact::Exact;
+use crate::expansion::{ExactElement, ExactSum, Expansion};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::map::ElementMap;
@@ -117,11 +119,13 @@ pub trait AxisFold {
     /// As [`AxisFold::fold_batch`].
     unsafe fn fold_one(acc: Self::Acc, value: Self::Value) -> Self::Acc;
 
-    /// Writes result `o`.
+    /// Writes result `o`, whose elements are `elements` (which only the
+    /// exact sum reads again, where its accumulator cannot give the result).
     ///
     /// # Safety
-    /// `output` has room for result `o` as this fold writes it.
-    unsafe fn write(acc: Self::Acc, output: &Output, o: u64);
+    /// `output` has room for result `o` as this fold writes it; `elements`
+    /// are readable, not written during the launch.
+    unsafe fn write(acc: Self::Acc, output: &Output, o: u64, elements: Elements);
 }
 
 /// `M` then `O` over elements of `In`, each converted to `T` as it is read
@@ -150,9 +154,72 @@ impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Pl
     }
 
     #[inline(always)]
-    unsafe fn write(acc: T, output: &Output, o: u64) {
+    unsafe fn write(acc: T, output: &Output, o: u64, _: Elements) {
         thread::store_element(output.at::<T>(output.out, o), acc)
     }
+}
+
+/// Where a result's elements lie: `count` of them, the first at global
+/// address `first`, each `stride` bytes after the one before.
+#[derive(Clone, Copy)]
+pub struct Elements {
+    pub first: u64,
+    pub count: u64,
+    pub stride: u64,
+}
+
+/// The exact sum of `T`s rounded once ([`crate::expansion`]): each lane's
+/// elements added to an [`Expansion`], the lanes' and parts' expansions
+/// merged exactly; a result whose total is not exact (values over a very
+/// wide range, an infinity or NaN) is summed again by the thread that
+/// writes it, with an [`Exact`] accumulator: correct, at one thread's speed.
+pub struct ExactAlong<T>(PhantomData<T>);
+
+impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
+    type Value = T;
+    type Acc = Expansion;
+    type Merge = ExactSum;
+    const BYTES: u64 = size_of::<T>() as u64;
+
+    #[inline(always)]
+    unsafe fn load(address: u64, _: u64) -> T {
+        <T as Widen<T>>::load(address)
+    }
+
+    #[inline(always)]
+    unsafe fn fold_batch(acc: Expansion, values: [T; 8]) -> Expansion {
+        values.into_iter().fold(acc, T::add_element)
+    }
+
+    #[inline(always)]
+    unsafe fn fold_one(acc: Expansion, value: T) -> Expansion {
+        T::add_element(acc, value)
+    }
+
+    #[inline(always)]
+    unsafe fn write(acc: Expansion, output: &Output, o: u64, elements: Elements) {
+        let sum = if acc.is_exact(elements.count) {
+            T::round(acc)
+        } else {
+            sum_exactly_along::<T>(elements)
+        };
+        thread::store_element(output.at::<T>(output.out, o), sum)
+    }
+}
+
+/// The exact sum of `elements`, rounded once, by one thread.
+///
+/// # Safety
+/// `elements` are readable, not written during the launch.
+#[inline(never)]
+unsafe fn sum_exactly_along<T: ExactElement>(elements: Elements) -> T {
+    let mut exact = Exact::<T>::new();
+    let mut address = elements.first;
+    for _ in 0..elements.count {
+        exact.add(thread::load_element::<T>(address));
+        address += elements.stride;
+    }
+    exact.round()
 }
 
 /// The statistic `S` of elements of `In`, each converted to `S::Value` as it is read.
@@ -180,7 +247,7 @@ impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
     }
 
     #[inline(always)]
-    unsafe fn write(acc: S::Summary, output: &Output, o: u64) {
+    unsafe fn write(acc: S::Summary, output: &Output, o: u64, _: Elements) {
         S::finish(acc, output, o)
     }
 }
@@ -227,7 +294,7 @@ impl<S: Statistic> AxisFold for FromStates<S> {
     }
 
     #[inline(always)]
-    unsafe fn write(acc: S::Summary, output: &Output, o: u64) {
+    unsafe fn write(acc: S::Summary, output: &Output, o: u64, _: Elements) {
         S::finish(acc, output, o)
     }
 }
@@ -263,7 +330,7 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
     }
 
     #[inline(always)]
-    unsafe fn write(acc: Indexed<A>, output: &Output, o: u64) {
+    unsafe fn write(acc: Indexed<A>, output: &Output, o: u64, _: Elements) {
         thread::store_element(output.at::<u64>(output.out, o), acc.index)
     }
 }
@@ -395,7 +462,12 @@ unsafe fn reduce_results<F: AxisFold>(
         };
         if let Some(result) = result {
             if lane_r == 0 && o < outputs {
-                F::write(result, &output_for(length), o);
+                let elements = Elements {
+                    first: input + base * F::BYTES,
+                    count: length,
+                    stride: step,
+                };
+                F::write(result, &output_for(length), o, elements);
             }
         }
         unit += grid_dim_x() as u64;

@@ -168,6 +168,17 @@ pub unsafe fn axis<T: Element + Widen<T>, M: ElementMap<T>, O: Operator<T>>(args
     axis_fold::<axis::Plain<T, T, M, O>>(args)
 }
 
+/// The exact sum's axis entry point: one result per position of the kept
+/// axes, each the exact sum of its elements along the reduced axis rounded
+/// once; see [`axis::ExactAlong`] and [`axis::reduce`].
+///
+/// # Safety
+/// As [`axis()`].
+#[inline(always)]
+pub unsafe fn exact_axis<T: ExactElement + Widen<T>>(args: AxisArgs) {
+    axis_fold::<axis::ExactAlong<T>>(args)
+}
+
 /// A widened axis entry point: elements of `In`, each converted to `A` as
 /// it is read, combined with `O` in `A`, one `A` per result; see
 /// [`axis::reduce`].

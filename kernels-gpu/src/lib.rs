@@ -95,6 +95,7 @@ macro_rules! instances_of_args {
         for_each_statistic_kernel!(statistic_instances $($pass)* AxisArgs $fields;);
         for_each_arg_kernel!(arg_axis_instances $($pass)* AxisArgs $fields; Max);
         for_each_arg_kernel!(arg_axis_instances $($pass)* AxisArgs $fields; Min);
+        for_each_exact_kernel!(exact_axis_instances $($pass)* AxisArgs $fields;);
     };
     (@ ArgArgs $fields:tt, $($pass:tt)*) => {
         for_each_arg_kernel!(arg_instances $($pass)* ArgArgs $fields; Max);
@@ -254,6 +255,16 @@ macro_rules! exact_segments_instances {
             abi::Kernel::ExactSegments { element: scalar!($t) },
             kernel_name!(exact_segments, $t),
             entry::exact_segments::<$t>
+        ),)* }
+    };
+}
+
+macro_rules! exact_axis_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::ExactAxis { element: scalar!($t) },
+            kernel_name!(exact_axis, $t),
+            entry::exact_axis::<$t>
         ),)* }
     };
 }

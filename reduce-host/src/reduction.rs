@@ -563,12 +563,14 @@ impl<In: MeanInput> Reduction<In> for Mean {
 /// path cannot hold (values over a very wide range, specials) is summed
 /// again exactly by one warp: correct, at one warp's speed. Along axes
 /// ([`Over::Axes`]): each result its elements' exact sum rounded once,
-/// whatever the view; a view whose reduced elements are the whole input
-/// or rows in the kept axes' order (`dim=-1` of a dense or sliced tensor)
-/// is read in place at the rows' speed; any other (columns, a middle
-/// axis, axes apart, permuted or broadcast views) is first copied into
-/// the reducer's scratch as one row per result (one more read and write
-/// of every element, and scratch as large as the view's elements).
+/// whatever the view. Where the reduced axes merge into one and the kept
+/// axes lie in memory in the given order (`dim=-1`, `dim=0` or a middle
+/// axis of a dense or sliced tensor), one launch reads the view in place,
+/// as the rows or the axis kernel of [`Op::Sum`] would; a result the fast
+/// path cannot hold is summed again by one thread. Any other view
+/// (reduced axes apart, kept axes permuted) is first copied into the
+/// reducer's scratch as one row per result: one more read and write of
+/// every element, and scratch as large as the view's elements.
 /// Across GPUs
 /// (`reduce::multi`): the GPUs exchange exact states, not rounded values,
 /// so one GPU and four, cut anywhere, give the same bits.

@@ -87,6 +87,9 @@ pub enum Kernel {
     /// in the fixed-order schedule: [`SegmentedArgs`]
     /// (`crate::segment::reduce_exact`).
     ExactSegments { element: Scalar },
+    /// The exact sum along an axis of `element`s, each result rounded
+    /// once: [`AxisArgs`] (`crate::axis::ExactAlong`).
+    ExactAxis { element: Scalar },
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -118,7 +121,7 @@ impl Op {
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
-/// `(exact_sum, type)`, `(exact_state, type)`, `(exact_segments, type)`.
+/// `(exact_sum, type)`, `(exact_state, type)`, `(exact_segments, type)`, `(exact_axis, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -214,6 +217,9 @@ macro_rules! kernel_name {
     (exact_segments, $t:ident) => {
         concat!("segmented_exact_sum_", stringify!($t))
     };
+    (exact_axis, $t:ident) => {
+        concat!("axis_exact_sum_", stringify!($t))
+    };
     (convert, $from:ident, $to:ident) => {
         concat!("convert_", stringify!($from), "_to_", stringify!($to))
     };
@@ -286,9 +292,10 @@ impl Kernel {
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
             Kernel::ExactSegments { element } => Module::Segmented(SegmentSchedule::FixedOrder, element),
-            Kernel::Axis { element: input, .. } | Kernel::WidenedAxis { input, .. } | Kernel::ArgAxis { input, .. } => {
-                Module::Axis(input)
-            }
+            Kernel::Axis { element: input, .. }
+            | Kernel::WidenedAxis { input, .. }
+            | Kernel::ArgAxis { input, .. }
+            | Kernel::ExactAxis { element: input } => Module::Axis(input),
             Kernel::Statistic { .. } | Kernel::StatisticStates { .. } | Kernel::StatisticSegments { .. } => {
                 Module::Statistics
             }

@@ -137,13 +137,14 @@ impl<B: Backend> Reducer<B> {
     /// `axes` (viewed as `layout`) on `stream`, its results to the
     /// `out_len` `T`s at `out`: each result its elements' exact sum rounded
     /// once, so it does not depend on the view, only on the values. A view
-    /// planned as one pass that reads the whole input, or rows in the kept
-    /// axes' order, is summed in place by the exact kernels of a whole
-    /// input and of rows; any other (a reduced axis that is not the
-    /// contiguous one, reduced axes apart, kept axes out of memory order)
-    /// is first gathered into scratch as rows, one per result (one launch
-    /// of the axis kernel, each result the sum of one element: a copy, in
-    /// which `-0.0` becomes `+0.0`, as in the exact sum), and those summed.
+    /// planned as one pass (the reduced axes merge into one, and the kept
+    /// axes lie in memory in the given order) is summed in place: by the
+    /// exact kernel of a whole input, of rows (a pitch between them), or
+    /// along the axis. Any other (reduced axes apart, kept axes out of
+    /// memory order) is first gathered into scratch as rows, one per
+    /// result (one launch of the axis kernel, each result the sum of one
+    /// element: a copy, in which `-0.0` becomes `+0.0`, as in the exact
+    /// sum), and those summed: exact sums do not compose across passes.
     pub(crate) fn enqueue_exact_axes<T: FloatElement>(
         &mut self,
         input: &B::Slice<T>,
@@ -173,20 +174,37 @@ impl<B: Backend> Reducer<B> {
         // No pass may place its results out of order: the exact kernels write them in order.
         let passes = plan_passes(&dims, 0);
         if let [pass] = &passes[..] {
-            match pass.route() {
-                Route::Whole => return self.launch_exact::<T>(address, span, 0, out, &accesses, stream),
+            return match pass.route() {
+                Route::Whole => self.launch_exact::<T>(address, span, 0, out, &accesses, stream),
                 Route::Rows {
                     rows,
                     row_len,
                     pitch,
                     group: (0, 0),
-                } if pass.placed == Placement::IN_ORDER => {
+                } => {
                     let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
                     let out = (out, outputs);
-                    return self.enqueue_segmented::<T>((address, span), rows, PerSegment::ExactSum, out, None, stream);
+                    self.enqueue_segmented::<T>((address, span), rows, PerSegment::ExactSum, out, None, stream)
                 }
-                _ => {}
-            }
+                Route::Rows { .. } | Route::Axis => {
+                    let kernel = Kernel::ExactAxis {
+                        element: T::TYPE.kernel(),
+                    };
+                    let partial_words = self.axis_partial_words(&passes, |_, _| Some(kernel))?;
+                    let partials = self.backend.scratch(stream, partial_words)?;
+                    let launch = AxisLaunch {
+                        kernel,
+                        input: Access::read::<T>("input", address, span),
+                        out: Access::write::<T>("out", out, outputs),
+                        means: None,
+                        finish: Finish::Value,
+                        finish_param: 0,
+                        partials,
+                        segments: None,
+                    };
+                    self.launch_axis(pass, launch, stream)
+                }
+            };
         }
         // The gather: one result per element, the kept axes outermost in
         // the view's order (the results' order), then the reduced ones in
