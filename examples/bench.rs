@@ -362,12 +362,13 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             println!("exact_parts,{name},{layout},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
         }
     }
-    // Along axes: rows read in place, and views gathered into rows first
-    // (columns, a middle axis).
-    let views: [(&str, Vec<usize>, Vec<isize>); 3] = [
+    // Along axes: read in place (rows, columns, a middle axis), and
+    // gathered into rows first (two axes apart).
+    let views: [(&str, Vec<usize>, Vec<isize>); 4] = [
         ("axes_last_of_1024", vec![1024, n >> 10], vec![-1]),
         ("axes_columns_of_1024", vec![1024, n >> 10], vec![0]),
         ("axes_middle_of_64x1024", vec![64, 1024, n >> 16], vec![1]),
+        ("axes_outer_and_inner_of_64x1024", vec![64, 1024, n >> 16], vec![0, 2]),
     ];
     for (layout, shape, axes) in &views {
         let view = reduce::axes::Strided::contiguous(shape)?;

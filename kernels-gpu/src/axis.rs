@@ -188,7 +188,7 @@ impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
 
     #[inline(always)]
     unsafe fn fold_batch(acc: Expansion, values: [T; 8]) -> Expansion {
-        values.into_iter().fold(acc, T::add_element)
+        T::add_eight(acc, values)
     }
 
     #[inline(always)]

@@ -216,6 +216,24 @@ pub trait ExactElement: Element + ExactFloat {
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion;
     /// `acc` plus one element.
     fn add_element(acc: Expansion, value: Self) -> Expansion;
+    /// `acc` plus eight elements, as the lanes of 16-byte vectors (two of
+    /// `f32`s, four of `f64`s): elements read one by one (along an axis)
+    /// summed as cheaply as a vector.
+    #[inline(always)]
+    fn add_eight(acc: Expansion, values: [Self; 8]) -> Expansion {
+        let lanes = VECTOR_BYTES as usize / size_of::<Self>();
+        values.chunks_exact(lanes).fold(acc, |acc, vector| {
+            let mut words = [0u32; 4];
+            for (lane, &value) in vector.iter().enumerate() {
+                let bits = Element::to_bits(value);
+                let words_each = size_of::<Self>() / size_of::<u32>();
+                for (word, slot) in words.iter_mut().skip(lane * words_each).take(words_each).enumerate() {
+                    *slot = (bits >> (32 * word)) as u32;
+                }
+            }
+            Self::add_vector(acc, words)
+        })
+    }
     /// The exact sum `total` (exact, finite) rounded once to the type.
     fn round(total: Expansion) -> Self;
 }
