@@ -216,24 +216,10 @@ pub trait ExactElement: Element + ExactFloat {
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion;
     /// `acc` plus one element.
     fn add_element(acc: Expansion, value: Self) -> Expansion;
-    /// `acc` plus eight elements, as the lanes of 16-byte vectors (two of
-    /// `f32`s, four of `f64`s): elements read one by one (along an axis)
-    /// summed as cheaply as a vector.
-    #[inline(always)]
-    fn add_eight(acc: Expansion, values: [Self; 8]) -> Expansion {
-        let lanes = VECTOR_BYTES as usize / size_of::<Self>();
-        values.chunks_exact(lanes).fold(acc, |acc, vector| {
-            let mut words = [0u32; 4];
-            for (lane, &value) in vector.iter().enumerate() {
-                let bits = Element::to_bits(value);
-                let words_each = size_of::<Self>() / size_of::<u32>();
-                for (word, slot) in words.iter_mut().skip(lane * words_each).take(words_each).enumerate() {
-                    *slot = (bits >> (32 * word)) as u32;
-                }
-            }
-            Self::add_vector(acc, words)
-        })
-    }
+    /// `acc` plus eight elements, added as [`ExactElement::add_vector`]
+    /// adds a vector's lanes: elements read one by one (along an axis)
+    /// summed as cheaply as the lanes of vectors.
+    fn add_eight(acc: Expansion, values: [Self; 8]) -> Expansion;
     /// The exact sum `total` (exact, finite) rounded once to the type.
     fn round(total: Expansion) -> Self;
 }
@@ -272,6 +258,16 @@ impl ExactElement for f32 {
                 .plus(lane(2), finest)
                 .plus(lane(3), finest)
         }
+    }
+
+    #[inline(always)]
+    fn add_eight(acc: Expansion, values: [f32; 8]) -> Expansion {
+        // Written out: a loop over lanes built the vectors in local memory.
+        let w = values.map(f32::to_bits);
+        Self::add_vector(
+            Self::add_vector(acc, [w[0], w[1], w[2], w[3]]),
+            [w[4], w[5], w[6], w[7]],
+        )
     }
 
     #[inline(always)]
@@ -338,6 +334,13 @@ impl ExactElement for f64 {
         // `lo` back below half an ulp of `hi`, so it has room for the
         // next errors' low bits.
         acc.plus_checked(lane(0)).plus_checked(lane(1)).renormalised()
+    }
+
+    #[inline(always)]
+    fn add_eight(acc: Expansion, v: [f64; 8]) -> Expansion {
+        // As `add_vector`: `lo` renormalised after each pair.
+        let pair = |acc: Expansion, a: f64, b: f64| acc.plus_checked(a).plus_checked(b).renormalised();
+        pair(pair(pair(pair(acc, v[0], v[1]), v[2], v[3]), v[4], v[5]), v[6], v[7])
     }
 
     #[inline(always)]
