@@ -3,7 +3,7 @@
 
 use super::launcher::StreamHandle;
 use super::launcher::{partial_words, Launch, Launcher, Workspace, PARTIAL_SLOT_WORDS};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::policy::Policy;
 use crate::tuning::{self, Tuning};
 use crate::user::program::Program;
@@ -272,15 +272,11 @@ impl Launcher for Emulated {
     }
 
     fn scratch(&mut self, _stream: Option<StreamHandle>, words: usize) -> Result<u64> {
-        self.scratch.clear();
-        self.scratch.resize(words.max(1), POISON_WORD);
-        Ok(self.scratch.as_ptr() as u64)
+        poisoned_words(&mut self.scratch, words)
     }
 
     fn cast_scratch(&mut self, _stream: Option<StreamHandle>, words: usize) -> Result<u64> {
-        self.cast_scratch.clear();
-        self.cast_scratch.resize(words.max(1), POISON_WORD);
-        Ok(self.cast_scratch.as_ptr() as u64)
+        poisoned_words(&mut self.cast_scratch, words)
     }
 
     fn result_slot(&mut self) -> u64 {
@@ -381,5 +377,35 @@ fn writable<T>(name: &'static str, buffer: &[T], len: usize) -> Buffer {
         address: elements.as_ptr() as u64,
         bytes: std::mem::size_of_val(elements) as u64,
         writable: true,
+    }
+}
+
+/// `storage` as `words` (at least one) poisoned words, and its address; out
+/// of memory as the GPU says it, where the host cannot have them (a
+/// scratch as large as a broadcast view's elements, say).
+fn poisoned_words(storage: &mut Vec<u64>, words: usize) -> Result<u64> {
+    storage.clear();
+    let words = words.max(1);
+    storage
+        .try_reserve_exact(words)
+        .map_err(|_| Error::Cuda(CudaError::OutOfMemory))?;
+    storage.resize(words, POISON_WORD);
+    Ok(storage.as_ptr() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_the_host_cannot_have_is_out_of_memory() {
+        let mut storage = vec![1u64; 3];
+        let huge = poisoned_words(&mut storage, usize::MAX);
+        assert!(matches!(huge, Err(Error::Cuda(CudaError::OutOfMemory))), "{huge:?}");
+        let address = poisoned_words(&mut storage, 0).unwrap();
+        assert_eq!(
+            (address, storage.as_slice()),
+            (storage.as_ptr() as u64, &[POISON_WORD][..])
+        );
     }
 }
