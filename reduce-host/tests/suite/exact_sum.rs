@@ -522,9 +522,9 @@ fn axes_match_the_fold<T: ExactTest>(test: &str) {
         let dense = Strided::contiguous(&[rows, columns]).unwrap();
         let cube = Strided::contiguous(&[3, rows, columns / 3]).unwrap();
         let fixed: Vec<(Strided, Vec<isize>)> = vec![
-            (dense.clone(), vec![0, 1]),
-            (dense.clone(), vec![1]),
-            (dense.clone(), vec![0]),
+            (dense, vec![0, 1]),
+            (dense, vec![1]),
+            (dense, vec![0]),
             // Rows with gaps: the last column dropped, the view offset by one.
             (
                 Strided::new(&[rows, columns - 1], &[columns, 1])
@@ -532,8 +532,8 @@ fn axes_match_the_fold<T: ExactTest>(test: &str) {
                     .with_offset(1),
                 vec![-1],
             ),
-            (cube.clone(), vec![1]),
-            (cube.clone(), vec![0, 2]),
+            (cube, vec![1]),
+            (cube, vec![0, 2]),
             (cube, vec![2]),
             // The transpose, its rows the matrix's columns.
             (Strided::new(&[columns, rows], &[1, columns]).unwrap(), vec![1]),
