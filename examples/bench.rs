@@ -347,20 +347,8 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
                 return Err(format!("{name} {layout}: part {s} exact sum {:?}, fold {folded:?}", results[s]).into());
             }
         }
-        let mut out = DeviceBuffer::from_slice(&vec![T::default(); segments])?;
-        let bytes = (n * element + segments * element) as f64;
-        for exact in [false, true] {
-            let out = Output::from(&mut out);
-            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-                let input = &buffers[i % buffers.len()];
-                match exact {
-                    true => scope.reduce_into(input, reduce::ExactSum, over(), out, &stream),
-                    false => scope.reduce_into(input, Op::Sum, over(), out, &stream),
-                }
-            })?;
-            let what = if exact { "exact_sum" } else { "sum" };
-            println!("exact_parts,{name},{layout},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
-        }
+        let timing = (&stream, (&start, &stop));
+        time_sum_and_exact(reducer, &buffers, segments, timing, over, &format!("{name},{layout}"))?;
     }
     // Along axes: read in place (rows, columns, a middle axis), and
     // gathered into rows first (two axes apart).
@@ -391,20 +379,45 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
         if format!("{:?}", results[0]) != format!("{folded:?}") {
             return Err(format!("{name} {layout}: result 0 exact sum {:?}, fold {folded:?}", results[0]).into());
         }
-        let mut out = DeviceBuffer::from_slice(&vec![T::default(); results.len()])?;
-        let bytes = (n * element + results.len() * element) as f64;
-        for exact in [false, true] {
-            let out = Output::from(&mut out);
-            let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
-                let input = &buffers[i % buffers.len()];
-                match exact {
-                    true => scope.reduce_into(input, reduce::ExactSum, over(), out, &stream),
-                    false => scope.reduce_into(input, Op::Sum, over(), out, &stream),
-                }
-            })?;
-            let what = if exact { "exact_sum" } else { "sum" };
-            println!("exact_parts,{name},{layout},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
-        }
+        let timing = (&stream, (&start, &stop));
+        time_sum_and_exact(
+            reducer,
+            &buffers,
+            results.len(),
+            timing,
+            over,
+            &format!("{name},{layout}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Prints the median times of `Op::Sum` and `ExactSum` over `over()` of
+/// the rotated `buffers`, `results` results each, into one output, as
+/// `exact_parts,{label},{sum|exact_sum},{n},{µs},{GB/s}`.
+fn time_sum_and_exact<'b, T: FloatElement + Default>(
+    reducer: &mut Reducer,
+    buffers: &[DeviceBuffer<T>],
+    results: usize,
+    (stream, events): (&'b Stream, (&Event, &Event)),
+    over: impl Fn() -> Over<'b, Input<'b, u64>>,
+    label: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let n = buffers[0].len();
+    let element = std::mem::size_of::<T>();
+    let mut out = DeviceBuffer::from_slice(&vec![T::default(); results])?;
+    let bytes = (n * element + results * element) as f64;
+    for exact in [false, true] {
+        let out = Output::from(&mut out);
+        let us = median_us(reducer, n, stream, events, |i, scope| {
+            let input = &buffers[i % buffers.len()];
+            match exact {
+                true => scope.reduce_into(input, reduce::ExactSum, over(), out, stream),
+                false => scope.reduce_into(input, Op::Sum, over(), out, stream),
+            }
+        })?;
+        let what = if exact { "exact_sum" } else { "sum" };
+        println!("exact_parts,{label},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
     }
     Ok(())
 }

@@ -84,6 +84,186 @@ impl Kept {
         axes!(0 1 2 3 4 5 6 7);
         offset
     }
+
+    /// Position `o`'s index along each of the first `D` kept axes,
+    /// innermost first: the outermost's unbounded (past the last position
+    /// it is the extent or more), 0 past `D`; each as a `W` (the caller's
+    /// choice where they fit).
+    #[inline(always)]
+    // The last inner axis's quotient is left unread.
+    #[allow(unused_assignments)]
+    fn digits<const D: usize, W: Digit>(&self, o: u64) -> [W; 8] {
+        let (mut digits, mut rest) = ([W::of(0); 8], o);
+        macro_rules! axes {
+            ($($axis:literal)*) => {$(
+                if D > $axis + 1 {
+                    let extent = self.extents[$axis];
+                    digits[$axis] = W::of(rest.checked_rem(extent).unwrap_or(0));
+                    rest = rest.checked_div(extent).unwrap_or(0);
+                } else if D == $axis + 1 {
+                    digits[$axis] = W::of(rest);
+                }
+            )*};
+        }
+        axes!(0 1 2 3 4 5 6 7);
+        digits
+    }
+
+    /// The element offset of the position whose indices along the first
+    /// `D` kept axes are `digits`.
+    #[inline(always)]
+    fn offset_at<const D: usize, W: Digit>(&self, digits: &[W; 8]) -> u64 {
+        let mut offset = 0;
+        macro_rules! axes {
+            ($($axis:literal)*) => {$(
+                if D > $axis {
+                    offset += digits[$axis].wide() * self.strides[$axis];
+                }
+            )*};
+        }
+        axes!(0 1 2 3 4 5 6 7);
+        offset
+    }
+
+    /// The indices (as [`Kept::digits`]) of the position `step` (given by
+    /// its digits) after `digits`: added axis by axis with a carry, as
+    /// numbers are, so that no division is needed. An inner digit and
+    /// step are below the extent, so one subtraction wraps their sum; the
+    /// outermost wraps only past the last position, which is not read.
+    #[inline(always)]
+    // The last inner axis's carry is left unread.
+    #[allow(unused_assignments)]
+    fn advance<const D: usize, W: Digit>(&self, digits: [W; 8], step: &[W; 8]) -> [W; 8] {
+        let (mut next, mut carry) = (digits, W::of(0));
+        macro_rules! axes {
+            ($($axis:literal)*) => {$(
+                if D > $axis + 1 {
+                    let extent = W::of(self.extents[$axis]);
+                    let sum = digits[$axis].plus(step[$axis]).plus(carry);
+                    carry = W::of((sum >= extent) as u64);
+                    next[$axis] = if sum >= extent { sum.minus(extent) } else { sum };
+                } else if D == $axis + 1 {
+                    next[$axis] = digits[$axis].plus(step[$axis]).plus(carry);
+                }
+            )*};
+        }
+        axes!(0 1 2 3 4 5 6 7);
+        next
+    }
+}
+
+/// The integer a gather counts positions along an axis in: `u32` where
+/// every sum of two digits fits one (a view of at most 2^31 elements: half
+/// the instructions of `u64` arithmetic), else `u64`.
+trait Digit: Copy + PartialOrd {
+    /// `value` truncated (the caller knows it fits).
+    fn of(value: u64) -> Self;
+    fn wide(self) -> u64;
+    /// Wrapping: past the last position, only the outermost digit wraps,
+    /// and the walk reads nothing there.
+    fn plus(self, other: Self) -> Self;
+    fn minus(self, other: Self) -> Self;
+}
+
+macro_rules! digit {
+    ($($t:ty),*) => {$(
+        impl Digit for $t {
+            #[inline(always)]
+            fn of(value: u64) -> Self {
+                value as $t
+            }
+            #[inline(always)]
+            fn wide(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn plus(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline(always)]
+            fn minus(self, other: Self) -> Self {
+                self.wrapping_sub(other)
+            }
+        }
+    )*};
+}
+digit!(u32, u64);
+
+/// A view copied in the order of its kept axes ([`crate::abi::Kernel::Gather`]):
+/// for each `o < outputs` (row-major over the kept axes), the `T` at
+/// element offset `kept.offset(o)` from `input` stored at `out[o]`. The exact
+/// sum gathers a view whose reduced axes do not merge into one so, each
+/// result's elements then a row.
+///
+/// A grid-stride loop: each thread's positions lie the grid's thread count
+/// apart, so a warp reads and writes neighbours. Their indices along the
+/// kept axes are advanced by the grid's digits ([`Kept::advance`]), not
+/// divided out per element, and [`LOADS_IN_FLIGHT`] loads are issued before
+/// the first store: a copy has no work per element to hide either behind.
+///
+/// # Safety
+/// Every element `kept.offset(o)` for `o < outputs` is a readable `T` at
+/// `input`, not written during the launch; `out` has room for `outputs`
+/// `T`s, which nothing else reads or writes during the launch; the axes
+/// past `kept.dims` have extent 1.
+#[inline(always)]
+pub unsafe fn gather<T: Element>(input: u64, outputs: u64, kept: Kept, out: u64) {
+    // The walk written for each count of axes up to 4 (no test of the
+    // count per element); more take the walk over 8, through the host's
+    // axes of extent 1 past `dims`, which carry straight through. Digits
+    // in `u32` where no sum of two can pass 2^32 (every extent, and so
+    // every digit, below 2^31; the grid's thread count is far below).
+    let narrow = outputs <= 1 << 31;
+    match (kept.dims, narrow) {
+        (1, true) => gather_over::<T, 1, u32>(input, outputs, kept, out),
+        (2, true) => gather_over::<T, 2, u32>(input, outputs, kept, out),
+        (3, true) => gather_over::<T, 3, u32>(input, outputs, kept, out),
+        (4, true) => gather_over::<T, 4, u32>(input, outputs, kept, out),
+        (_, true) => gather_over::<T, 8, u32>(input, outputs, kept, out),
+        (_, false) => gather_over::<T, 8, u64>(input, outputs, kept, out),
+    }
+}
+
+/// [`gather`] over the first `D` kept axes, with digits of `W`.
+///
+/// # Safety
+/// As [`gather`].
+#[inline(always)]
+unsafe fn gather_over<T: Element, const D: usize, W: Digit>(input: u64, outputs: u64, kept: Kept, out: u64) {
+    let threads = grid_dim_x() as u64 * device::block_dim_x() as u64;
+    let step = kept.digits::<D, W>(threads);
+    let mut o = device::index_1d();
+    let mut at = kept.digits::<D, W>(o);
+    let (input, out) = (device::to_global(input), device::to_global(out));
+    let bytes = size_of::<T>() as u64;
+    while o < outputs {
+        let first = o;
+        // The loads as named values, all issued before the stores (a batch
+        // built in a loop went to local memory, see `fold`).
+        macro_rules! next {
+            () => {
+                if o < outputs {
+                    let value = thread::load_element::<T>(input + kept.offset_at::<D, W>(&at) * bytes);
+                    at = kept.advance::<D, W>(at, &step);
+                    o = o.saturating_add(threads);
+                    Some(value)
+                } else {
+                    None
+                }
+            };
+        }
+        let (v0, v1, v2, v3, v4, v5, v6, v7) = (next!(), next!(), next!(), next!(), next!(), next!(), next!(), next!());
+        let mut target = first;
+        macro_rules! store {
+            ($($v:ident)*) => {$(
+                if let Some(value) = $v {
+                    thread::store_element(out + target * bytes, value);
+                }
+                target = target.wrapping_add(threads);
+            )*};
+        }
+        store!(v0 v1 v2 v3 v4 v5 v6 v7);
+    }
 }
 
 /// What an axis launch folds: how it reads an element of the tensor, folds
@@ -654,4 +834,72 @@ unsafe fn combine_parts<A: Accumulator, O: Operator<A>>(
         device::store_relaxed_gpu_u32(ticket, 0);
     }
     Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 64 mixed bits of `i` (SplitMix64's finaliser).
+    fn hash(i: u64) -> u64 {
+        let mut z = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z ^ (z >> 31)
+    }
+
+    /// Kept axes of `dims` random extents and strides, extent 1 past them.
+    fn random_kept(seed: u64, dims: usize) -> Kept {
+        let mut kept = Kept {
+            dims: dims as u64,
+            extents: [1; 8],
+            strides: [0; 8],
+        };
+        for axis in 0..dims {
+            let h = hash(seed * 16 + axis as u64);
+            kept.extents[axis] = 1 + h % 7 + (h >> 8) % 2 * (h >> 16) % 40;
+            kept.strides[axis] = (h >> 24) % 5000;
+        }
+        kept
+    }
+
+    /// The walk of `D` axes in `W` digits from `first` by `step` visits
+    /// what [`Kept::offset`] (divisions) gives for each position (the
+    /// first 5000).
+    fn walk_matches_offsets<const D: usize, W: Digit>(kept: &Kept, first: u64, step: u64) {
+        let outputs = kept.extents.iter().product::<u64>();
+        let steps = kept.digits::<D, W>(step);
+        let mut at = kept.digits::<D, W>(first);
+        let mut o = first;
+        while o < core::cmp::min(outputs, first + 5000 * step) {
+            assert_eq!(
+                kept.offset_at::<D, W>(&at),
+                kept.offset(o),
+                "position {o} of {outputs}, step {step}"
+            );
+            at = kept.advance::<D, W>(at, &steps);
+            o += step;
+        }
+    }
+
+    #[test]
+    fn the_gathers_walk_visits_the_offsets_divisions_give() {
+        for seed in 0..300u64 {
+            let dims = 1 + (seed % 8) as usize;
+            let kept = random_kept(seed, dims);
+            let outputs = kept.extents.iter().product::<u64>();
+            // Steps of one thread (1), a warp, a grid larger than the view.
+            for step in [1, 3, 32, outputs / 3 + 1, outputs + 5] {
+                let first = hash(seed ^ step) % core::cmp::min(step, outputs);
+                walk_matches_offsets::<8, u64>(&kept, first, step);
+                walk_matches_offsets::<8, u32>(&kept, first, step);
+                match dims {
+                    1 => walk_matches_offsets::<1, u32>(&kept, first, step),
+                    2 => walk_matches_offsets::<2, u32>(&kept, first, step),
+                    3 => walk_matches_offsets::<3, u32>(&kept, first, step),
+                    4 => walk_matches_offsets::<4, u32>(&kept, first, step),
+                    _ => {}
+                }
+            }
+        }
+    }
 }

@@ -179,6 +179,17 @@ pub unsafe fn exact_axis<T: ExactElement + Widen<T>>(args: AxisArgs) {
     axis_fold::<axis::ExactAlong<T>>(args)
 }
 
+/// The gather entry point: the `outputs` elements of the view the kept
+/// axes describe (of `T`s at `input`) copied to `out` in their order; the
+/// other fields of [`AxisArgs`] unread. See [`axis::gather`].
+///
+/// # Safety
+/// As [`axis::gather`].
+#[inline(always)]
+pub unsafe fn gather<T: Element>(args: AxisArgs) {
+    axis::gather::<T>(args.input, args.outputs, kept_axes(&args), args.out)
+}
+
 /// A widened axis entry point: elements of `In`, each converted to `A` as
 /// it is read, combined with `O` in `A`, one `A` per result; see
 /// [`axis::reduce`].
@@ -229,7 +240,13 @@ pub unsafe fn statistic_states<S: Statistic>(args: AxisArgs) {
 /// As [`axis::reduce`], for the parameters [`crate::abi::AxisPlan`] documents.
 #[inline(always)]
 unsafe fn axis_fold<F: axis::AxisFold>(args: AxisArgs) {
-    let kept = axis::Kept {
+    axis::reduce::<F>(axis_launch(&args), kept_axes(&args), axis_output(&args))
+}
+
+/// The kept axes of an axis entry point.
+#[inline(always)]
+fn kept_axes(args: &AxisArgs) -> axis::Kept {
+    axis::Kept {
         dims: args.kept_dims,
         extents: [
             args.extent0,
@@ -251,8 +268,7 @@ unsafe fn axis_fold<F: axis::AxisFold>(args: AxisArgs) {
             args.stride6,
             args.stride7,
         ],
-    };
-    axis::reduce::<F>(axis_launch(&args), kept, axis_output(&args))
+    }
 }
 
 /// The launch parameters of an axis entry point but its kept axes.

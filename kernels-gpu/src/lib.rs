@@ -265,6 +265,10 @@ macro_rules! exact_axis_instances {
             abi::Kernel::ExactAxis { element: scalar!($t) },
             kernel_name!(exact_axis, $t),
             entry::exact_axis::<$t>
+        ), (
+            abi::Kernel::Gather { element: scalar!($t) },
+            kernel_name!(gather, $t),
+            entry::gather::<$t>
         ),)* }
     };
 }

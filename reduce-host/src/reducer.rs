@@ -646,7 +646,7 @@ impl<B: Backend> Reducer<B> {
         unsafe { self.backend.launch(&launch, stream) }
     }
 
-    fn production_shape(&mut self, kernel: Kernel, len: usize, element_bytes: usize) -> Result<LaunchShape> {
+    pub(crate) fn production_shape(&mut self, kernel: Kernel, len: usize, element_bytes: usize) -> Result<LaunchShape> {
         let grid_cap = self.backend.grid_cap(kernel)?;
         let tuning = self.backend.tuning();
         shape::production_shape(tuning, len, element_bytes, grid_cap).ok_or_else(|| {

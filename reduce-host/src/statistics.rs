@@ -80,7 +80,7 @@
 //! [`Op`]: crate::Op
 //! [`Reduced::shape`]: crate::axes::Reduced::shape
 
-use crate::axes::{plan_passes, too_large, AxisLaunch, Pass, SegmentsLaunch, Strided};
+use crate::axes::{checked_reading, plan_passes, AxisLaunch, CheckedReading, Pass, SegmentsLaunch, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
@@ -305,9 +305,12 @@ impl<B: Backend> Reducer<B> {
         destination: Destination,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let outputs = layout.checked_outputs(axes, destination.len)?;
-        let (address, len) = checked_parts::<B, In>(input)?;
-        let checked = layout.checked_dims(axes, len)?;
+        let CheckedReading {
+            outputs,
+            buffer,
+            first: address,
+            view: checked,
+        } = checked_reading::<B, In>(input, layout, axes, destination.len)?;
         // Before the no-results return: an axis of length 0 has no argmax
         // even where no kept position asks for one.
         if let (0, Some(op)) = (checked.reduced_elements, call.empty) {
@@ -318,17 +321,11 @@ impl<B: Backend> Reducer<B> {
         }
         // Before the first pass: only the last launch sees the outputs.
         let result_bytes = outputs.saturating_mul(call.result_bytes);
-        let mut outputs_and_input = vec![
-            Access::read::<In>("input", address, len),
-            Access::write::<u8>("out", destination.out, result_bytes),
-        ];
+        let mut outputs_and_input = vec![buffer, Access::write::<u8>("out", destination.out, result_bytes)];
         if let Some(means) = destination.means {
             outputs_and_input.push(Access::write::<u8>("means", means, result_bytes));
         }
         check_aliasing(&outputs_and_input)?;
-        // The view's first element (`offset + span <= len`, checked above),
-        // aligned to an element only, as any slice of a buffer.
-        let address = element_address::<In>(address, checked.offset).ok_or_else(|| too_large(layout))?;
         let passes = match checked.span {
             0 => vec![Pass::empty(outputs as u64)],
             // The results and the means, where asked for, are placed alike.

@@ -97,7 +97,7 @@ macro_rules! kernel_args_words {
 kernel_args_words!(
     ReduceArgs: Reduce | Widened,
     SegmentedArgs: Segmented | ExactSegments,
-    AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | StatisticSegments | ArgAxis | ExactAxis,
+    AxisArgs: Axis | WidenedAxis | Statistic | StatisticStates | StatisticSegments | ArgAxis | ExactAxis | Gather,
     ArgArgs: Arg,
     DotArgs: Dot | UserPair,
     LadderArgs: Ladder,

@@ -90,6 +90,10 @@ pub enum Kernel {
     /// The exact sum along an axis of `element`s, each result rounded
     /// once: [`AxisArgs`] (`crate::axis::ExactAlong`).
     ExactAxis { element: Scalar },
+    /// A view of `element`s copied in the order of its kept axes (each
+    /// result one element: [`AxisArgs`] with no reduced axis), which the
+    /// exact sum gathers views into rows with (`crate::axis::gather`).
+    Gather { element: Scalar },
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -121,7 +125,7 @@ impl Op {
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
-/// `(exact_sum, type)`, `(exact_state, type)`, `(exact_segments, type)`, `(exact_axis, type)`.
+/// `(exact_sum, type)`, `(exact_state, type)`, `(exact_segments, type)`, `(exact_axis, type)`, `(gather, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -220,6 +224,9 @@ macro_rules! kernel_name {
     (exact_axis, $t:ident) => {
         concat!("axis_exact_sum_", stringify!($t))
     };
+    (gather, $t:ident) => {
+        concat!("axis_gather_", stringify!($t))
+    };
     (convert, $from:ident, $to:ident) => {
         concat!("convert_", stringify!($from), "_to_", stringify!($to))
     };
@@ -247,8 +254,8 @@ pub enum Module {
     Segmented(SegmentSchedule, Scalar),
     /// The ladder's [`Kernel::Ladder`] and [`Kernel::SeedDot`] kernels of one element type.
     Ladder(Scalar),
-    /// The [`Kernel::Axis`], [`Kernel::WidenedAxis`] and [`Kernel::ArgAxis`]
-    /// kernels of one input type.
+    /// The [`Kernel::Axis`], [`Kernel::WidenedAxis`], [`Kernel::ArgAxis`],
+    /// [`Kernel::ExactAxis`] and [`Kernel::Gather`] kernels of one input type.
     Axis(Scalar),
     /// Every [`Kernel::Statistic`], [`Kernel::StatisticStates`] and
     /// [`Kernel::StatisticSegments`] kernel.
@@ -295,7 +302,8 @@ impl Kernel {
             Kernel::Axis { element: input, .. }
             | Kernel::WidenedAxis { input, .. }
             | Kernel::ArgAxis { input, .. }
-            | Kernel::ExactAxis { element: input } => Module::Axis(input),
+            | Kernel::ExactAxis { element: input }
+            | Kernel::Gather { element: input } => Module::Axis(input),
             Kernel::Statistic { .. } | Kernel::StatisticStates { .. } | Kernel::StatisticSegments { .. } => {
                 Module::Statistics
             }

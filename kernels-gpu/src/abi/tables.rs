@@ -156,6 +156,7 @@ macro_rules! exact_kernel_table {
             (Kernel::ExactState { element: scalar!($t) }, kernel_name!(exact_state, $t)),
             (Kernel::ExactSegments { element: scalar!($t) }, kernel_name!(exact_segments, $t)),
             (Kernel::ExactAxis { element: scalar!($t) }, kernel_name!(exact_axis, $t)),
+            (Kernel::Gather { element: scalar!($t) }, kernel_name!(gather, $t)),
         )*];
     };
 }
@@ -235,10 +236,10 @@ mod tests {
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
         // divisions (the means); 4 conversions (the casts); 2 exact sums, whole,
-        // as states, over segments and along an axis.
+        // as states, over segments and along an axis, and their gathers.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 4
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 5
         );
         assert_eq!(
             Kernel::Ladder {

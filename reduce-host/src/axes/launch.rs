@@ -69,14 +69,18 @@ impl<B: Backend> Reducer<B> {
         (out, out_len): (u64, usize),
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let outputs = layout.checked_outputs(axes, out_len)?;
-        let (address, len) = checked_parts::<B, In>(input)?;
-        let CheckedView {
-            dims,
-            offset,
-            span,
-            reduced_elements,
-        } = layout.checked_dims(axes, len)?;
+        let CheckedReading {
+            outputs,
+            buffer,
+            first: address,
+            view:
+                CheckedView {
+                    dims,
+                    span,
+                    reduced_elements,
+                    ..
+                },
+        } = checked_reading::<B, In>(input, layout, axes, out_len)?;
         // Before the no-results return: an axis of length 0 has no max even
         // where no kept position asks for one (as `torch.amax`).
         if reduced_elements == 0 && !op.defined_on_empty() {
@@ -86,15 +90,7 @@ impl<B: Backend> Reducer<B> {
             return Ok(());
         }
         // Before the first pass: only the last launch sees the output.
-        check_aliasing(&[
-            Access::read::<In>("input", address, len),
-            Access::write::<A>("out", out, out_len),
-        ])?;
-        // The view's first element: the passes read `span` elements from
-        // there (`offset + span <= len`, checked above). It is aligned to an
-        // element only; every kernel reads an unaligned start element by
-        // element up to its first aligned vector, as any slice of a buffer.
-        let address = element_address::<In>(address, offset).ok_or_else(|| too_large(layout))?;
+        check_aliasing(&[buffer, Access::write::<A>("out", out, out_len)])?;
         if span == 0 {
             // A reduced axis of length 0 (no kept one is): every result is the identity.
             if !op.defined_on_empty() {
@@ -141,10 +137,9 @@ impl<B: Backend> Reducer<B> {
     /// axes lie in memory in the given order) is summed in place: by the
     /// exact kernel of a whole input, of rows (a pitch between them), or
     /// along the axis. Any other (reduced axes apart, kept axes out of
-    /// memory order) is first gathered into scratch as rows, one per
-    /// result (one launch of the axis kernel, each result the sum of one
-    /// element: a copy, in which `-0.0` becomes `+0.0`, as in the exact
-    /// sum), and those summed: exact sums do not compose across passes.
+    /// memory order) is first copied into scratch as rows, one per result
+    /// (the gather kernel), and those summed: exact sums do not compose
+    /// across passes.
     pub(crate) fn enqueue_exact_axes<T: FloatElement>(
         &mut self,
         input: &B::Slice<T>,
@@ -153,24 +148,24 @@ impl<B: Backend> Reducer<B> {
         (out, out_len): (u64, usize),
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let outputs = layout.checked_outputs(axes, out_len)?;
-        let (address, len) = checked_parts::<B, T>(input)?;
-        let CheckedView {
-            dims,
-            offset,
-            span,
-            reduced_elements,
-        } = layout.checked_dims(axes, len)?;
+        let CheckedReading {
+            outputs,
+            buffer,
+            first: address,
+            view:
+                CheckedView {
+                    dims,
+                    span,
+                    reduced_elements,
+                    ..
+                },
+        } = checked_reading::<B, T>(input, layout, axes, out_len)?;
         if outputs == 0 || reduced_elements == 0 {
             // No results, or each the sum of nothing: `+0.0`, as `Op::Sum`'s.
             return self.enqueue_axes::<T>(input, layout, axes, Op::Sum, (out, out_len), stream);
         }
-        let accesses = [
-            Access::read::<T>("input", address, len),
-            Access::write::<T>("out", out, outputs),
-        ];
+        let accesses = [buffer, Access::write::<T>("out", out, outputs)];
         check_aliasing(&accesses)?;
-        let address = element_address::<T>(address, offset).ok_or_else(|| too_large(layout))?;
         // No pass may place its results out of order: the exact kernels write them in order.
         let passes = plan_passes(&dims, 0);
         if let [pass] = &passes[..] {
@@ -212,16 +207,8 @@ impl<B: Backend> Reducer<B> {
         // the nearest elements).
         let (kept, mut reduced): (Vec<Dim>, Vec<Dim>) = dims.iter().filter(|d| d.extent > 1).partition(|d| !d.reduced);
         reduced.sort_by_key(|d| std::cmp::Reverse(d.stride));
-        let gather = Pass {
-            kept: kept.into_iter().chain(reduced).collect(),
-            reduced: Dim {
-                extent: 1,
-                stride: 0,
-                reduced: true,
-            },
-            placed: Placement::IN_ORDER,
-        };
-        let elements = gather.outputs();
+        let gather: Vec<Dim> = kept.into_iter().chain(reduced).collect();
+        let elements = gather.iter().fold(1u64, |n, d| n.saturating_mul(d.extent));
         let row_len = usize::try_from(reduced_elements).map_err(|_| too_large(layout))?;
         let element_bytes = std::mem::size_of::<T>() as u64;
         let rows_words = elements
@@ -229,17 +216,9 @@ impl<B: Backend> Reducer<B> {
             .map(|bytes| bytes.div_ceil(8))
             .and_then(|words| usize::try_from(words).ok())
             .ok_or_else(|| too_large(layout))?;
-        let copy = Reading {
-            input: T::TYPE,
-            accumulator: T::TYPE,
-        };
-        let partial_words =
-            self.axis_partial_words(std::slice::from_ref(&gather), |_, _| Some(copy.axis_kernel(Op::Sum)))?;
-        let words = rows_words.checked_add(partial_words).ok_or_else(|| too_large(layout))?;
-        let gathered = self.backend.scratch(stream, words)?;
-        let partials = element_address::<u64>(gathered, rows_words).ok_or_else(|| too_large(layout))?;
-        self.run_pass::<T, T>(&gather, (copy, Op::Sum), (address, span), gathered, partials, stream)?;
+        let gathered = self.backend.scratch(stream, rows_words)?;
         let elements = usize::try_from(elements).map_err(|_| too_large(layout))?;
+        self.launch_gather::<T>(&gather, (address, span), (gathered, elements), stream)?;
         let rows = Layout::of_pass_rows(outputs, row_len, (reduced_elements, (0, 0)), Placement::IN_ORDER);
         self.enqueue_segmented::<T>(
             (gathered, elements),
@@ -249,6 +228,65 @@ impl<B: Backend> Reducer<B> {
             None,
             stream,
         )
+    }
+
+    /// Copies the `outputs` elements of the view `kept` (its axes,
+    /// outermost first; strides from `input`, whose `span` elements they
+    /// reach) to `out` in row-major order over them ([`Kernel::Gather`]).
+    fn launch_gather<T: FloatElement>(
+        &mut self,
+        kept: &[Dim],
+        (input, span): (u64, usize),
+        (out, outputs): (u64, usize),
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let kernel = Kernel::Gather {
+            element: T::TYPE.kernel(),
+        };
+        let shape = self.production_shape(kernel, outputs, std::mem::size_of::<T>())?;
+        let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
+            kept_slots(kept)?;
+        let args = AxisArgs {
+            input,
+            outputs: outputs as u64,
+            kept_dims: kept.len().max(1) as u64,
+            extent0,
+            stride0,
+            extent1,
+            stride1,
+            extent2,
+            stride2,
+            extent3,
+            stride3,
+            extent4,
+            stride4,
+            extent5,
+            stride5,
+            extent6,
+            stride6,
+            extent7,
+            stride7,
+            out,
+            ..AxisArgs::default()
+        };
+        let accesses = [
+            Access::read::<T>("input", input, span),
+            Access::write::<T>("gathered", out, outputs),
+        ];
+        let launch = Launch {
+            kernel,
+            shape,
+            shared_bytes: 0,
+            args,
+            accesses: &accesses,
+        };
+        // SAFETY: the parameters of the gather entry point (`axis::gather`):
+        // every element the kept axes reach lies in the `span` elements at
+        // `input` (the caller checked the view against its buffer), which
+        // the launch only reads; `out` has room for the `outputs` elements,
+        // one per position of the kept axes, and is not the input (the
+        // caller's scratch).
+        unsafe { self.backend.launch(&launch, stream) }
     }
 
     /// The most results of `bytes_each` bytes (all the outputs of one
@@ -401,10 +439,6 @@ impl<B: Backend> Reducer<B> {
     /// Launches the axis kernel `launch.kernel` for `pass`.
     pub(crate) fn launch_axis(&mut self, pass: &Pass, launch: AxisLaunch, stream: Option<StreamHandle>) -> Result<()> {
         let (plan, shape) = self.axis_shape(launch.kernel, pass, launch.segments.is_none())?;
-        let mut kept = [(1u64, 0u64); AXIS_KEPT_DIMS];
-        for (slot, dim) in kept.iter_mut().zip(pass.kept.iter().rev()) {
-            *slot = (dim.extent, dim.stride);
-        }
         let tickets = self.backend.workspace(stream)?.segment_tickets;
         let offsets = launch.segments.map(|segments| segments.offsets);
         let status = launch.segments.and_then(|segments| segments.status);
@@ -413,7 +447,7 @@ impl<B: Backend> Reducer<B> {
             .flatten()
             .collect();
         let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
-            kept;
+            kept_slots(&pass.kept)?;
         let [(placed_extent0, placed_stride0), (placed_extent1, placed_stride1), (placed_extent2, placed_stride2), (placed_extent3, placed_stride3)] =
             pass.placed.axes;
         let args = AxisArgs {
@@ -479,6 +513,59 @@ impl<B: Backend> Reducer<B> {
         // the status word where given.
         unsafe { self.backend.launch(&launch, stream) }
     }
+}
+
+/// A view of a buffer checked for a reduction along some of its axes
+/// ([`checked_reading`]).
+pub(crate) struct CheckedReading {
+    /// The results: the positions of the kept axes.
+    pub outputs: usize,
+    /// The whole buffer, as the launches read it (for the aliasing checks).
+    pub buffer: Access,
+    /// The address of the view's first element: the launches read the
+    /// view's `span` elements from there. It is aligned to an element only;
+    /// every kernel reads an unaligned start element by element up to its
+    /// first aligned vector, as any slice of a buffer.
+    pub first: u64,
+    pub view: CheckedView,
+}
+
+/// `input` viewed as `layout`, checked for the reduction of its `axes`
+/// into `out_len` results: [`Error::InvalidAxes`] unless the kept axes have
+/// `out_len` positions, [`Error::MisalignedInput`], and
+/// [`Error::InvalidLayout`] if the view reaches past the buffer.
+pub(crate) fn checked_reading<B: Backend, In: DeviceCopy>(
+    input: &B::Slice<In>,
+    layout: &Strided,
+    axes: &[isize],
+    out_len: usize,
+) -> Result<CheckedReading> {
+    let outputs = layout.checked_outputs(axes, out_len)?;
+    let (address, len) = checked_parts::<B, In>(input)?;
+    let view = layout.checked_dims(axes, len)?;
+    // `offset + span <= len`: checked by `checked_dims`.
+    let first = element_address::<In>(address, view.offset).ok_or_else(|| too_large(layout))?;
+    Ok(CheckedReading {
+        outputs,
+        buffer: Access::read::<In>("input", address, len),
+        first,
+        view,
+    })
+}
+
+/// The kept axes `kept` (outermost first) as an axis launch's parameters,
+/// innermost first; extent 1 past them. A view has at most
+/// [`AXIS_KEPT_DIMS`] axes ([`crate::axes::MAX_RANK`]), and merging never
+/// adds one.
+fn kept_slots(kept: &[Dim]) -> Result<[(u64, u64); AXIS_KEPT_DIMS]> {
+    if kept.len() > AXIS_KEPT_DIMS {
+        return Err(Error::internal("an axis launch with more kept axes than a view has"));
+    }
+    let mut slots = [(1u64, 0u64); AXIS_KEPT_DIMS];
+    for (slot, dim) in slots.iter_mut().zip(kept.iter().rev()) {
+        *slot = (dim.extent, dim.stride);
+    }
+    Ok(slots)
 }
 
 /// One axis launch's kernel and buffers (see [`Reducer::launch_axis`]):

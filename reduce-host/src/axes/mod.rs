@@ -126,7 +126,7 @@
 mod launch;
 mod plan;
 
-pub(crate) use launch::{AxisLaunch, SegmentsLaunch};
+pub(crate) use launch::{checked_reading, AxisLaunch, CheckedReading, SegmentsLaunch};
 pub(crate) use plan::{plan_passes, Dim, Pass};
 
 use crate::error::{Error, Result};
