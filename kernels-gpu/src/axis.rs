@@ -279,6 +279,10 @@ pub trait AxisFold {
     type Merge: Operator<Self::Acc>;
     /// Bytes per element of the tensor (its strides count these).
     const BYTES: u64;
+    /// Whether a thread issues two batches of loads before it folds them:
+    /// for a fold whose registers leave few threads per SM, so that each
+    /// keeps twice the bytes in flight.
+    const TWO_BATCHES: bool = false;
 
     /// The element at `address`, at `position` along the reduced axis
     /// (which only argmax and argmin use).
@@ -360,6 +364,9 @@ impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
     type Acc = Expansion;
     type Merge = ExactSum;
     const BYTES: u64 = size_of::<T>() as u64;
+    // `f32`'s fold takes 96 registers against the sum's 56 (sm_90): half
+    // the threads per SM, so half the loads in flight, without this.
+    const TWO_BATCHES: bool = size_of::<T>() == 4;
 
     #[inline(always)]
     unsafe fn load(address: u64, _: u64) -> T {
@@ -676,6 +683,24 @@ unsafe fn fold<F: AxisFold>(first: u64, position: u64, count: u64, stride: Strid
     // Every load of a batch is issued before its first combine. Written
     // out, and folded from named values: a batch built or folded in a loop
     // went to local memory.
+    while F::TWO_BATCHES && left >= 2 * LOADS_IN_FLIGHT {
+        let load = |k: u64| F::load(address + k * stride.bytes, position + k * stride.positions);
+        let first = [load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)];
+        let second = [
+            load(8),
+            load(9),
+            load(10),
+            load(11),
+            load(12),
+            load(13),
+            load(14),
+            load(15),
+        ];
+        acc = F::fold_batch(F::fold_batch(acc, first), second);
+        address += 2 * LOADS_IN_FLIGHT * stride.bytes;
+        position += 2 * LOADS_IN_FLIGHT * stride.positions;
+        left -= 2 * LOADS_IN_FLIGHT;
+    }
     while left >= LOADS_IN_FLIGHT {
         let load = |k: u64| F::load(address + k * stride.bytes, position + k * stride.positions);
         let values = [load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)];
