@@ -364,9 +364,10 @@ impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
     type Acc = Expansion;
     type Merge = ExactSum;
     const BYTES: u64 = size_of::<T>() as u64;
-    // `f32`'s fold takes 96 registers against the sum's 56 (sm_90): half
-    // the threads per SM, so half the loads in flight, without this.
-    const TWO_BATCHES: bool = size_of::<T>() == 4;
+    // The fold takes 96 (`f32`) and 127 (`f64`) registers against the
+    // sum's 56 and 64 (sm_90): about half the threads per SM, so half the
+    // loads in flight, without this.
+    const TWO_BATCHES: bool = true;
 
     #[inline(always)]
     unsafe fn load(address: u64, _: u64) -> T {
