@@ -244,30 +244,11 @@ impl<B: Backend> Reducer<B> {
             element: T::TYPE.kernel(),
         };
         let shape = self.production_shape(kernel, outputs, std::mem::size_of::<T>())?;
-        let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
-            kept_slots(kept)?;
         let args = AxisArgs {
             input,
             outputs: outputs as u64,
-            kept_dims: kept.len().max(1) as u64,
-            extent0,
-            stride0,
-            extent1,
-            stride1,
-            extent2,
-            stride2,
-            extent3,
-            stride3,
-            extent4,
-            stride4,
-            extent5,
-            stride5,
-            extent6,
-            stride6,
-            extent7,
-            stride7,
             out,
-            ..AxisArgs::default()
+            ..kept_args(kept)?
         };
         let accesses = [
             Access::read::<T>("input", input, span),
@@ -446,8 +427,6 @@ impl<B: Backend> Reducer<B> {
             .into_iter()
             .flatten()
             .collect();
-        let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
-            kept_slots(&pass.kept)?;
         let [(placed_extent0, placed_stride0), (placed_extent1, placed_stride1), (placed_extent2, placed_stride2), (placed_extent3, placed_stride3)] =
             pass.placed.axes;
         let args = AxisArgs {
@@ -456,23 +435,6 @@ impl<B: Backend> Reducer<B> {
             reduced: launch.segments.map_or(pass.reduced.extent, |segments| segments.len),
             reduced_stride: pass.reduced.stride,
             outputs: pass.outputs(),
-            kept_dims: pass.kept.len().max(1) as u64,
-            extent0,
-            stride0,
-            extent1,
-            stride1,
-            extent2,
-            stride2,
-            extent3,
-            stride3,
-            extent4,
-            stride4,
-            extent5,
-            stride5,
-            extent6,
-            stride6,
-            extent7,
-            stride7,
             plan: plan.to_bits(),
             partials: launch.partials,
             tickets,
@@ -491,6 +453,7 @@ impl<B: Backend> Reducer<B> {
             placed_stride2,
             placed_extent3,
             placed_stride3,
+            ..kept_args(&pass.kept)?
         };
         let launch = Launch {
             kernel: launch.kernel,
@@ -553,11 +516,11 @@ pub(crate) fn checked_reading<B: Backend, In: DeviceCopy>(
     })
 }
 
-/// The kept axes `kept` (outermost first) as an axis launch's parameters,
-/// innermost first; extent 1 past them. A view has at most
-/// [`AXIS_KEPT_DIMS`] axes ([`crate::axes::MAX_RANK`]), and merging never
-/// adds one.
-fn kept_slots(kept: &[Dim]) -> Result<[(u64, u64); AXIS_KEPT_DIMS]> {
+/// An axis launch's parameters with only the kept axes set: `kept`
+/// (outermost first) innermost first, extent 1 past them. A view has at
+/// most [`AXIS_KEPT_DIMS`] axes ([`crate::axes::MAX_RANK`]), and merging
+/// never adds one.
+fn kept_args(kept: &[Dim]) -> Result<AxisArgs> {
     if kept.len() > AXIS_KEPT_DIMS {
         return Err(Error::internal("an axis launch with more kept axes than a view has"));
     }
@@ -565,7 +528,28 @@ fn kept_slots(kept: &[Dim]) -> Result<[(u64, u64); AXIS_KEPT_DIMS]> {
     for (slot, dim) in slots.iter_mut().zip(kept.iter().rev()) {
         *slot = (dim.extent, dim.stride);
     }
-    Ok(slots)
+    let [(extent0, stride0), (extent1, stride1), (extent2, stride2), (extent3, stride3), (extent4, stride4), (extent5, stride5), (extent6, stride6), (extent7, stride7)] =
+        slots;
+    Ok(AxisArgs {
+        kept_dims: kept.len().max(1) as u64,
+        extent0,
+        stride0,
+        extent1,
+        stride1,
+        extent2,
+        stride2,
+        extent3,
+        stride3,
+        extent4,
+        stride4,
+        extent5,
+        stride5,
+        extent6,
+        stride6,
+        extent7,
+        stride7,
+        ..AxisArgs::default()
+    })
 }
 
 /// One axis launch's kernel and buffers (see [`Reducer::launch_axis`]):
