@@ -49,7 +49,7 @@
 //! its dense row's).
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
-//! layouts named (for profiling one of them), and also the probe layouts it
+//! (and `exact_parts`') layouts named (for profiling one of them), and also the probe layouts it
 //! names, which are timed only then: `segments_fixed_<length>` (offsets of
 //! equal segments) and `segments_halves_<length>` (segments alternately
 //! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384.
@@ -312,7 +312,9 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             Segmentation::Offsets(DeviceBuffer::from_slice(&offsets)?),
         ));
     }
-    for (layout, segmentation) in &layouts {
+    let only = std::env::var("REDUCE_BENCH_LAYOUTS").ok();
+    let wanted = |layout: &str| only.as_deref().is_none_or(|list| list.split(',').any(|l| l == layout));
+    for (layout, segmentation) in layouts.iter().filter(|(layout, _)| wanted(layout)) {
         let (segments, ranges) = match segmentation {
             Segmentation::Rows { rows, row_len } => (*rows, vec![0..*row_len, (rows - 1) * row_len..rows * row_len]),
             Segmentation::Offsets(offsets) => {
@@ -358,7 +360,7 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
         ("axes_middle_of_64x1024", vec![64, 1024, n >> 16], vec![1]),
         ("axes_outer_and_inner_of_64x1024", vec![64, 1024, n >> 16], vec![0, 2]),
     ];
-    for (layout, shape, axes) in &views {
+    for (layout, shape, axes) in views.iter().filter(|(layout, ..)| wanted(layout)) {
         let view = reduce::axes::Strided::contiguous(shape)?;
         let over = || Over::<Input<u64>>::Axes(&view, axes);
         let results = reducer

@@ -399,8 +399,15 @@ impl<T: ExactElement> Source<Expansion> for ExactInput<T> {
 
     #[inline(always)]
     unsafe fn element(&self, index: u64) -> Expansion {
+        self.fold_element::<ExactSum>(Expansion::ZERO, index)
+    }
+
+    /// One TwoSum, as a vector's lanes are added, not [`ExactSum`]'s
+    /// combination of two expansions (four).
+    #[inline(always)]
+    unsafe fn fold_element<O: Operator<Expansion>>(&self, acc: Expansion, index: u64) -> Expansion {
         T::add_element(
-            Expansion::ZERO,
+            acc,
             thread::load_element::<T>(self.input + index * size_of::<T>() as u64),
         )
     }

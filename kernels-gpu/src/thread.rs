@@ -133,6 +133,17 @@ pub trait Source<A: Accumulator>: Copy {
     /// # Safety
     /// `index` is in range.
     unsafe fn element(&self, index: u64) -> A;
+
+    /// `acc` combined with element `index`: where a source adds one element
+    /// more cheaply than its operator combines two accumulators (the exact
+    /// sum's expansions), it says how.
+    ///
+    /// # Safety
+    /// `index` is in range.
+    #[inline(always)]
+    unsafe fn fold_element<O: Operator<A> + AnyElement>(&self, acc: A, index: u64) -> A {
+        O::combine(acc, self.element(index))
+    }
 }
 
 /// The words of a 16-byte vector whose lane `k` is `lane(k)` (the inverse of
@@ -477,7 +488,7 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
         // alignment: read element by element, team-stride.
         let mut index = thread_in_team;
         while index < len {
-            acc = O::combine(acc, source.element(index));
+            acc = source.fold_element::<O>(acc, index);
             index += team_threads;
         }
         return acc;
@@ -523,7 +534,7 @@ pub unsafe fn accumulate<A: Accumulator, O: Operator<A> + AnyElement, S: Source<
         } else {
             tail_start + (index - head)
         };
-        acc = O::combine(acc, source.element(element));
+        acc = source.fold_element::<O>(acc, element);
         index += team_threads;
     }
     acc

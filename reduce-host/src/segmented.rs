@@ -80,7 +80,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::placement::Placement;
 use crate::reducer::{checked_parts, Reducer};
-use crate::shape::{self, SegmentedShape};
+use crate::shape::{self, SegmentedShape, Teams};
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
 
@@ -256,7 +256,11 @@ impl<B: Backend> Reducer<B> {
         let grid_cap = self.backend.grid_cap(kernel(first_choice))?;
         let tuning = self.backend.tuning();
         let element_bytes = T::TYPE.size();
-        let plan = shape::segmented_shape(tuning, segments, len, element_bytes, grid_cap).and_then(|shape| {
+        let teams = match what {
+            PerSegment::Op(_) => Teams::Reduction,
+            PerSegment::ExactSum => Teams::ExactSum,
+        };
+        let plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap).and_then(|shape| {
             let schedule = match (what, strided_rows) {
                 (PerSegment::ExactSum, _) => SegmentSchedule::FixedOrder,
                 (PerSegment::Op(_), true) => SegmentSchedule::StridedRows,

@@ -242,6 +242,15 @@ impl SegmentedShape {
     }
 }
 
+/// Whose teams [`segmented_shape`] sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Teams {
+    /// The reductions' (every [`Op`](crate::Op)).
+    Reduction,
+    /// The exact sum's ([`ExactSum`](crate::ExactSum)).
+    ExactSum,
+}
+
 /// The segmented kernels' launch shape for `len` elements of `element_bytes`
 /// each, in `segments` segments (see [`SegmentedShape`]). It depends only on
 /// the segment count, the length, the element size and the device, so the
@@ -256,10 +265,16 @@ impl SegmentedShape {
 /// so that a few long rows still fill the GPU; the grid then has one block
 /// per part, at most `grid_cap`.
 ///
+/// The exact sum's teams ([`Teams::ExactSum`]) are sized by
+/// [`Tuning::exact_segment_teams`] instead, and a team of more than a warp
+/// is the largest: its reduction's barrier costs the same for any team past
+/// a warp, and a block of one team waits for no other segment each round.
+///
 /// `None` if its arithmetic overflows: where the bytes of an average
 /// segment pass `u64::MAX` (a `len` no buffer has), or for a grid cap of 0.
 pub(crate) fn segmented_shape(
     tuning: Tuning,
+    teams: Teams,
     segments: usize,
     len: usize,
     element_bytes: usize,
@@ -271,11 +286,22 @@ pub(crate) fn segmented_shape(
     let average = (len as u64).div_ceil(segments);
     // The largest power of two not above each count of threads.
     let floor_power_of_two = |threads: u64| 1u64 << threads.max(1).ilog2();
-    let thread_elements = tuning.segment_tiles_per_thread.checked_mul(tile_elements)?;
+    let (tiles_per_thread, min_lanes) = match teams {
+        Teams::Reduction => (tuning.segment_tiles_per_thread, tuning.min_segment_lanes),
+        Teams::ExactSum => {
+            let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
+            let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
+            (sizing.tiles_per_thread, sizing.min_lanes)
+        }
+    };
+    let thread_elements = tiles_per_thread.checked_mul(tile_elements)?;
     let wanted = floor_power_of_two(average.checked_div(thread_elements)?)
-        .max(floor_power_of_two(average.checked_div(tile_elements)?).min(tuning.min_segment_lanes));
+        .max(floor_power_of_two(average.checked_div(tile_elements)?).min(min_lanes));
     let largest_team = 1u64 << block.trailing_zeros();
-    let team_threads = wanted.min(largest_team) as u32;
+    let team_threads = match teams {
+        Teams::ExactSum if wanted > 32 => largest_team,
+        _ => wanted.min(largest_team),
+    } as u32;
 
     let parts_wanted = average.div_ceil(u64::from(block).checked_mul(tile_elements)?);
     let blocks_per_segment = if team_threads == block && parts_wanted > 1 {
@@ -377,7 +403,7 @@ mod tests {
     }
 
     fn shape(segments: usize, len: usize, element_bytes: usize) -> (u32, u32, u32) {
-        let s = segmented_shape(hopper(512), segments, len, element_bytes, 264).unwrap();
+        let s = segmented_shape(hopper(512), Teams::Reduction, segments, len, element_bytes, 264).unwrap();
         (s.team_threads, s.blocks_per_segment, s.launch.blocks)
     }
 
@@ -408,7 +434,7 @@ mod tests {
             ((9000, 9000 * 4095, 8, true), (128, 4, BlocksTake), "sweep, f64, 4095"),
         ];
         for ((segments, len, bytes, offsets), expected, why) in cases {
-            let s = segmented_shape(hopper(512), segments, len, bytes, 264).unwrap();
+            let s = segmented_shape(hopper(512), Teams::Reduction, segments, len, bytes, 264).unwrap();
             let got = (
                 s.team_threads,
                 s.segments_per_take,
@@ -419,7 +445,7 @@ mod tests {
         }
         // A block size that is not a power of two: three teams of 128
         // threads per block cannot share a take of a power of two.
-        let odd = segmented_shape(hopper(384), 1 << 14, 10_000 << 14, 8, 264).unwrap();
+        let odd = segmented_shape(hopper(384), Teams::Reduction, 1 << 14, 10_000 << 14, 8, 264).unwrap();
         assert_eq!(odd.team_threads, 128);
         assert_eq!(segment_schedule(hopper(384), odd, 1 << 14, true), Some(FixedOrder));
         // The segmented tests' "warps" and "many blocks" cases on the
@@ -429,7 +455,8 @@ mod tests {
         for (segments, average, team, schedule) in [(50, 1536, 32, WarpsTake), (30, 3250, 64, BlocksTake)] {
             let emulator = hopper(crate::policy::Policy::EMULATOR_DEFAULT.block_threads());
             let max_grid = crate::backend::Emulated::DEFAULT_MAX_GRID;
-            let emulated = segmented_shape(emulator, segments, segments * average, 4, max_grid).unwrap();
+            let emulated =
+                segmented_shape(emulator, Teams::Reduction, segments, segments * average, 4, max_grid).unwrap();
             assert_eq!(emulated.team_threads, team);
             assert_eq!(segment_schedule(emulator, emulated, segments, true), Some(schedule));
         }
@@ -457,7 +484,7 @@ mod tests {
             assert_eq!(shape(segments, len, bytes), expected, "{why}");
         }
         // A block size that is not a power of two: teams stop at 32, never split.
-        let odd = segmented_shape(hopper(96), 2, 1 << 24, 4, 100).unwrap();
+        let odd = segmented_shape(hopper(96), Teams::Reduction, 2, 1 << 24, 4, 100).unwrap();
         assert_eq!(
             (odd.team_threads, odd.blocks_per_segment, odd.launch.blocks),
             (32, 1, 1)
@@ -465,11 +492,38 @@ mod tests {
     }
 
     #[test]
+    fn exact_sums_teams_are_a_warp_at_most_or_the_block() {
+        // segments, elements, element bytes → team: one case a line.
+        #[rustfmt::skip]
+        let cases = [
+            ((1 << 20, 1 << 24, 4), 1, "16-element f32 rows: a thread each"),
+            ((1 << 22, 100 << 22, 4), 2, "f32, mean 100: 2 lanes"),
+            ((1 << 20, 1 << 28, 4), 2, "256-element f32 rows: 2 lanes, 8 tiles each"),
+            ((1 << 16, 1 << 28, 4), 16, "4096-element f32 rows: 16 lanes, 16 tiles each"),
+            ((1 << 14, 10_000 << 14, 4), 32, "f32, mean 10^4: a warp"),
+            ((1 << 11, 1 << 28, 4), 512, "2^17-element f32 rows: 2^8 lanes wanted, so the block"),
+            ((1 << 20, 1 << 27, 8), 8, "128-element f64 rows: 8 lanes, 2 tiles each"),
+            ((1 << 16, 1 << 27, 8), 16, "2048-element f64 rows: 16 lanes, 16 tiles each"),
+            ((1 << 14, 10_000 << 14, 8), 512, "f64, mean 10^4: 64 lanes wanted, so the block"),
+        ];
+        for ((segments, len, bytes), team, why) in cases {
+            let s = segmented_shape(hopper(512), Teams::ExactSum, segments, len, bytes, 264).unwrap();
+            assert_eq!(s.team_threads, team, "{why}");
+        }
+        // The largest power of two dividing a block of 384 is 128.
+        let odd = segmented_shape(hopper(384), Teams::ExactSum, 1 << 11, 1 << 28, 4, 264).unwrap();
+        assert_eq!(odd.team_threads, 128);
+    }
+
+    #[test]
     fn segmented_shape_is_none_where_its_arithmetic_overflows() {
         // An average segment of 2^64 bytes, and one element short of it.
-        assert_eq!(segmented_shape(hopper(512), 1, 1 << 62, 4, 264), None);
+        assert_eq!(segmented_shape(hopper(512), Teams::Reduction, 1, 1 << 62, 4, 264), None);
         assert_eq!(shape(1, (1 << 62) - 1, 4), (512, 264, 264));
         // No grid: no takers to divide the segments among.
-        assert_eq!(segmented_shape(hopper(512), 1 << 10, 1 << 20, 4, 0), None);
+        assert_eq!(
+            segmented_shape(hopper(512), Teams::Reduction, 1 << 10, 1 << 20, 4, 0),
+            None
+        );
     }
 }

@@ -52,6 +52,24 @@ pub struct Tuning {
     /// handed out to warps (or blocks) as they finish rather than in a fixed
     /// order.
     pub balanced_min_lanes: u32,
+    /// `ExactSum`'s teams over segments
+    /// and rows, for 4-byte (`f32`) and 8-byte (`f64`) elements: its
+    /// expansions make a team's reduction and a round's barrier several
+    /// times dearer than a sum's, so it wants more tiles per thread. A team
+    /// is a warp at most or the whole block, nothing between (see
+    /// `shape::segmented_shape`).
+    pub exact_segment_teams: [ExactTeams; 2],
+}
+
+/// How [`Tuning::exact_segment_teams`] sizes the exact sum's teams: as
+/// [`Tuning::segment_tiles_per_thread`] and [`Tuning::min_segment_lanes`]
+/// size the reductions'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExactTeams {
+    /// Full tiles each thread of a team should get.
+    pub tiles_per_thread: u64,
+    /// The fewest lanes a team has when its segment holds a full tile for each.
+    pub min_lanes: u64,
 }
 
 /// Hopper (sm_90) and newer. Measured on an H200 (1 GiB inputs unless said
@@ -88,6 +106,19 @@ pub struct Tuning {
 ///   10^4 (blocks take: teams of 256 and 512) 7% (f32) and 14–15% (f64)
 ///   faster, equal lengths 0–3% faster; random lengths of mean 100 (teams of
 ///   4) 2.5% slower.
+/// - `exact_segment_teams` `f32` 16 tiles, at least 2 lanes; `f64` 16 tiles,
+///   at least 8 lanes; teams of a warp at most, or the block (2026-11-28,
+///   `bench exact_parts`, 2^30 bytes, each team size forced in turn,
+///   `bench-results/2026-11-28-exact-teams/`; exact ÷ `Op::Sum` of the same
+///   layout): `f32` rows of 256 took 1.28 with teams of 2 or 4 lanes, 1.36
+///   with 8 (the reductions' choice), 1.75 with 1, 1.93 with 16; rows of
+///   4096 1.09–1.18 with 4 to 16 lanes, 1.92 with 128 (the reductions'), 2.7
+///   with 256 or 512; random segments of mean 100 1.62 with 1 or 2 lanes,
+///   1.90 with 4; of mean 10^4 1.41 with 32, 1.5–1.8 with 16, 64 or 256,
+///   2.39 with 512. `f64` rows of 128 1.62 with 8 lanes, 1.72 with 1 or 2,
+///   1.97 with 4, 2.01 with 16; rows of 2048 1.34 with 16, 1.43 with 8 or
+///   32, 2.16 with 128 (the reductions'), 2.9 with 256 or 512; random
+///   segments of mean 10^4 2.13 with 512, 2.24 with 256, 2.4–2.8 with 8 to 128.
 pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,
@@ -98,6 +129,16 @@ pub(crate) const HOPPER: Tuning = Tuning {
     take_bytes: 32 << 10,
     min_takes_per_taker: 4,
     balanced_min_lanes: 16,
+    exact_segment_teams: [
+        ExactTeams {
+            tiles_per_thread: 16,
+            min_lanes: 2,
+        },
+        ExactTeams {
+            tiles_per_thread: 16,
+            min_lanes: 8,
+        },
+    ],
 };
 
 /// Volta to Ada (sm_70 to sm_89): 256-thread blocks, as the policy table has
