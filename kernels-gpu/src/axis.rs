@@ -339,7 +339,7 @@ impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Pl
 
     #[inline(always)]
     unsafe fn write(acc: T, output: &Output, o: u64, _: Elements) {
-        thread::store_element(output.at::<T>(output.out, o), acc)
+        thread::store_result(output.at::<T>(output.out, o), acc)
     }
 }
 
@@ -391,7 +391,7 @@ impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
         } else {
             sum_exactly_along::<T>(elements)
         };
-        thread::store_element(output.at::<T>(output.out, o), sum)
+        thread::store_result(output.at::<T>(output.out, o), sum)
     }
 }
 

@@ -29,6 +29,18 @@ pub trait Element: Copy {
     fn from_bits(bits: u64) -> Self;
     /// Whether the value is a NaN (never, for integers).
     fn is_nan(self) -> bool;
+    /// The value as a reduction's result is stored: a NaN as the one
+    /// canonical NaN (the GPU's own: the sign clear and every other bit set,
+    /// `0x7fff_ffff` for `f32`, `0x7fff_ffff_ffff_ffff` for `f64`), whatever
+    /// payload and sign it came with; any other value as it is.
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        if self.is_nan() {
+            Self::from_bits(u64::MAX >> (65 - 32 * Self::WORDS))
+        } else {
+            self
+        }
+    }
     /// A quiet NaN, for types that have one.
     fn nan() -> Option<Self>;
     /// The absolute value (integers: wrapping, so the minimum stays itself).

@@ -69,7 +69,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement>(
 #[inline(always)]
 unsafe fn store<T: Element>(total: Option<T>, out: u64) {
     if let Some(total) = total {
-        thread::store_element(device::to_global(out), total);
+        thread::store_result(device::to_global(out), total);
     }
 }
 
@@ -427,7 +427,7 @@ pub unsafe fn exact_state<T: ExactElement>(args: ExactArgs) {
             if state_out {
                 expansion::store_state(merged, out);
             } else {
-                thread::store_element(out, merged.round());
+                thread::store_result(out, merged.round());
             }
         }
         return;
@@ -484,7 +484,7 @@ pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
     while i < args.len {
         let address = device::to_global(args.out + i * bytes);
         let sum: T = thread::load_written_element(address);
-        thread::store_element(address, sum.div(count));
+        thread::store_result(address, sum.div(count));
         i += stride;
     }
 }

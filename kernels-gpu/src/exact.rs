@@ -33,7 +33,7 @@ pub trait ExactFloat: Copy {
     const PRECISION: u32;
     /// The bits of `+inf`.
     const INFINITY_BITS: u64;
-    /// The bits of the canonical quiet NaN.
+    /// The bits of the canonical NaN (`crate::element::Element::canonical`'s).
     const NAN_BITS: u64;
     /// The bits of the value, in the low bits.
     fn to_bits(self) -> u64;
@@ -50,7 +50,7 @@ impl ExactFloat for f32 {
     const BITS: u32 = 32;
     const PRECISION: u32 = 24;
     const INFINITY_BITS: u64 = 0x7f80_0000;
-    const NAN_BITS: u64 = 0x7fc0_0000;
+    const NAN_BITS: u64 = 0x7fff_ffff;
     fn to_bits(self) -> u64 {
         u64::from(f32::to_bits(self))
     }
@@ -68,7 +68,7 @@ impl ExactFloat for f64 {
     const BITS: u32 = 64;
     const PRECISION: u32 = 53;
     const INFINITY_BITS: u64 = 0x7ff0_0000_0000_0000;
-    const NAN_BITS: u64 = 0x7ff8_0000_0000_0000;
+    const NAN_BITS: u64 = 0x7fff_ffff_ffff_ffff;
     fn to_bits(self) -> u64 {
         f64::to_bits(self)
     }
@@ -587,11 +587,11 @@ mod tests {
     #[test]
     fn specials_and_zeros() {
         let nan = f64::from_bits(0x7ff0_0000_0000_0abc); // a payload
-        assert_eq!(exact(&[1.0, nan]).to_bits(), 0x7ff8_0000_0000_0000);
-        assert_eq!(exact(&[-nan]).to_bits(), 0x7ff8_0000_0000_0000);
+        assert_eq!(exact(&[1.0, nan]).to_bits(), 0x7fff_ffff_ffff_ffff);
+        assert_eq!(exact(&[-nan]).to_bits(), 0x7fff_ffff_ffff_ffff);
         assert_eq!(
             exact(&[f64::INFINITY, f64::NEG_INFINITY]).to_bits(),
-            0x7ff8_0000_0000_0000
+            0x7fff_ffff_ffff_ffff
         );
         assert_eq!(exact(&[f32::INFINITY, 1.0, f32::INFINITY]), f32::INFINITY);
         assert_eq!(exact(&[f32::NEG_INFINITY, f32::MAX]), f32::NEG_INFINITY);

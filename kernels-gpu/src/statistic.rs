@@ -322,9 +322,9 @@ impl<F: Real> Statistic for Variance<F> {
             Finish::Root => variance.sqrt(),
             _ => variance,
         };
-        crate::thread::store_element(output.at::<F>(output.out, o), value);
+        crate::thread::store_result(output.at::<F>(output.out, o), value);
         if output.means != 0 {
-            crate::thread::store_element(output.at::<F>(output.means, o), mean);
+            crate::thread::store_result(output.at::<F>(output.means, o), mean);
         }
     }
 }
@@ -454,7 +454,7 @@ impl<F: Real> Statistic for LogSumExp<F> {
         } else {
             summary.max
         };
-        crate::thread::store_element(output.at::<F>(output.out, o), value);
+        crate::thread::store_result(output.at::<F>(output.out, o), value);
     }
 }
 

@@ -92,6 +92,18 @@ pub(crate) unsafe fn load_written_element<T: Element>(address: u64) -> T {
     }
 }
 
+/// Writes a reduction's result to global memory, a NaN as the canonical
+/// NaN ([`Element::canonical`]): every path (a product's `1.0 * x` that
+/// LLVM folds to `x`, the emulator's CPU arithmetic, which keeps payloads)
+/// gives the same bits.
+///
+/// # Safety
+/// `address` is a global address of a writable, element-aligned `T`.
+#[inline(always)]
+pub(crate) unsafe fn store_result<T: Element>(address: u64, value: T) {
+    store_element(address, value.canonical())
+}
+
 /// Writes one element to global memory.
 ///
 /// # Safety

@@ -95,7 +95,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
             first + teams_per_taker
         };
         if team.thread == 0 && segment < segments.count {
-            thread::store_element(out.at::<T>(segment), total);
+            thread::store_result(out.at::<T>(segment), total);
         }
         if BLOCK_TAKES {
             // The next round's block reduction and take reuse the shared slots.

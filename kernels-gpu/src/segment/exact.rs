@@ -102,7 +102,7 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
             T::round(total)
         };
         if holder {
-            thread::store_element(out.at::<T>(segment), result);
+            thread::store_result(out.at::<T>(segment), result);
         }
         if team_threads > 32 {
             // The next round's block reduction reuses the scratch slots.

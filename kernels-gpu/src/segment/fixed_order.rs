@@ -87,7 +87,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, 
         let destination = out.at::<T>(segment);
         if parts == 1 {
             if thread_in_team == 0 && unit < units {
-                thread::store_element(destination, total);
+                thread::store_result(destination, total);
             }
         } else {
             // The team is the whole block and `unit < units` (one block per part).
@@ -96,7 +96,7 @@ pub unsafe fn reduce<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElement, 
             if grid::finished_last(first_slot + part * PARTIAL_SLOT_BYTES, ticket, parts as u32, total) {
                 let total = grid::combine_partials::<T, O>(first_slot, parts as u32, ticket);
                 if thread_idx_x() == 0 {
-                    thread::store_element(destination, total);
+                    thread::store_result(destination, total);
                 }
             }
         }

@@ -62,7 +62,8 @@ pub(super) unsafe fn reduce_packed_rows<
     let reduce_rows_of = |words: [u32; 4], first_element: u64| {
         let lane = |k: usize| T::vector_lane(words, k);
         if store_vectors {
-            let results = thread::pack_lanes(|k| O::combine(O::identity(), lane(k)));
+            // Four results in one store, each canonical as `store_result` makes them.
+            let results = thread::pack_lanes(|k| O::combine(O::identity(), lane(k)).canonical());
             device::store_global_v4(out.at::<T>(first_element), results);
             return;
         }
@@ -72,7 +73,7 @@ pub(super) unsafe fn reduce_packed_rows<
             acc = O::combine(acc, lane(k));
             let index = first_element + k as u64;
             if (index + 1) & (row_len - 1) == 0 {
-                thread::store_element(out.at::<T>(index >> row_shift), acc);
+                thread::store_result(out.at::<T>(index >> row_shift), acc);
                 acc = O::identity();
             }
             k += 1;
@@ -99,6 +100,6 @@ pub(super) unsafe fn reduce_packed_rows<
             acc = O::combine(acc, source.element((row << row_shift) + k));
             k += 1;
         }
-        thread::store_element(out.at::<T>(row), acc);
+        thread::store_result(out.at::<T>(row), acc);
     }
 }

@@ -89,7 +89,7 @@ pub(super) unsafe fn reduce_per_thread<
                 }
                 j += 1;
             }
-            thread::store_element(out.at::<T>(segment(k)), acc);
+            thread::store_result(out.at::<T>(segment(k)), acc);
         };
         // Four named segments, not a loop over an array: constant indices
         // keep the loaded values in registers (as in `thread::accumulate`;
@@ -135,7 +135,7 @@ pub(super) unsafe fn reduce_per_thread<
                             thread::accumulate::<T, O, _>(source, end - begin, Team::single())
                         }
                     };
-                    thread::store_element(out.at::<T>(segment(k)), total);
+                    thread::store_result(out.at::<T>(segment(k)), total);
                 }
             }
             k += 1;

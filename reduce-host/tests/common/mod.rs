@@ -236,8 +236,9 @@ macro_rules! float_test_element {
                     Op::Product => 1.0,
                     Op::Max | Op::MaxAbs => <$t>::NEG_INFINITY,
                     Op::Min => <$t>::INFINITY,
-                    // No non-NaN element, as in an all-NaN input.
-                    Op::NanMax | Op::NanMin => <$t>::NAN,
+                    // No non-NaN element, as in an all-NaN input: the
+                    // canonical NaN, as every NaN result is.
+                    Op::NanMax | Op::NanMin => <$t>::from_bits(!0 >> 1),
                     _ => 0.0,
                 }
             }

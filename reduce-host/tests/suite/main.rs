@@ -22,6 +22,7 @@ mod argmax;
 mod argument_space;
 mod axes;
 mod axes_widened_and_arg;
+mod canonical_nan;
 mod cast;
 mod dot;
 mod emulator_faults;

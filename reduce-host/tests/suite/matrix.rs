@@ -919,10 +919,9 @@ fn agree<O: Scalar>(form: &str, blocking: &Result<Raw<O>, Error>, got: Result<Ra
 }
 
 /// Where `a` and `b` first differ: bit for bit, except that a NaN matches
-/// any NaN but the poison. A NaN's payload is unspecified (the crate's
-/// Semantics): the GPU's arithmetic gives its canonical NaN, where a kernel
-/// that passes an element through (a product of one element, whose `1 × x`
-/// the compiler folds) keeps the input's.
+/// any NaN but the poison: `f32`/`f64` results are the canonical NaN
+/// (`canonical_nan.rs` checks that), but `f16`/`bf16` ones are not
+/// canonicalised, and the forms compared here need not say more.
 fn first_difference<O: Scalar>(a: &[O], b: &[O]) -> Option<String> {
     let nan = |x: &O| matches!(x.num(), Num::Float(f) if f.is_nan()) && bytes_of(x) != bytes_of(&O::poison());
     if a.len() != b.len() {
