@@ -501,7 +501,7 @@ mod tests {
             ((1 << 20, 1 << 28, 4), 2, "256-element f32 rows: 2 lanes, 8 tiles each"),
             ((1 << 16, 1 << 28, 4), 16, "4096-element f32 rows: 16 lanes, 16 tiles each"),
             ((1 << 14, 10_000 << 14, 4), 32, "f32, mean 10^4: a warp"),
-            ((1 << 11, 1 << 28, 4), 512, "2^17-element f32 rows: 2^8 lanes wanted, so the block"),
+            ((1 << 14, 1 << 28, 4), 512, "2^14-element f32 rows: 64 lanes wanted, so the block"),
             ((1 << 20, 1 << 27, 8), 8, "128-element f64 rows: 8 lanes, 2 tiles each"),
             ((1 << 16, 1 << 27, 8), 16, "2048-element f64 rows: 16 lanes, 16 tiles each"),
             ((1 << 14, 10_000 << 14, 8), 512, "f64, mean 10^4: 64 lanes wanted, so the block"),
@@ -511,7 +511,7 @@ mod tests {
             assert_eq!(s.team_threads, team, "{why}");
         }
         // The largest power of two dividing a block of 384 is 128.
-        let odd = segmented_shape(hopper(384), Teams::ExactSum, 1 << 11, 1 << 28, 4, 264).unwrap();
+        let odd = segmented_shape(hopper(384), Teams::ExactSum, 1 << 14, 1 << 28, 4, 264).unwrap();
         assert_eq!(odd.team_threads, 128);
     }
 

@@ -133,8 +133,7 @@ fn every_nan_result_is_canonical<T: NanTest>(test: &str) {
             }
         }
 
-        // Statistics along an axis of a view of NaNs alone (one result
-        // with NaNs among other values is the same kernel's NaN).
+        // Statistics along an axis of a view of NaNs alone.
         let layout = Strided::contiguous(&[6, 10, 7]).unwrap();
         let data = with_nans::<T>(&mut rng, Op::Sum, (1, 420), true);
         let statistics = backend.staged_twice(&data, 1, T::poison(), |r, x| {
