@@ -49,8 +49,8 @@
 //! its dense row's).
 //! `REDUCE_BLOCK_THREADS=N` replaces the tuned threads per block (for sweeps).
 //! `REDUCE_BENCH_LAYOUTS=rows_4194304x64,...` times only the segmented
-//! (and `exact_parts`') layouts named (for profiling one of them), and also the probe layouts it
-//! names, which are timed only then: `segments_fixed_<length>` (offsets of
+//! (and `exact_parts`') layouts named (for profiling one of them), and also
+//! the probe layouts it names, which are timed only then: `segments_fixed_<length>` (offsets of
 //! equal segments) and `segments_halves_<length>` (segments alternately
 //! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384.
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many

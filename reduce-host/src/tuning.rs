@@ -52,12 +52,11 @@ pub struct Tuning {
     /// handed out to warps (or blocks) as they finish rather than in a fixed
     /// order.
     pub balanced_min_lanes: u32,
-    /// `ExactSum`'s teams over segments
-    /// and rows, for 4-byte (`f32`) and 8-byte (`f64`) elements: its
-    /// expansions make a team's reduction and a round's barrier several
-    /// times dearer than a sum's, so it wants more tiles per thread. A team
-    /// is a warp at most or the whole block, nothing between (see
-    /// `shape::segmented_shape`).
+    /// `ExactSum`'s teams over segments and rows, for 4-byte (`f32`) and
+    /// 8-byte (`f64`) elements: its expansions make a team's reduction and
+    /// a round's barrier several times dearer than a sum's, so it wants more
+    /// tiles per thread. A team is a warp at most or the whole block,
+    /// nothing between (see `shape::segmented_shape`).
     pub exact_segment_teams: [ExactTeams; 2],
 }
 
@@ -112,7 +111,7 @@ pub struct ExactTeams {
 ///   `bench-results/2026-11-28-exact-teams/`; exact ÷ `Op::Sum` of the same
 ///   layout): `f32` rows of 256 took 1.28 with teams of 2 or 4 lanes, 1.36
 ///   with 8 (the reductions' choice), 1.75 with 1, 1.93 with 16; rows of
-///   4096 1.09–1.18 with 4 to 16 lanes, 1.92 with 128 (the reductions'), 2.7
+///   4096 1.09–1.18 with 4 to 16 lanes, 1.95 with 128 (the reductions'), 2.7
 ///   with 256 or 512; random segments of mean 100 1.62 with 1 or 2 lanes,
 ///   1.90 with 4; of mean 10^4 1.41 with 32, 1.5–1.8 with 16, 64 or 256,
 ///   2.39 with 512. `f64` rows of 128 1.62 with 8 lanes, 1.72 with 1 or 2,
