@@ -651,4 +651,15 @@ mod tests {
             }
         }
     }
+
+    /// The exact sum's NaN is the one every other result is stored as.
+    #[test]
+    fn the_nan_is_the_canonical_one() {
+        use crate::element::Element;
+        assert_eq!(
+            Element::canonical(f32::NAN).to_bits() as u64,
+            <f32 as ExactFloat>::NAN_BITS
+        );
+        assert_eq!(Element::canonical(-f64::NAN).to_bits(), <f64 as ExactFloat>::NAN_BITS);
+    }
 }
