@@ -52,7 +52,9 @@
 //! (and `exact_parts`') layouts named (for profiling one of them), and also
 //! the probe layouts it names, which are timed only then: `segments_fixed_<length>` (offsets of
 //! equal segments) and `segments_halves_<length>` (segments alternately
-//! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384.
+//! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384;
+//! for `exact_parts`, rows of 2^18, 2^21, 2^22 and 2^23 rows
+//! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
 //! quick rounds at small sizes).
 
@@ -294,8 +296,16 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
     let value = |i: usize| T::uniform(index_hash(i), 24);
     let buffers = rotated_buffers(n, value)?;
     let host: Vec<T> = (0..n).map(value).collect();
-    let mut layouts: Vec<(String, Segmentation)> = [0u32, 4, 10, 16, 20, 24]
+    let only = std::env::var("REDUCE_BENCH_LAYOUTS").ok();
+    let wanted = |layout: &str| only.as_deref().is_none_or(|list| list.split(',').any(|l| l == layout));
+    let named = |layout: &str| only.as_deref().is_some_and(|list| list.split(',').any(|l| l == layout));
+    let mut layouts: Vec<(String, Segmentation)> = [0u32, 4, 10, 16, 18, 20, 21, 22, 23, 24]
         .into_iter()
+        .filter(|&log2_rows| {
+            // Probe lengths, timed only where named.
+            let row_len = 1usize << (log2_n - log2_rows);
+            ![18, 21, 22, 23].contains(&log2_rows) || named(&format!("rows_{}x{row_len}", 1usize << log2_rows))
+        })
         .map(|log2_rows| {
             let (rows, row_len) = (1usize << log2_rows, 1usize << (log2_n - log2_rows));
             (format!("rows_{rows}x{row_len}"), Segmentation::Rows { rows, row_len })
@@ -312,8 +322,6 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             Segmentation::Offsets(DeviceBuffer::from_slice(&offsets)?),
         ));
     }
-    let only = std::env::var("REDUCE_BENCH_LAYOUTS").ok();
-    let wanted = |layout: &str| only.as_deref().is_none_or(|list| list.split(',').any(|l| l == layout));
     for (layout, segmentation) in layouts.iter().filter(|(layout, _)| wanted(layout)) {
         let (segments, ranges) = match segmentation {
             Segmentation::Rows { rows, row_len } => (*rows, vec![0..*row_len, (rows - 1) * row_len..rows * row_len]),
@@ -342,11 +350,17 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             .reduce_over(&buffers[0], reduce::ExactSum, blocking_over)?
             .values
             .as_host_vec()?;
+        let means = reducer
+            .reduce_over(&buffers[0], reduce::ExactMean, blocking_over)?
+            .values
+            .as_host_vec()?;
         let checked = [0, segments - 1];
         for (&s, range) in checked.iter().zip(ranges) {
-            let folded = reduce::ExactSum::fold(&host[range]);
-            if format!("{:?}", results[s]) != format!("{folded:?}") {
-                return Err(format!("{name} {layout}: part {s} exact sum {:?}, fold {folded:?}", results[s]).into());
+            let folded = reduce::ExactSum::fold(&host[range.clone()]);
+            let mean = reduce::ExactMean::fold(&host[range]);
+            if format!("{:?} {:?}", results[s], means[s]) != format!("{folded:?} {mean:?}") {
+                let got = format!("exact sum {:?}, exact mean {:?}", results[s], means[s]);
+                return Err(format!("{name} {layout}: part {s} {got}; folds {folded:?}, {mean:?}").into());
             }
         }
         let timing = (&stream, (&start, &stop));
@@ -394,9 +408,9 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
     Ok(())
 }
 
-/// Prints the median times of `Op::Sum` and `ExactSum` over `over()` of
-/// the rotated `buffers`, `results` results each, into one output, as
-/// `exact_parts,{label},{sum|exact_sum},{n},{µs},{GB/s}`.
+/// Prints the median times of `Op::Sum`, `ExactSum` and `ExactMean` over
+/// `over()` of the rotated `buffers`, `results` results each, into one
+/// output, as `exact_parts,{label},{sum|exact_sum|exact_mean},{n},{µs},{GB/s}`.
 fn time_sum_and_exact<'b, T: FloatElement + Default>(
     reducer: &mut Reducer,
     buffers: &[DeviceBuffer<T>],
@@ -409,16 +423,16 @@ fn time_sum_and_exact<'b, T: FloatElement + Default>(
     let element = std::mem::size_of::<T>();
     let mut out = DeviceBuffer::from_slice(&vec![T::default(); results])?;
     let bytes = (n * element + results * element) as f64;
-    for exact in [false, true] {
+    for what in ["sum", "exact_sum", "exact_mean"] {
         let out = Output::from(&mut out);
         let us = median_us(reducer, n, stream, events, |i, scope| {
             let input = &buffers[i % buffers.len()];
-            match exact {
-                true => scope.reduce_into(input, reduce::ExactSum, over(), out, stream),
-                false => scope.reduce_into(input, Op::Sum, over(), out, stream),
+            match what {
+                "exact_sum" => scope.reduce_into(input, reduce::ExactSum, over(), out, stream),
+                "exact_mean" => scope.reduce_into(input, reduce::ExactMean, over(), out, stream),
+                _ => scope.reduce_into(input, Op::Sum, over(), out, stream),
             }
         })?;
-        let what = if exact { "exact_sum" } else { "sum" };
         println!("exact_parts,{label},{what},{n},{us:.2},{:.1}", bytes / us / 1e3);
     }
     Ok(())

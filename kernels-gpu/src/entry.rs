@@ -28,6 +28,7 @@ use crate::segment;
 use crate::statistic::{Output, Real, Statistic};
 use crate::thread;
 use crate::widen::Widen;
+use core::mem::size_of;
 
 /// The [`Placement`] of an entry point's results, from its `placed_*` parameters.
 macro_rules! placement {
@@ -469,12 +470,16 @@ unsafe fn exact_expansion<T: ExactElement>(input: u64, args: &ExactArgs) -> Opti
 }
 
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,
-/// by `count` rounded to `T` (`sum / count as T`, as the host divides a
-/// whole input's sum), by a grid-stride loop.
+/// by its count rounded to `T` (`sum / count as T`, as the host divides a
+/// whole input's sum), by a grid-stride loop. The count is `count`, or,
+/// where `offsets` is not 0, result `i`'s segment length, `offsets[i + 1] -
+/// offsets[i]` (0 where they are out of order: the segmented launch before
+/// this one reports those).
 ///
 /// # Safety
 /// `out` holds `len` readable and writable `T`s that no other thread of
-/// the launch touches.
+/// the launch touches; `offsets`, if not 0, `len + 1` readable `u64`s not
+/// written during the launch.
 #[inline(always)]
 pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
     let count = T::from_count(args.count);
@@ -482,6 +487,14 @@ pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
     let stride = u64::from(device::grid_dim_x()) * u64::from(device::block_dim_x());
     let mut i = device::index_1d();
     while i < args.len {
+        let count = if args.offsets == 0 {
+            count
+        } else {
+            let at = args.offsets + i * size_of::<u64>() as u64;
+            let begin = device::load_global_nc_u64(at);
+            let end = device::load_global_nc_u64(at + size_of::<u64>() as u64);
+            T::from_count(end.saturating_sub(begin))
+        };
         let address = device::to_global(args.out + i * bytes);
         let sum: T = thread::load_written_element(address);
         thread::store_result(address, sum.div(count));

@@ -193,6 +193,11 @@ pub trait FloatElement: Element {
     /// The exact sum of `values` rounded once ([`ExactSum::fold`](crate::ExactSum::fold)).
     #[doc(hidden)]
     fn exact_sum(values: &[Self]) -> Self;
+    /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
+    /// (`kernels_gpu::element::Element::canonical`) for results the host
+    /// computes.
+    #[doc(hidden)]
+    fn canonical(self) -> Self;
 }
 
 macro_rules! float_element {
@@ -208,6 +213,9 @@ macro_rules! float_element {
                 let mut sum = kernels_gpu::exact::Exact::<$t>::new();
                 values.iter().for_each(|&value| sum.add(value));
                 sum.round()
+            }
+            fn canonical(self) -> Self {
+                kernels_gpu::element::Element::canonical(self)
             }
         }
     )*};

@@ -533,13 +533,14 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// Enqueues the division of each of the `len` sums at `out` by `count`,
-    /// in place: a mean ([`crate::Mean`]) over any place, after its sums.
+    /// Enqueues the division of each of the `len` sums at `out` by its
+    /// count, in place: a mean ([`crate::Mean`], [`crate::ExactMean`]) over
+    /// any place, after its sums.
     pub(crate) fn enqueue_divide_by_count<A: FloatElement>(
         &mut self,
         out: u64,
         len: usize,
-        count: usize,
+        counts: Counts,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         if len == 0 {
@@ -549,7 +550,14 @@ impl<B: Backend> Reducer<B> {
             element: A::TYPE.kernel(),
         };
         let shape = self.production_shape(kernel, len, A::TYPE.size())?;
-        let accesses = [Access::write::<A>("out", out, len)];
+        let (count, offsets) = match counts {
+            Counts::Each(count) => (count as u64, 0),
+            Counts::Segments(offsets) => (0, offsets),
+        };
+        let write = Access::write::<A>("out", out, len);
+        let read = Access::read::<u64>("offsets", offsets, len.saturating_add(1));
+        let accesses = [write, read];
+        let accesses = if offsets == 0 { &accesses[..1] } else { &accesses[..] };
         let launch = Launch {
             kernel,
             shape,
@@ -557,13 +565,17 @@ impl<B: Backend> Reducer<B> {
             args: DivideArgs {
                 out,
                 len: len as u64,
-                count: count as u64,
+                count,
+                offsets,
             },
-            accesses: &accesses,
+            accesses,
         };
         // SAFETY: `out` holds the `len` results the caller's earlier launch
         // on `stream` wrote (checked writable by `Launcher::launch`), which
-        // the grid-stride loop reads and rewrites, each by one thread.
+        // the grid-stride loop reads and rewrites, each by one thread;
+        // `offsets`, where given, are the `len + 1` offsets of the segments
+        // those results are of (checked readable by `Launcher::launch`),
+        // which nothing writes.
         unsafe { self.backend.launch(&launch, stream) }
     }
 
@@ -753,6 +765,17 @@ pub(crate) fn checked_pair<B: Backend, T: DeviceCopy>(a: &B::Slice<T>, b: &B::Sl
         });
     }
     Ok((a, b, len))
+}
+
+/// What each sum of a mean is divided by ([`Reducer::enqueue_divide_by_count`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Counts {
+    /// The same count for every sum: a whole input's length, a row's, or
+    /// the elements under the reduced axes.
+    Each(usize),
+    /// Each segment's own length, from the device address of its `len + 1`
+    /// `u64` offsets.
+    Segments(u64),
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
 //! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis (`u32`, `i64`: [`Cast`]) | `(index, value)` |
 //! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] (the input's type: [`Cast`]) | [`MeanInput::Mean`] |
+//! | [`ExactSum`], [`ExactMean`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -35,7 +36,7 @@ use crate::element::{ArgInput, CastTo, DeviceValue, Element, FloatElement, MeanI
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::over::{Over, Target};
-use crate::reducer::{checked_parts, Reducer};
+use crate::reducer::{checked_parts, Counts, Reducer};
 use crate::segmented::{Layout, PerSegment};
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use crate::user::{Operator, Scalar, User};
@@ -514,7 +515,8 @@ impl<In: MeanInput> Reduction<In> for Mean {
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<In::Mean> {
         let sum: In::Mean = Widened::<In::Mean>::new(Op::Sum).value(reducer, input)?;
-        Ok(sum.divide_by_count(B::parts(input).1))
+        // `.canonical()`: the host's own `0 / 0` is another NaN (x86's has the sign set).
+        Ok(sum.divide_by_count(B::parts(input).1).canonical())
     }
 
     fn enqueue<B: Backend>(
@@ -530,7 +532,7 @@ impl<In: MeanInput> Reduction<In> for Mean {
         // The sums as `Widened` computes them (for the whole input, the
         // kernel `value` reads back), then each divided as `value` divides.
         Widened::<In::Mean>::new(Op::Sum).enqueue(reducer, input, over, target, stream)?;
-        reducer.enqueue_divide_by_count::<In::Mean>(target.out, target.len, count, stream)
+        reducer.enqueue_divide_by_count::<In::Mean>(target.out, target.len, Counts::Each(count), stream)
     }
 }
 
@@ -634,6 +636,88 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
             }
             over => enqueue_per_segment(PerSegment::ExactSum, reducer, input, over, target, stream),
         }
+    }
+}
+
+/// The mean of `f32`s or `f64`s from their exact sum: [`ExactSum`]'s
+/// result divided by the number of elements (`sum / n as T`, each rounded
+/// once), so, like it, **the same bits on every GPU, grid, launch shape,
+/// alignment and order, alone or in any batch**, as [`ExactMean::fold`]
+/// gives on the CPU. Error: two roundings, the sum's and the division's
+/// (at most about one ulp of the result; for `f32`, a count past 2^24 is
+/// rounded to `f32` too, as [`FloatElement::divide_by_count`] says), and no
+/// cancellation error. No elements: NaN (`0 / 0`, PyTorch's mean of an
+/// empty tensor).
+///
+/// Results in the input's type (PyTorch's `x.mean(dim)`), over every place:
+/// the whole input, segments (each divided by its own length), rows and
+/// axes, through every form. Cost: [`ExactSum`]'s, plus, over segments,
+/// rows or axes, a launch that divides the results in place (one read and
+/// write of each result). Not across GPUs: `reduce::multi` gives the
+/// [`ExactSum`] of the shards, whose division by the total count is this
+/// mean.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ExactMean, Over};
+/// let mut emulator = Emulator::default();
+/// let x = [1e30f32, 3.0, -1e30, 1.0]; // a float sum gives 0, 3 or 4, by its tree
+/// assert_eq!(emulator.reduce(&x, ExactMean)?, 1.0);
+/// assert_eq!(ExactMean::fold(&x), 1.0); // the same on the CPU
+/// // Segments [0, 1) and [1, 4): each divided by its own length.
+/// let offsets = [0u64, 1, 4];
+/// let means = emulator.reduce_over(&[2.0f64, 1.0, 2.0, 6.0], ExactMean, Over::Segments(&offsets[..]))?;
+/// assert_eq!(means.values.to_vec(), [2.0, 3.0]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExactMean;
+
+impl ExactMean {
+    /// The exact sum of `values` rounded once ([`ExactSum::fold`]), divided
+    /// by their number as the GPU divides it, on the CPU: the bits the GPU
+    /// and the emulator give for the same values.
+    ///
+    /// ```
+    /// use reduce::ExactMean;
+    /// let x = [1e16f64, 1.0, -1e16, 3.0];
+    /// assert_eq!(ExactMean::fold(&x), 1.0);
+    /// assert_eq!(x.iter().sum::<f64>() / 4.0, 0.75); // 1e16 + 1 is 1e16
+    /// ```
+    pub fn fold<T: FloatElement>(values: &[T]) -> T {
+        T::exact_sum(values).divide_by_count(values.len()).canonical()
+    }
+}
+
+impl sealed::Sealed for ExactMean {}
+
+impl<T: FloatElement> Reduction<T> for ExactMean {
+    type Output = T;
+    type Value = T;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        let sum: T = ExactSum.value(reducer, input)?;
+        // `.canonical()`: as `Mean`'s.
+        Ok(sum.divide_by_count(B::parts(input).1).canonical())
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<T>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let counts = match over {
+            Over::Segments(offsets) => Counts::Segments(B::parts(offsets).0),
+            ref over => Counts::Each(reduced_extent(over, B::parts(input).1)?),
+        };
+        // The sums as `ExactSum` computes them (for the whole input, the
+        // kernel `value` reads back), then each divided as `value` divides.
+        ExactSum.enqueue(reducer, input, over, target, stream)?;
+        reducer.enqueue_divide_by_count::<T>(target.out, target.len, counts, stream)
     }
 }
 

@@ -69,8 +69,9 @@ pub enum Kernel {
     Ladder { rung: Rung, op: Op, element: Scalar },
     /// One of seed 004's dot products: [`SeedDotArgs`].
     SeedDot { kind: SeedDot, element: Scalar },
-    /// Each of `len` sums of `element`s divided, in place, by the `count`
-    /// of elements summed (a mean): [`DivideArgs`].
+    /// Each of `len` sums of `element`s divided, in place, by the number
+    /// of elements summed (a mean): `count`, or, where `offsets` is not 0,
+    /// each segment's own length from its `len + 1` offsets: [`DivideArgs`].
     DivideByCount { element: Scalar },
     /// Each of `len` results of `from` converted to `to` (a cast
     /// reduction's results in the caller's type: `u64` positions to `u32`,

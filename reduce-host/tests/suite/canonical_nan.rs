@@ -4,18 +4,23 @@
 //! emulator and the GPU alike, on every path (whole inputs of every size,
 //! rows that pack into vectors, rows per thread and per team, segments,
 //! axes), for the statistics (var, std, logsumexp) and for `ExactSum`
-//! and its CPU `fold` too.
+//! and its CPU `fold` too, and the means of nothing (`Mean`, `ExactMean`:
+//! `0 / 0` on the host and in the divide kernel).
 
 use crate::common;
 use common::*;
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::axes::Strided;
-use reduce::{ExactSum, LogSumExp, Op, Over, Std, Var};
+use reduce::{ExactMean, ExactSum, LogSumExp, Mean, Op, Over, Std, Var};
 
 /// A float type of the test, with NaNs of any payload.
 trait NanTest:
-    TestElement + reduce::FloatElement + reduce::statistics::MomentsInput<Self> + reduce::statistics::LogSumExpInput
+    TestElement
+    + reduce::FloatElement
+    + reduce::MeanInput<Mean = f64>
+    + reduce::statistics::MomentsInput<Self>
+    + reduce::statistics::LogSumExpInput
 {
     /// The canonical NaN's bits.
     const CANONICAL: u64;
@@ -175,7 +180,42 @@ fn every_nan_result_is_canonical<T: NanTest>(test: &str) {
             let folds: Vec<T> = data.chunks(shape.1.max(1)).map(ExactSum::fold).collect();
             assert_canonical(&folds, &format!("ExactSum::fold of {place:?}'s parts"));
         }
+
+        empty_means::<_, T>(&mut backend);
     });
+}
+
+/// The means of no elements, `0 / 0`: divided on the host (a whole input)
+/// and by the divide kernel (rows of none, empty segments).
+fn empty_means<B: TestBackend, T: NanTest>(tester: &mut Tester<B>) {
+    let name = tester.name();
+    let empty = B::stage::<T>(&[], 0, T::poison());
+    let none = B::slice(&empty);
+    let reducer = &mut tester.reducer;
+    let means: f64 = reducer.reduce(none, Mean).unwrap();
+    assert_canonical(&[means], &format!("{name}: Mean of nothing"));
+    let exact: T = reducer.reduce(none, ExactMean).unwrap();
+    assert_canonical(&[exact], &format!("{name}: ExactMean of nothing"));
+    let data = B::stage(&[T::poison(); 3], 0, T::poison());
+    let offsets = B::stage(&[1u64, 1, 1, 2, 2], 0, u64::MAX);
+    let (rows, segments) = (Over::Rows { rows: 4, len: 0 }, Over::Segments(B::slice(&offsets)));
+    let exact_rows = reducer.reduce_over(none, ExactMean, rows).unwrap().values;
+    let exact_segments = reducer
+        .reduce_over(B::slice(&data), ExactMean, segments)
+        .unwrap()
+        .values;
+    let mean_rows = reducer.reduce_over(none, Mean, rows).unwrap().values;
+    let mut empty_segments = B::to_vec(&exact_segments).unwrap();
+    empty_segments.remove(2); // [1, 2): the segment of one element
+    assert_canonical(
+        &B::to_vec(&exact_rows).unwrap(),
+        &format!("{name}: ExactMean of rows of none"),
+    );
+    assert_canonical(&empty_segments, &format!("{name}: ExactMean of empty segments"));
+    assert_canonical(
+        &B::to_vec(&mean_rows).unwrap(),
+        &format!("{name}: Mean of rows of none"),
+    );
 }
 
 /// Where an exact sum is taken.

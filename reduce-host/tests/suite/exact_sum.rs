@@ -2,7 +2,9 @@
 //! `ExactSum::fold` on every backend, launch shape, grid, offset and order;
 //! both the fast path (typical data) and the exact pass (values over a
 //! wide range, specials, overflow on the way); against an independent
-//! reference (Shewchuk's partials, `math.fsum`) where one applies.
+//! reference (Shewchuk's partials, `math.fsum`) where one applies. And
+//! `ExactMean`, the exact sum divided by the count: `ExactMean::fold`'s bits
+//! over every place.
 
 use crate::common;
 use common::*;
@@ -11,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::emulated::Emulator;
-use reduce::{ExactSum, FloatElement, Op, Over, Policy};
+use reduce::{ExactMean, ExactSum, FloatElement, Op, Over, Policy};
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
 /// the exact sum rounded once, by another method than the library's.
@@ -642,5 +644,139 @@ fn exact_sums_into_a_scope_are_the_folds_bits() {
                 assert!(same_bits(*got, want), "{kind:?} part {part}: {got:e} != {want:e}");
             }
         }
+    }
+}
+
+/// `ExactMean` of `values` (staged at `offset` between poison) over
+/// `over` on the tester's backend, its results into poisoned outputs.
+fn exact_means_over<B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    values: &[T],
+    offset: usize,
+    over: Over<'_, &[u64]>,
+) -> Vec<T> {
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    let input = B::slice(&staged);
+    let reducer = &mut tester.reducer;
+    let results = match over {
+        Over::Whole => return vec![reducer.reduce(input, ExactMean).unwrap()],
+        Over::Segments(offsets) => {
+            let offsets = B::stage(offsets, 0, u64::MAX);
+            reducer.reduce_over(input, ExactMean, Over::Segments(B::slice(&offsets)))
+        }
+        Over::Rows { rows, len } => reducer.reduce_over(input, ExactMean, Over::Rows { rows, len }),
+        Over::Axes(layout, axes) => reducer.reduce_over(input, ExactMean, Over::Axes(layout, axes)),
+        other => panic!("no such place in these tests: {other:?}"),
+    };
+    B::to_vec(&results.unwrap().values).unwrap()
+}
+
+/// Where `ExactMean` reduces, and the input's indices of each result's elements.
+type MeanPlace<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
+
+/// `ExactMean`: every result is `ExactMean::fold` of its elements, bit for
+/// bit (NaNs included: both give the canonical NaN), over the whole input
+/// (empty too), random segments with empty ones (each divided by its own
+/// length), rows (of none too), and axes read in place and gathered; every
+/// kind of values, at every offset, on every backend.
+fn means_match_the_fold<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        let name = backend.name();
+        for kind in KINDS {
+            let n = backend.size(1_000_000, 30_000);
+            let (columns, cube) = (
+                Strided::contiguous(&[n / 500, 500]).unwrap(),
+                Strided::contiguous(&[4, n / 2000, 500]).unwrap(),
+            );
+            let covered = rng.gen_range(0..n);
+            let segments = random_segments(&mut rng, covered);
+            let indices =
+                |parts: Parts| -> Vec<Vec<usize>> { parts.ranges().into_iter().map(Vec::from_iter).collect() };
+            let (rows, short) = (
+                Parts::Rows {
+                    rows: 1000,
+                    len: n / 1000,
+                },
+                Parts::Rows { rows: n / 3, len: 3 },
+            );
+            let places: Vec<MeanPlace> = vec![
+                (Over::Whole, vec![(0..n).collect()]),
+                (Over::Whole, vec![vec![]]),
+                (Over::Whole, vec![vec![0, 1, 2]]),
+                (Over::Segments(&segments), indices(Parts::Segments(segments.clone()))),
+                (
+                    Over::Rows {
+                        rows: 1000,
+                        len: n / 1000,
+                    },
+                    indices(rows),
+                ),
+                (Over::Rows { rows: n / 3, len: 3 }, indices(short)),
+                (Over::Rows { rows: 5, len: 0 }, vec![vec![]; 5]),
+                (Over::Axes(&columns, &[0]), gathered_indices(&columns, &[0])),
+                (Over::Axes(&cube, &[1]), gathered_indices(&cube, &[1])),
+                (Over::Axes(&cube, &[0, 2]), gathered_indices(&cube, &[0, 2])),
+            ];
+            for (place, parts) in places {
+                let len = match place {
+                    Over::Segments(offsets) => *offsets.last().unwrap() as usize + 2,
+                    _ => parts.iter().flatten().max().map_or(0, |&last| last + 1),
+                };
+                let mut values = random_input::<T>(&mut rng, kind, len);
+                values.truncate(len);
+                let offset = rng.gen_range(0..4);
+                let what = format!("{name} {kind:?}: ExactMean over {place:?} at offset {offset}");
+                let got = exact_means_over(&mut backend, &values, offset, place);
+                assert_eq!(got.len(), parts.len(), "{what}");
+                for (part, (got, indices)) in got.iter().zip(&parts).enumerate() {
+                    let elements: Vec<T> = indices.iter().map(|&i| values[i]).collect();
+                    let want = ExactMean::fold(&elements);
+                    assert!(
+                        got.to_bits() == want.to_bits(),
+                        "{what}: part {part} of {} elements gives {got:e} ({:#x}) where the fold gives {want:e} ({:#x})",
+                        elements.len(),
+                        got.to_bits(),
+                        want.to_bits()
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// The indices into the input of each result's elements, along `axes` of
+/// the dense `layout`, in the kept axes' order.
+fn gathered_indices(layout: &Strided, axes: &[usize]) -> Vec<Vec<usize>> {
+    let len = layout.shape().iter().product();
+    let indices: Vec<usize> = (0..len).collect();
+    gathered(&indices, layout, axes)
+}
+
+#[test]
+fn exact_means_of_f32_are_the_folds_bits() {
+    means_match_the_fold::<f32>("exact_means_of_f32_are_the_folds_bits");
+}
+
+#[test]
+fn exact_means_of_f64_are_the_folds_bits() {
+    means_match_the_fold::<f64>("exact_means_of_f64_are_the_folds_bits");
+}
+
+/// `ExactMean::fold` against exact arithmetic: the fold's sum rounded, then
+/// divided; `f64` against `fsum` and one correctly rounded division; and
+/// values a float mean loses.
+#[test]
+fn exact_mean_fold_is_the_sum_divided() {
+    assert_eq!(ExactMean::fold(&[1e30f32, 3.0, -1e30, 1.0]), 1.0);
+    assert_eq!(ExactMean::fold(&[1e16f64, 1.0, -1e16, 3.0]), 1.0);
+    assert_eq!(ExactMean::fold::<f64>(&[]).to_bits(), 0x7fff_ffff_ffff_ffff);
+    assert_eq!(ExactMean::fold::<f32>(&[]).to_bits(), 0x7fff_ffff);
+    let mut rng = rng("exact_mean_fold_is_the_sum_divided");
+    for _ in 0..200 {
+        let n = rng.gen_range(1..2000);
+        let values = random_input::<f64>(&mut rng, Kind::Cancelling, n);
+        let want = fsum(values.iter().copied()) / values.len() as f64;
+        assert_eq!(ExactMean::fold(&values).to_bits(), want.to_bits(), "{n} values");
     }
 }
