@@ -214,17 +214,30 @@ fn cap_registers(ptx: &str, names: &HashSet<&str>, registers: u32) -> String {
 ///
 /// LLVM writes the module as a preamble (`.version`, `.target`, the
 /// module-scope `.shared` declarations) followed by functions, each
-/// introduced by a `// .globl <name>` line. Each module gets the preamble,
-/// its entry points, and the other functions (the panic handler) only where
-/// its entry points call them. Every entry point must be a kernel of the
-/// ABI, and every kernel of the ABI an entry point.
+/// introduced by a `// .globl <name>` line, with module-scope `.global`
+/// constants among them (a struct's value that a call to a helper that is
+/// not inlined passes by reference). Each module gets the preamble, its
+/// entry points, and the other functions (the panic handler, such a
+/// helper) and constants only where its entry points use them. Every entry
+/// point must be a kernel of the ABI, and every kernel of the ABI an entry
+/// point.
 fn split_modules(ptx: &str, kernels: &HashMap<&str, abi::Kernel>) -> BTreeMap<String, String> {
     let mut preamble = String::new();
     // (name, text) of each function, in order.
     let mut functions: Vec<(String, String)> = Vec::new();
+    // (name, declaration) of each module-scope constant.
+    let mut constants: Vec<(String, String)> = Vec::new();
     for line in ptx.lines() {
         if let Some(name) = line.trim().strip_prefix("// .globl") {
             functions.push((name.trim().to_owned(), String::new()));
+        }
+        // Unindented, where a function's lines are indented:
+        // `.global .align 8 .b8 <name>[<bytes>] = {...};`.
+        if line.starts_with(".global ") {
+            let name = line.split_whitespace().find(|word| word.contains('['));
+            let name = name.and_then(|word| word.split('[').next()).unwrap_or(line);
+            constants.push((name.to_owned(), format!("{line}\n")));
+            continue;
         }
         let text = match functions.last_mut() {
             Some((_, text)) => text,
@@ -273,9 +286,15 @@ fn split_modules(ptx: &str, kernels: &HashMap<&str, abi::Kernel>) -> BTreeMap<St
                 .filter(|(_, included)| **included)
                 .map(|((_, text), _)| text.as_str())
                 .collect();
+            let used: String = constants
+                .iter()
+                .filter(|(name, _)| body.contains(name.as_str()))
+                .map(|(_, declaration)| declaration.as_str())
+                .collect();
             let entry_texts: String = texts.concat();
-            // Helpers first: PTX wants a function defined (or declared) before its call.
-            (module, format!("{preamble}{called}{entry_texts}"))
+            // Constants and helpers first: PTX wants a name defined (or
+            // declared) before its use.
+            (module, format!("{preamble}{used}{called}{entry_texts}"))
         })
         .collect()
 }

@@ -258,7 +258,7 @@ impl<B: Backend> Reducer<B> {
         let element_bytes = T::TYPE.size();
         let teams = match what {
             PerSegment::Op(_) => Teams::Reduction,
-            PerSegment::ExactSum => Teams::ExactSum,
+            PerSegment::ExactSum => Teams::ExactSum { offsets },
         };
         let plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap).and_then(|shape| {
             let schedule = match (what, strided_rows) {

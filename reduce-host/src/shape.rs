@@ -247,8 +247,9 @@ impl SegmentedShape {
 pub(crate) enum Teams {
     /// The reductions' (every [`Op`](crate::Op)).
     Reduction,
-    /// The exact sum's ([`ExactSum`](crate::ExactSum)).
-    ExactSum,
+    /// The exact sum's ([`ExactSum`](crate::ExactSum)), over segments
+    /// given by offsets (`true`) or rows.
+    ExactSum { offsets: bool },
 }
 
 /// The segmented kernels' launch shape for `len` elements of `element_bytes`
@@ -266,9 +267,11 @@ pub(crate) enum Teams {
 /// per part, at most `grid_cap`.
 ///
 /// The exact sum's teams ([`Teams::ExactSum`]) are sized by
-/// [`Tuning::exact_segment_teams`] instead, and a team of more than a warp
-/// is the largest: its reduction's barrier costs the same for any team past
-/// a warp, and a block of one team waits for no other segment each round.
+/// [`Tuning::exact_segment_teams`] instead: one thread where an average
+/// part is short ([`ExactTeams::single_thread_bytes`]), and a team of more
+/// than a warp is the largest: its reduction's barrier costs the same for
+/// any team past a warp, and a block of one team waits for no other segment
+/// each round.
 ///
 /// `None` if its arithmetic overflows: where the bytes of an average
 /// segment pass `u64::MAX` (a `len` no buffer has), or for a grid cap of 0.
@@ -286,20 +289,24 @@ pub(crate) fn segmented_shape(
     let average = (len as u64).div_ceil(segments);
     // The largest power of two not above each count of threads.
     let floor_power_of_two = |threads: u64| 1u64 << threads.max(1).ilog2();
-    let (tiles_per_thread, min_lanes) = match teams {
-        Teams::Reduction => (tuning.segment_tiles_per_thread, tuning.min_segment_lanes),
-        Teams::ExactSum => {
+    let (tiles_per_thread, min_lanes, single_thread_bytes) = match teams {
+        Teams::Reduction => (tuning.segment_tiles_per_thread, tuning.min_segment_lanes, None),
+        Teams::ExactSum { offsets } => {
             let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
             let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
-            (sizing.tiles_per_thread, sizing.min_lanes)
+            let [rows, segments] = sizing.single_thread_bytes;
+            let single = if offsets { segments } else { rows };
+            (sizing.tiles_per_thread, sizing.min_lanes, Some(single))
         }
     };
     let thread_elements = tiles_per_thread.checked_mul(tile_elements)?;
     let wanted = floor_power_of_two(average.checked_div(thread_elements)?)
         .max(floor_power_of_two(average.checked_div(tile_elements)?).min(min_lanes));
     let largest_team = 1u64 << block.trailing_zeros();
+    let single_thread = single_thread_bytes.is_some_and(|bytes| average.saturating_mul(element_bytes as u64) <= bytes);
     let team_threads = match teams {
-        Teams::ExactSum if wanted > 32 => largest_team,
+        Teams::ExactSum { .. } if single_thread => 1,
+        Teams::ExactSum { .. } if wanted > 32 => largest_team,
         _ => wanted.min(largest_team),
     } as u32;
 
@@ -492,26 +499,40 @@ mod tests {
     }
 
     #[test]
-    fn exact_sums_teams_are_a_warp_at_most_or_the_block() {
-        // segments, elements, element bytes → team: one case a line.
+    fn exact_sums_teams_are_a_thread_a_warp_at_most_or_the_block() {
+        // segments, elements, element bytes, offsets → team: one case a line.
         #[rustfmt::skip]
         let cases = [
-            ((1 << 20, 1 << 24, 4), 1, "16-element f32 rows: a thread each"),
-            ((1 << 22, 100 << 22, 4), 2, "f32, mean 100: 2 lanes"),
-            ((1 << 20, 1 << 28, 4), 2, "256-element f32 rows: 2 lanes, 8 tiles each"),
-            ((1 << 16, 1 << 28, 4), 16, "4096-element f32 rows: 16 lanes, 16 tiles each"),
-            ((1 << 14, 10_000 << 14, 4), 32, "f32, mean 10^4: a warp"),
-            ((1 << 14, 1 << 28, 4), 512, "2^14-element f32 rows: 64 lanes wanted, so the block"),
-            ((1 << 20, 1 << 27, 8), 8, "128-element f64 rows: 8 lanes, 2 tiles each"),
-            ((1 << 16, 1 << 27, 8), 16, "2048-element f64 rows: 16 lanes, 16 tiles each"),
-            ((1 << 14, 10_000 << 14, 8), 512, "f64, mean 10^4: 64 lanes wanted, so the block"),
+            ((1 << 20, 1 << 24, 4, false), 1, "16-element f32 rows: a thread each"),
+            ((1 << 23, 1 << 28, 4, false), 1, "32-element f32 rows (128 bytes): a thread each"),
+            ((1 << 22, 1 << 28, 4, false), 2, "64-element f32 rows (256 bytes): 2 lanes"),
+            ((1 << 22, 100 << 22, 4, true), 1, "f32 segments, mean 100 (400 bytes): a thread each"),
+            ((1 << 22, 200 << 22, 4, true), 2, "f32 segments, mean 200 (800 bytes): 2 lanes"),
+            ((1 << 20, 1 << 28, 4, false), 2, "256-element f32 rows: 2 lanes, 8 tiles each"),
+            ((1 << 16, 1 << 28, 4, false), 16, "4096-element f32 rows: 16 lanes, 16 tiles each"),
+            ((1 << 14, 10_000 << 14, 4, true), 32, "f32, mean 10^4: a warp"),
+            ((1 << 14, 1 << 28, 4, false), 512, "2^14-element f32 rows: 64 lanes wanted, so the block"),
+            ((1 << 23, 1 << 28, 8, false), 1, "32-element f64 rows (256 bytes): a thread each"),
+            ((1 << 22, 1 << 28, 8, false), 8, "64-element f64 rows (512 bytes): 8 lanes"),
+            ((1 << 22, 100 << 22, 8, true), 1, "f64 segments, mean 100 (800 bytes): a thread each"),
+            ((1 << 20, 1 << 27, 8, false), 8, "128-element f64 rows: 8 lanes, 2 tiles each"),
+            ((1 << 16, 1 << 27, 8, false), 16, "2048-element f64 rows: 16 lanes, 16 tiles each"),
+            ((1 << 14, 10_000 << 14, 8, true), 512, "f64, mean 10^4: 64 lanes wanted, so the block"),
         ];
-        for ((segments, len, bytes), team, why) in cases {
-            let s = segmented_shape(hopper(512), Teams::ExactSum, segments, len, bytes, 264).unwrap();
+        for ((segments, len, bytes, offsets), team, why) in cases {
+            let s = segmented_shape(hopper(512), Teams::ExactSum { offsets }, segments, len, bytes, 264).unwrap();
             assert_eq!(s.team_threads, team, "{why}");
         }
         // The largest power of two dividing a block of 384 is 128.
-        let odd = segmented_shape(hopper(384), Teams::ExactSum, 1 << 14, 1 << 28, 4, 264).unwrap();
+        let odd = segmented_shape(
+            hopper(384),
+            Teams::ExactSum { offsets: false },
+            1 << 14,
+            1 << 28,
+            4,
+            264,
+        )
+        .unwrap();
         assert_eq!(odd.team_threads, 128);
     }
 

@@ -69,6 +69,11 @@ pub struct ExactTeams {
     pub tiles_per_thread: u64,
     /// The fewest lanes a team has when its segment holds a full tile for each.
     pub min_lanes: u64,
+    /// Up to these bytes in an average part, rows (`[0]`) or segments given
+    /// by offsets (`[1]`), each part is one thread's: the kernel's loop for
+    /// teams of one has no shuffles, votes or barriers, and a segment of
+    /// random length leaves no lanes idle.
+    pub single_thread_bytes: [u64; 2],
 }
 
 /// Hopper (sm_90) and newer. Measured on an H200 (1 GiB inputs unless said
@@ -118,6 +123,16 @@ pub struct ExactTeams {
 ///   1.97 with 4, 2.01 with 16; rows of 2048 1.34 with 16, 1.43 with 8 or
 ///   32, 2.16 with 128 (the reductions'), 2.9 with 256 or 512; random
 ///   segments of mean 10^4 2.13 with 512, 2.24 with 256, 2.4–2.8 with 8 to 128.
+///   One thread per part (`single_thread_bytes`) up to 128 bytes a row and
+///   512 a segment for `f32`, 256 and 1024 for `f64` (2026-11-29, the
+///   kernel's loop for teams of one, the same bench, each team forced in
+///   turn, `bench-results/2026-11-29-exact-single/`): `f32` rows of 32 1.40
+///   with one thread, 1.66 with 2 lanes; rows of 64 1.74 with one, 1.38
+///   with 2; random segments of mean 100 1.49 with one, 1.59 with 2; `f64`
+///   rows of 16 1.46 with one, 1.51 with 8; rows of 32 1.78 with one, 1.91
+///   with 8 (1.67 with 2); rows of 64 1.80 with one, 1.76 with 8 (1.52 with
+///   2: not taken, the rule has no such case); random segments of mean 100
+///   1.81 with one, 2.16 with 8.
 pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,
@@ -132,10 +147,12 @@ pub(crate) const HOPPER: Tuning = Tuning {
         ExactTeams {
             tiles_per_thread: 16,
             min_lanes: 2,
+            single_thread_bytes: [128, 512],
         },
         ExactTeams {
             tiles_per_thread: 16,
             min_lanes: 8,
+            single_thread_bytes: [256, 1024],
         },
     ],
 };

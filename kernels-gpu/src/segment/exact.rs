@@ -2,14 +2,15 @@
 //! schedule's rounds with an [`Expansion`] for each team's partial sum;
 //! each segment's total is checked and rounded once, and where it cannot
 //! be exact a warp sums it again with [`Exact`] accumulators (one warp's
-//! speed: for values over a very wide range only).
+//! speed: for values over a very wide range only). Teams of one thread
+//! have a loop of their own, with none of the teams' collective steps.
 //! Each result is the segment's exact sum rounded once, so it does not
 //! depend on the plan, the launch, the other segments or their number.
 
 use super::{element_at, Segments};
 use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
-use crate::device::{block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
+use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::exact::Exact;
 use crate::expansion::{ExactElement, ExactInput, ExactSum, Expansion};
 use crate::grid;
@@ -33,6 +34,9 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
     tickets: u64,
     out: Results<PLACED>,
 ) {
+    if plan.team_threads == 1 && plan.blocks_per_segment == 1 {
+        return reduce_exact_per_thread::<T, PLACED>(input, segments, out);
+    }
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
     let units = segments.count * parts;
@@ -112,14 +116,54 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
     }
 }
 
+/// [`reduce_exact`] with teams of one thread: each thread sums its own
+/// segments, grid-stride, and checks and rounds each alone; a total that is
+/// not exact is summed again by its thread. No shuffles, votes or barriers:
+/// the general loop's collective steps, run for teams of one, cost more
+/// than the sums of short rows (`f32` rows of 16: 29 instructions per
+/// element, and spills; Nsight Compute on an H200, 2026-11-29).
+///
+/// Not inlined: inlined, its registers and the teams' loop's shared the
+/// kernel's cap of 64, and the loop spilled more (`f32`: 56 bytes → 128),
+/// which cost it up to 13% (`f32` rows of 256 1.28 → 1.44 × `Op::Sum`).
+///
+/// # Safety
+/// As [`reduce_exact`], with teams of one thread and one part per segment.
+#[inline(never)]
+unsafe fn reduce_exact_per_thread<T: ExactElement, const PLACED: bool>(
+    input: u64,
+    segments: Segments,
+    out: Results<PLACED>,
+) {
+    let threads = grid_dim_x() as u64 * block_dim_x() as u64;
+    let mut segment = device::index_1d();
+    while segment < segments.count {
+        let (begin, end) = segments.bounds(segment);
+        let total = thread::accumulate::<Expansion, ExactSum, _>(
+            ExactInput::<T>::new(element_at::<T>(input, begin)),
+            end - begin,
+            Team::single(),
+        );
+        let result = if total.is_exact(end - begin) {
+            T::round(total)
+        } else {
+            sum_exactly_in_warp::<T>(input, begin, end, 1, 0)
+        };
+        thread::store_result(out.at::<T>(segment), result);
+        segment += threads;
+    }
+}
+
 /// The exact pass of a group of `lanes` lanes of a warp (a power of two
 /// up to 32): each lane adds its share of `[begin, end)` (every `lanes`-th
 /// element from its own) to an [`Exact`], whose digits the group adds up
-/// with shuffles; the group's first lane gets the sum rounded.
+/// with shuffles; the group's first lane gets the sum rounded. A group of
+/// one lane shuffles nothing: one thread alone may call it.
 ///
 /// # Safety
-/// All 32 lanes of the warp call it together with the same `lanes`;
-/// `[begin, end)` are readable elements of `input`.
+/// All 32 lanes of the warp call it together with the same `lanes`, or,
+/// with `lanes` 1, any thread alone; `[begin, end)` are readable elements
+/// of `input`.
 #[inline(never)]
 unsafe fn sum_exactly_in_warp<T: ExactElement>(input: u64, begin: u64, end: u64, lanes: u64, lane: u64) -> T {
     let mut exact = Exact::<T>::new();
