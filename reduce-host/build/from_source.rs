@@ -232,10 +232,12 @@ fn split_modules(ptx: &str, kernels: &HashMap<&str, abi::Kernel>) -> BTreeMap<St
             functions.push((name.trim().to_owned(), String::new()));
         }
         // Unindented, where a function's lines are indented:
-        // `.global .align 8 .b8 <name>[<bytes>] = {...};`.
+        // `.global .align 8 .b8 <name>[<bytes>] = {...};` (or a scalar's
+        // `.global .u32 <name> = 1;`): the name is the declarator's last word.
         if line.starts_with(".global ") {
-            let name = line.split_whitespace().find(|word| word.contains('['));
-            let name = name.and_then(|word| word.split('[').next()).unwrap_or(line);
+            let declarator = line.split('=').next().unwrap_or(line).trim_end().trim_end_matches(';');
+            let name = declarator.split_whitespace().last().unwrap_or(line);
+            let name = name.split('[').next().unwrap_or(name);
             constants.push((name.to_owned(), format!("{line}\n")));
             continue;
         }
