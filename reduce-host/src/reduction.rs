@@ -661,7 +661,7 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
 /// # fn main() -> Result<(), reduce::Error> {
 /// use reduce::{emulated::Emulator, ExactMean, Over};
 /// let mut emulator = Emulator::default();
-/// let x = [1e30f32, 3.0, -1e30, 1.0]; // a float sum gives 0, 3 or 4, by its tree
+/// let x = [1e30f32, 3.0, -1e30, 1.0]; // a float sum gives 0, 1, 3 or 4, by its tree
 /// assert_eq!(emulator.reduce(&x, ExactMean)?, 1.0);
 /// assert_eq!(ExactMean::fold(&x), 1.0); // the same on the CPU
 /// // Segments [0, 1) and [1, 4): each divided by its own length.
