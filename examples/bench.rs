@@ -232,11 +232,13 @@ fn median_us<'b>(
     Ok(times_ms[times_ms.len() / 2] as f64 * 1e3)
 }
 
-/// `ExactSum` against `Op::Sum`, same process and stream, on three inputs:
-/// the bench's 1, 2, 3; uniform values in (-1, 1) with 24 random bits (a
-/// hash of the index; `cub_determinism.cu` fills the same); and, for
-/// `f64`, uniform values with all 53 bits random. Also checks that the
-/// exact sum equals `ExactSum::fold` of the same values on the CPU.
+/// `ExactSum` against `Op::Sum`, and `ExactNanSum` against `Op::NanSum`,
+/// same process and stream, on these inputs: the bench's 1, 2, 3; uniform
+/// values in (-1, 1) with 24 random bits (a hash of the index;
+/// `cub_determinism.cu` fills the same); for `f64`, uniform values with all
+/// 53 bits random; and the uniform values with every 1000th a NaN (only
+/// the NaN-ignoring sums: a NaN sends `ExactSum` to its one-block exact
+/// pass). Also checks that the exact sums equal their folds on the CPU.
 fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     reducer: &mut Reducer,
     name: &str,
@@ -248,32 +250,47 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     let small = |i: usize| fill_value::<T>(i, 7);
     let uniform24 = |i: usize| T::uniform(index_hash(i), 24);
     let uniform53 = |i: usize| T::uniform(index_hash(i), 53);
+    let nans = |i: usize| if i % 1000 == 999 { T::NAN } else { uniform24(i) };
     let mut inputs: Vec<(&str, &dyn Fn(usize) -> T)> = vec![("small", &small), ("uniform", &uniform24)];
     if T::TYPE == ElementType::F64 {
         inputs.push(("uniform53", &uniform53));
     }
+    inputs.push(("uniform_nans", &nans));
     for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
         let bytes = n * std::mem::size_of::<T>();
         for &(data, value) in &inputs {
             let buffers = rotated_buffers(n, value)?;
             let host: Vec<T> = (0..n).map(value).collect();
-            let exact = reducer.reduce(&buffers[0], reduce::ExactSum)?;
-            let folded = reduce::ExactSum::fold(&host);
-            if format!("{exact:?}") != format!("{folded:?}") {
-                return Err(format!("{name} {data} n={n}: exact sum {exact:?}, fold {folded:?}").into());
+            let with_nans = data == "uniform_nans";
+            let exact_nan = reducer.reduce(&buffers[0], reduce::ExactNanSum)?;
+            let (exact, folded) = match with_nans {
+                true => (exact_nan, reduce::ExactNanSum::fold(&host)),
+                false => (
+                    reducer.reduce(&buffers[0], reduce::ExactSum)?,
+                    reduce::ExactSum::fold(&host),
+                ),
+            };
+            if format!("{exact:?} {exact_nan:?}") != format!("{folded:?} {folded:?}") {
+                let got = format!("exact sum {exact:?}, exact NaN-ignoring sum {exact_nan:?}");
+                return Err(format!("{name} {data} n={n}: {got}, fold {folded:?}").into());
             }
-            let sum = reducer.reduce(&buffers[0], Op::Sum)?;
+            let sum = reducer.reduce(&buffers[0], if with_nans { Op::NanSum } else { Op::Sum })?;
             println!("exact,{name},{data},values,{n},{exact:?},{sum:?}");
             let out = Output::from(&mut out);
-            for exact in [false, true] {
+            let timed: &[&str] = match with_nans {
+                true => &["nan_sum", "exact_nan_sum"],
+                false => &["sum", "exact_sum", "nan_sum", "exact_nan_sum"],
+            };
+            for &what in timed {
                 let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
                     let input = &buffers[i % buffers.len()];
-                    match exact {
-                        true => scope.reduce_into(input, reduce::ExactSum, Over::Whole, out, &stream),
-                        false => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
+                    match what {
+                        "exact_sum" => scope.reduce_into(input, reduce::ExactSum, Over::Whole, out, &stream),
+                        "exact_nan_sum" => scope.reduce_into(input, reduce::ExactNanSum, Over::Whole, out, &stream),
+                        "nan_sum" => scope.reduce_into(input, Op::NanSum, Over::Whole, out, &stream),
+                        _ => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
                     }
                 })?;
-                let what = if exact { "exact_sum" } else { "sum" };
                 println!("exact,{name},{data},{what},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
             }
         }
@@ -408,9 +425,10 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
     Ok(())
 }
 
-/// Prints the median times of `Op::Sum`, `ExactSum` and `ExactMean` over
-/// `over()` of the rotated `buffers`, `results` results each, into one
-/// output, as `exact_parts,{label},{sum|exact_sum|exact_mean},{n},{µs},{GB/s}`.
+/// Prints the median times of `Op::Sum`, `ExactSum`, `ExactMean` and
+/// `ExactNanSum` over `over()` of the rotated `buffers`, `results` results
+/// each, into one output, as
+/// `exact_parts,{label},{sum|exact_sum|exact_mean|exact_nan_sum},{n},{µs},{GB/s}`.
 fn time_sum_and_exact<'b, T: FloatElement + Default>(
     reducer: &mut Reducer,
     buffers: &[DeviceBuffer<T>],
@@ -423,13 +441,14 @@ fn time_sum_and_exact<'b, T: FloatElement + Default>(
     let element = std::mem::size_of::<T>();
     let mut out = DeviceBuffer::from_slice(&vec![T::default(); results])?;
     let bytes = (n * element + results * element) as f64;
-    for what in ["sum", "exact_sum", "exact_mean"] {
+    for what in ["sum", "exact_sum", "exact_mean", "exact_nan_sum"] {
         let out = Output::from(&mut out);
         let us = median_us(reducer, n, stream, events, |i, scope| {
             let input = &buffers[i % buffers.len()];
             match what {
                 "exact_sum" => scope.reduce_into(input, reduce::ExactSum, over(), out, stream),
                 "exact_mean" => scope.reduce_into(input, reduce::ExactMean, over(), out, stream),
+                "exact_nan_sum" => scope.reduce_into(input, reduce::ExactNanSum, over(), out, stream),
                 _ => scope.reduce_into(input, Op::Sum, over(), out, stream),
             }
         })?;
@@ -449,8 +468,10 @@ fn index_hash(i: usize) -> u64 {
 /// A uniform value in (-1, 1) with `bits` random bits (at most the type's).
 trait Uniform {
     fn uniform(hash: u64, bits: u32) -> Self;
+    const NAN: Self;
 }
 impl Uniform for f32 {
+    const NAN: f32 = f32::NAN;
     fn uniform(h: u64, bits: u32) -> f32 {
         let bits = bits.min(24);
         let magnitude = (h & ((1 << bits) - 1)) as f32 / (1u64 << bits) as f32;
@@ -462,6 +483,7 @@ impl Uniform for f32 {
     }
 }
 impl Uniform for f64 {
+    const NAN: f64 = f64::NAN;
     fn uniform(h: u64, bits: u32) -> f64 {
         let bits = bits.min(53);
         let magnitude = (h & ((1 << bits) - 1)) as f64 / (1u64 << bits) as f64;

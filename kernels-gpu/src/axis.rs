@@ -352,14 +352,15 @@ pub struct Elements {
     pub stride: u64,
 }
 
-/// The exact sum of `T`s rounded once ([`crate::expansion`]): each lane's
+/// The exact sum of `T`s (each mapped by `M`: NaN as zero for the
+/// NaN-ignoring sum) rounded once ([`crate::expansion`]): each lane's
 /// elements added to an [`Expansion`], the lanes' and parts' expansions
 /// merged exactly; a result whose total is not exact (values over a very
 /// wide range, an infinity or NaN) is summed again by the thread that
 /// writes it, with an [`Exact`] accumulator: correct, at one thread's speed.
-pub struct ExactAlong<T>(PhantomData<T>);
+pub struct ExactAlong<T, M>(PhantomData<(T, M)>);
 
-impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
+impl<T: ExactElement + Widen<T>, M: ElementMap<T>> AxisFold for ExactAlong<T, M> {
     type Value = T;
     type Acc = Expansion;
     type Merge = ExactSum;
@@ -371,7 +372,7 @@ impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
 
     #[inline(always)]
     unsafe fn load(address: u64, _: u64) -> T {
-        <T as Widen<T>>::load(address)
+        M::map(<T as Widen<T>>::load(address))
     }
 
     #[inline(always)]
@@ -389,22 +390,22 @@ impl<T: ExactElement + Widen<T>> AxisFold for ExactAlong<T> {
         let sum = if acc.is_exact(elements.count) {
             T::round(acc)
         } else {
-            sum_exactly_along::<T>(elements)
+            sum_exactly_along::<T, M>(elements)
         };
         thread::store_result(output.at::<T>(output.out, o), sum)
     }
 }
 
-/// The exact sum of `elements`, rounded once, by one thread.
+/// The exact sum of `elements` (each mapped by `M`), rounded once, by one thread.
 ///
 /// # Safety
 /// `elements` are readable, not written during the launch.
 #[inline(never)]
-unsafe fn sum_exactly_along<T: ExactElement>(elements: Elements) -> T {
+unsafe fn sum_exactly_along<T: ExactElement, M: ElementMap<T>>(elements: Elements) -> T {
     let mut exact = Exact::<T>::new();
     let mut address = elements.first;
     for _ in 0..elements.count {
-        exact.add(thread::load_element::<T>(address));
+        exact.add(M::map(thread::load_element::<T>(address)));
         address += elements.stride;
     }
     exact.round()

@@ -129,14 +129,14 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
     }
 }
 
-/// The exact sum of each segment of `input`, rounded once
-/// ([`segment::reduce_exact`]): the segments as [`segmented`] takes them,
+/// The exact sum of each segment of `input` (each element mapped by `M`),
+/// rounded once ([`segment::reduce_exact`]): the segments as [`segmented`] takes them,
 /// in the fixed-order schedule, results in order.
 ///
 /// # Safety
 /// As [`segmented`] with [`SegmentSchedule::FixedOrder`].
 #[inline(always)]
-pub unsafe fn exact_segments<T: ExactElement>(args: SegmentedArgs) {
+pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>>(args: SegmentedArgs) {
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
     let segments = segment::Segments {
         offsets: global_or_zero(args.offsets),
@@ -148,7 +148,7 @@ pub unsafe fn exact_segments<T: ExactElement>(args: SegmentedArgs) {
         len: args.len,
         status: global_or_zero(args.status),
     };
-    segment::reduce_exact::<T, false>(
+    segment::reduce_exact::<T, M, false>(
         device::to_global(args.input),
         segments,
         SegmentPlan::from_bits(args.plan),
@@ -170,14 +170,14 @@ pub unsafe fn axis<T: Element + Widen<T>, M: ElementMap<T>, O: Operator<T>>(args
 }
 
 /// The exact sum's axis entry point: one result per position of the kept
-/// axes, each the exact sum of its elements along the reduced axis rounded
+/// axes, each the exact sum of its elements (mapped by `M`) along the reduced axis rounded
 /// once; see [`axis::ExactAlong`] and [`axis::reduce`].
 ///
 /// # Safety
 /// As [`axis()`].
 #[inline(always)]
-pub unsafe fn exact_axis<T: ExactElement + Widen<T>>(args: AxisArgs) {
-    axis_fold::<axis::ExactAlong<T>>(args)
+pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ElementMap<T>>(args: AxisArgs) {
+    axis_fold::<axis::ExactAlong<T, M>>(args)
 }
 
 /// The gather entry point: the `outputs` elements of the view the kept
@@ -377,7 +377,8 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
     store(total, args.out)
 }
 
-/// The exact sum's entry point: every element added exactly, the total
+/// The exact sum's entry point: every element (mapped by `M`: NaN as zero
+/// for the NaN-ignoring sum) added exactly, the total
 /// rounded once; the fast path and, where it cannot be exact, the last
 /// block's exact pass (see [`crate::expansion`]). Otherwise as [`reduce`],
 /// with `scratch` for the exact pass (`form` is not read).
@@ -387,15 +388,15 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
 /// aligned words that no other launch uses concurrently.
 #[inline(always)]
-pub unsafe fn exact_sum<T: ExactElement>(args: ExactArgs) {
+pub unsafe fn exact_sum<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
     let input = device::to_global(args.input);
-    let Some(total) = exact_expansion::<T>(input, &args) else {
+    let Some(total) = exact_expansion::<T, M>(input, &args) else {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
     let result = if inexact {
-        expansion::sum_exactly::<T>(input, args.len, device::to_global(args.scratch))
+        expansion::sum_exactly::<T, M>(input, args.len, device::to_global(args.scratch))
     } else {
         (device::thread_idx_x() == 0).then(|| T::round(total))
     };
@@ -413,7 +414,7 @@ pub unsafe fn exact_sum<T: ExactElement>(args: ExactArgs) {
 /// As [`exact_sum`]; with [`abi::EXACT_STATES_IN`], `input` holds
 /// `len < 2^30` states; with [`abi::EXACT_STATE_OUT`], `out` has room for one.
 #[inline(always)]
-pub unsafe fn exact_state<T: ExactElement>(args: ExactArgs) {
+pub unsafe fn exact_state<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
     let (input, scratch, out) = (
         device::to_global(args.input),
         device::to_global(args.scratch),
@@ -433,12 +434,12 @@ pub unsafe fn exact_state<T: ExactElement>(args: ExactArgs) {
         }
         return;
     }
-    let Some(total) = exact_expansion::<T>(input, &args) else {
+    let Some(total) = exact_expansion::<T, M>(input, &args) else {
         return;
     };
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
     if inexact {
-        expansion::sum_exactly_as_state::<T>(input, args.len, scratch, out);
+        expansion::sum_exactly_as_state::<T, M>(input, args.len, scratch, out);
     } else if device::thread_idx_x() == 0 {
         expansion::store_state(expansion::exact_of::<T>(total), out);
     }
@@ -450,8 +451,8 @@ pub unsafe fn exact_state<T: ExactElement>(args: ExactArgs) {
 /// # Safety
 /// As [`exact_sum`].
 #[inline(always)]
-unsafe fn exact_expansion<T: ExactElement>(input: u64, args: &ExactArgs) -> Option<Expansion> {
-    let source = ExactInput::<T>::new(input);
+unsafe fn exact_expansion<T: ExactElement, M: ElementMap<T>>(input: u64, args: &ExactArgs) -> Option<Expansion> {
+    let source = ExactInput::<T, M>::new(input);
     let accumulated = thread::accumulate::<Expansion, ExactSum, _>(source, args.len, thread::Team::grid());
     let block_total = block::reduce::<Expansion, ExactSum>(accumulated);
     if device::grid_dim_x() == 1 {

@@ -35,6 +35,7 @@ use crate::abi::VECTOR_BYTES;
 use crate::device::{self, block_dim_x, thread_idx_x};
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::{Exact, ExactFloat};
+use crate::map::{ElementMap, Identity};
 use crate::op::Operator;
 use crate::thread::{self, Source};
 use core::marker::PhantomData;
@@ -212,6 +213,9 @@ impl<T: Element> Operator<T> for ExactSum {
 /// A float type the exact sum reads: how a 16-byte vector of it is added,
 /// and how the exact sum is rounded back to it.
 pub trait ExactElement: Element + ExactFloat {
+    /// One vector's lanes, each mapped by `M` (what the sum adds: the
+    /// elements, or NaN as zero).
+    fn map_vector<M: ElementMap<Self>>(words: [u32; 4]) -> [u32; 4];
     /// `acc` plus the lanes of one vector.
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion;
     /// `acc` plus one element.
@@ -228,6 +232,11 @@ pub trait ExactElement: Element + ExactFloat {
 const F32_FINEST_OFFSET: u32 = 1075 - 150;
 
 impl ExactElement for f32 {
+    #[inline(always)]
+    fn map_vector<M: ElementMap<f32>>(words: [u32; 4]) -> [u32; 4] {
+        words.map(|w| M::map(f32::from_bits(w)).to_bits())
+    }
+
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
         // The lanes' exponent fields (magnitudes' bits, so the largest has
@@ -329,6 +338,13 @@ impl ExactElement for f32 {
 
 impl ExactElement for f64 {
     #[inline(always)]
+    fn map_vector<M: ElementMap<f64>>(words: [u32; 4]) -> [u32; 4] {
+        let lane = |k: usize| M::map(f64::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32)).to_bits();
+        let (a, b) = (lane(0), lane(1));
+        [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
+    }
+
+    #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
         let lane = |k: usize| f64::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32);
         // `lo` back below half an ulp of `hi`, so it has room for the
@@ -355,20 +371,22 @@ impl ExactElement for f64 {
     }
 }
 
-/// One array of `T`s, read for the exact sum.
-pub struct ExactInput<T> {
+/// One array of `T`s, read for the exact sum, each element mapped by `M`
+/// as it is read ([`Identity`]: the sum; [`crate::map::NanToZero`]: the
+/// NaN-ignoring sum).
+pub struct ExactInput<T, M = Identity> {
     pub input: u64,
-    element: PhantomData<T>,
+    element: PhantomData<(T, M)>,
 }
 
-impl<T> Clone for ExactInput<T> {
+impl<T, M> Clone for ExactInput<T, M> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T> Copy for ExactInput<T> {}
+impl<T, M> Copy for ExactInput<T, M> {}
 
-impl<T> ExactInput<T> {
+impl<T, M> ExactInput<T, M> {
     /// The array at global address `input`.
     #[inline(always)]
     pub fn new(input: u64) -> Self {
@@ -379,7 +397,7 @@ impl<T> ExactInput<T> {
     }
 }
 
-impl<T: ExactElement> Source<Expansion> for ExactInput<T> {
+impl<T: ExactElement, M: ElementMap<T>> Source<Expansion> for ExactInput<T, M> {
     const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
 
     #[inline(always)]
@@ -394,7 +412,7 @@ impl<T: ExactElement> Source<Expansion> for ExactInput<T> {
 
     #[inline(always)]
     fn fold<O: Operator<Expansion>>(acc: Expansion, words: [u32; 4], _index: u64) -> Expansion {
-        T::add_vector(acc, words)
+        T::add_vector(acc, T::map_vector::<M>(words))
     }
 
     #[inline(always)]
@@ -408,7 +426,7 @@ impl<T: ExactElement> Source<Expansion> for ExactInput<T> {
     unsafe fn fold_element<O: Operator<Expansion>>(&self, acc: Expansion, index: u64) -> Expansion {
         T::add_element(
             acc,
-            thread::load_element::<T>(self.input + index * size_of::<T>() as u64),
+            M::map(thread::load_element::<T>(self.input + index * size_of::<T>() as u64)),
         )
     }
 }
@@ -463,8 +481,8 @@ unsafe fn read_state<T: ExactElement>(scratch: u64, adds: u32) -> Exact<T> {
     total
 }
 
-/// The slow path: the block sums the `len` elements at `input` again, each
-/// thread into an [`Exact`], which it adds to the words at `scratch`
+/// The slow path: the block sums the `len` elements at `input` again (each
+/// mapped by `M`), each thread into an [`Exact`], which it adds to the words at `scratch`
 /// (zeroed here first); thread 0 gets the exact sum rounded.
 ///
 /// # Safety
@@ -472,8 +490,8 @@ unsafe fn read_state<T: ExactElement>(scratch: u64, adds: u32) -> Exact<T> {
 /// readable `T`s; `scratch` is [`scratch_words`] writable, 8-byte aligned
 /// words that no other block uses during the launch.
 #[inline(never)]
-pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -> Option<T> {
-    add_into_scratch::<T>(input, len, scratch);
+pub unsafe fn sum_exactly<T: ExactElement, M: ElementMap<T>>(input: u64, len: u64, scratch: u64) -> Option<T> {
+    add_into_scratch::<T, M>(input, len, scratch);
     (thread_idx_x() == 0).then(|| read_state::<T>(scratch, block_dim_x()).round())
 }
 
@@ -482,8 +500,8 @@ pub unsafe fn sum_exactly<T: ExactElement>(input: u64, len: u64, scratch: u64) -
 /// # Safety
 /// As [`sum_exactly`] and [`store_state`].
 #[inline(never)]
-pub unsafe fn sum_exactly_as_state<T: ExactElement>(input: u64, len: u64, scratch: u64, out: u64) {
-    add_into_scratch::<T>(input, len, scratch);
+pub unsafe fn sum_exactly_as_state<T: ExactElement, M: ElementMap<T>>(input: u64, len: u64, scratch: u64, out: u64) {
+    add_into_scratch::<T, M>(input, len, scratch);
     if thread_idx_x() == 0 {
         store_state(read_state::<T>(scratch, block_dim_x()), out);
     }
@@ -496,7 +514,7 @@ pub unsafe fn sum_exactly_as_state<T: ExactElement>(input: u64, len: u64, scratc
 /// # Safety
 /// As [`sum_exactly`].
 #[inline(always)]
-unsafe fn add_into_scratch<T: ExactElement>(input: u64, len: u64, scratch: u64) {
+unsafe fn add_into_scratch<T: ExactElement, M: ElementMap<T>>(input: u64, len: u64, scratch: u64) {
     let words = scratch_words::<T>();
     if thread_idx_x() == 0 {
         for word in 0..words {
@@ -508,7 +526,7 @@ unsafe fn add_into_scratch<T: ExactElement>(input: u64, len: u64, scratch: u64) 
     let mut exact = Exact::<T>::new();
     let mut index = thread_idx_x() as u64;
     while index < len {
-        exact.add(thread::load_element::<T>(input + index * size_of::<T>() as u64));
+        exact.add(M::map(thread::load_element::<T>(input + index * size_of::<T>() as u64)));
         index += block_dim_x() as u64;
     }
     let (digits, specials) = exact.parts();

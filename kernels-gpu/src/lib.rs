@@ -238,13 +238,21 @@ macro_rules! dot_instances {
 macro_rules! exact_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactSum { element: scalar!($t) },
-            kernel_name!(exact_sum, $t),
-            entry::exact_sum::<$t>
+            abi::Kernel::ExactSum { op: abi::Op::Sum, element: scalar!($t) },
+            kernel_name!(exact_sum, sum, $t),
+            entry::exact_sum::<$t, map::Identity>
         ), (
-            abi::Kernel::ExactState { element: scalar!($t) },
-            kernel_name!(exact_state, $t),
-            entry::exact_state::<$t>
+            abi::Kernel::ExactSum { op: abi::Op::NanSum, element: scalar!($t) },
+            kernel_name!(exact_sum, nan_sum, $t),
+            entry::exact_sum::<$t, map::NanToZero>
+        ), (
+            abi::Kernel::ExactState { op: abi::Op::Sum, element: scalar!($t) },
+            kernel_name!(exact_state, sum, $t),
+            entry::exact_state::<$t, map::Identity>
+        ), (
+            abi::Kernel::ExactState { op: abi::Op::NanSum, element: scalar!($t) },
+            kernel_name!(exact_state, nan_sum, $t),
+            entry::exact_state::<$t, map::NanToZero>
         ),)* }
     };
 }
@@ -252,9 +260,13 @@ macro_rules! exact_instances {
 macro_rules! exact_segments_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactSegments { element: scalar!($t) },
-            kernel_name!(exact_segments, $t),
-            entry::exact_segments::<$t>
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t) },
+            kernel_name!(exact_segments, sum, $t),
+            entry::exact_segments::<$t, map::Identity>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t) },
+            kernel_name!(exact_segments, nan_sum, $t),
+            entry::exact_segments::<$t, map::NanToZero>
         ),)* }
     };
 }
@@ -262,9 +274,13 @@ macro_rules! exact_segments_instances {
 macro_rules! exact_axis_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactAxis { element: scalar!($t) },
-            kernel_name!(exact_axis, $t),
-            entry::exact_axis::<$t>
+            abi::Kernel::ExactAxis { op: abi::Op::Sum, element: scalar!($t) },
+            kernel_name!(exact_axis, sum, $t),
+            entry::exact_axis::<$t, map::Identity>
+        ), (
+            abi::Kernel::ExactAxis { op: abi::Op::NanSum, element: scalar!($t) },
+            kernel_name!(exact_axis, nan_sum, $t),
+            entry::exact_axis::<$t, map::NanToZero>
         ), (
             abi::Kernel::Gather { element: scalar!($t) },
             kernel_name!(gather, $t),

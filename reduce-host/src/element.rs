@@ -193,6 +193,10 @@ pub trait FloatElement: Element {
     /// The exact sum of `values` rounded once ([`ExactSum::fold`](crate::ExactSum::fold)).
     #[doc(hidden)]
     fn exact_sum(values: &[Self]) -> Self;
+    /// The exact sum of the values that are not NaN, rounded once
+    /// ([`ExactNanSum::fold`](crate::ExactNanSum::fold)).
+    #[doc(hidden)]
+    fn exact_nan_sum(values: &[Self]) -> Self;
     /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
     /// (`kernels_gpu::element::Element::canonical`) for results the host
     /// computes.
@@ -212,6 +216,12 @@ macro_rules! float_element {
             fn exact_sum(values: &[Self]) -> Self {
                 let mut sum = kernels_gpu::exact::Exact::<$t>::new();
                 values.iter().for_each(|&value| sum.add(value));
+                sum.round()
+            }
+            fn exact_nan_sum(values: &[Self]) -> Self {
+                // A NaN adds `+0.0`, as the kernels' map makes it.
+                let mut sum = kernels_gpu::exact::Exact::<$t>::new();
+                values.iter().for_each(|&value| sum.add(if value.is_nan() { 0.0 } else { value }));
                 sum.round()
             }
             fn canonical(self) -> Self {

@@ -287,12 +287,14 @@ impl<B: Backend> Reducer<B> {
         self.launch_one_input::<T>(kernel, address, len, Access::write::<T>("out", out, 1), stream)
     }
 
-    /// Enqueues the exact sum of `input` ([`crate::ExactSum`]), its
-    /// result to `out`: one launch (the fast path, and where it cannot be
-    /// exact the last block's exact pass, which uses the stream's scratch).
+    /// Enqueues the exact sum `of` `input` ([`crate::ExactSum`],
+    /// [`crate::ExactNanSum`]), its result to `out`: one launch (the fast
+    /// path, and where it cannot be exact the last block's exact pass, which
+    /// uses the stream's scratch).
     pub(crate) fn enqueue_exact_sum<T: FloatElement>(
         &mut self,
         input: &B::Slice<T>,
+        of: ExactOf,
         out: u64,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
@@ -301,7 +303,7 @@ impl<B: Backend> Reducer<B> {
             Access::read::<T>("input", input, len),
             Access::write::<T>("out", out, 1),
         ];
-        self.launch_exact::<T>(input, len, 0, out, &accesses, stream)
+        self.launch_exact::<T>(of, input, len, 0, out, &accesses, stream)
     }
 
     /// Enqueues, on the own stream, the exact sum of `input` as an exact
@@ -309,13 +311,13 @@ impl<B: Backend> Reducer<B> {
     /// [`Reducer::enqueue_exact_merge`]: how the parts of a sharded input
     /// are summed exactly. `T` is `f32` or `f64`.
     #[cfg(any(feature = "cust", test))]
-    pub(crate) fn enqueue_exact_state<T: Element>(&mut self, input: &B::Slice<T>, out: u64) -> Result<()> {
+    pub(crate) fn enqueue_exact_state<T: Element>(&mut self, input: &B::Slice<T>, of: ExactOf, out: u64) -> Result<()> {
         let (input, len) = checked_parts::<B, T>(input)?;
         let accesses = [
             Access::read::<T>("input", input, len),
             Access::write::<u64>("out", out, exact_state_words(T::TYPE)?),
         ];
-        self.launch_exact::<T>(input, len, kernels_gpu::abi::EXACT_STATE_OUT, out, &accesses, None)
+        self.launch_exact::<T>(of, input, len, kernels_gpu::abi::EXACT_STATE_OUT, out, &accesses, None)
     }
 
     /// Enqueues, on the own stream, the sum of the `count` exact states of
@@ -348,13 +350,24 @@ impl<B: Backend> Reducer<B> {
             .checked_mul(words)
             .ok_or_else(|| Error::internal("more exact states than a usize counts"))?;
         let accesses = [Access::read::<u64>("states", states, state_words), output];
-        self.launch_exact::<T>(states, count, EXACT_STATES_IN | form, out, &accesses, None)
+        // States hold sums already: the plain sum's kernel merges them for either exact sum.
+        self.launch_exact::<T>(
+            ExactOf::Elements,
+            states,
+            count,
+            EXACT_STATES_IN | form,
+            out,
+            &accesses,
+            None,
+        )
     }
 
-    /// Launches the exact sum kernel for `T` on the `len` elements at
+    /// Launches the exact sum kernel `of` `T`s on the `len` elements at
     /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_exact<T: Element>(
         &mut self,
+        of: ExactOf,
         input: u64,
         len: usize,
         form: u64,
@@ -362,12 +375,12 @@ impl<B: Backend> Reducer<B> {
         accesses: &[Access],
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let element = T::TYPE.kernel();
+        let (op, element) = (of.op(), T::TYPE.kernel());
         // The plain sum has a kernel of its own, whose registers the state
         // forms do not burden.
         let kernel = match form {
-            0 => Kernel::ExactSum { element },
-            _ => Kernel::ExactState { element },
+            0 => Kernel::ExactSum { op, element },
+            _ => Kernel::ExactState { op, element },
         };
         let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
         // States are merged by one block: the launch of one element.
@@ -767,6 +780,26 @@ pub(crate) fn checked_pair<B: Backend, T: DeviceCopy>(a: &B::Slice<T>, b: &B::Sl
     Ok((a, b, len))
 }
 
+/// What an exact sum adds ([`crate::ExactSum`], [`crate::ExactNanSum`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ExactOf {
+    /// Every element.
+    Elements,
+    /// The elements that are not NaN (a NaN added as `+0.0`, as
+    /// [`Op::NanSum`] adds it).
+    NotNan,
+}
+
+impl ExactOf {
+    /// The operator that names its kernels.
+    pub(crate) fn op(self) -> Op {
+        match self {
+            ExactOf::Elements => Op::Sum,
+            ExactOf::NotNan => Op::NanSum,
+        }
+    }
+}
+
 /// What each sum of a mean is divided by ([`Reducer::enqueue_divide_by_count`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Counts {
@@ -780,16 +813,18 @@ pub(crate) enum Counts {
 
 #[cfg(test)]
 mod tests {
+    use super::ExactOf;
     use crate::element::FloatElement;
     use crate::emulated::Emulator;
-    use crate::ExactSum;
+    use crate::{ExactNanSum, ExactSum};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
-    /// The exact states of random parts of `values`, merged on the emulator
-    /// in one step and in two (a state of states): the same bits as
-    /// [`ExactSum::fold`] of the whole. What `multi` does across GPUs.
-    fn check_states_merge<T: FloatElement>(rng: &mut StdRng, values: &[T]) {
+    /// The exact states (`of` the values) of random parts of `values`,
+    /// merged on the emulator in one step and in two (a state of states):
+    /// the same bits as [`ExactSum::fold`] (or [`ExactNanSum::fold`]) of
+    /// the whole. What `multi` does across GPUs.
+    fn check_states_merge<T: FloatElement>(rng: &mut StdRng, values: &[T], of: ExactOf) {
         let words = super::exact_state_words(T::TYPE).expect("a float type");
         let mut emulator = Emulator::default();
         let parts = rng.gen_range(1..6);
@@ -801,17 +836,28 @@ mod tests {
         for (part, bounds) in cuts.windows(2).enumerate() {
             let out = states[part * words..].as_mut_ptr() as u64;
             emulator
-                .enqueue_exact_state(&values[bounds[0]..bounds[1]], out)
+                .enqueue_exact_state(&values[bounds[0]..bounds[1]], of, out)
                 .expect("a part's state");
         }
-        let expected = ExactSum::fold(values);
+        let expected = match of {
+            ExactOf::Elements => ExactSum::fold(values),
+            ExactOf::NotNan => ExactNanSum::fold(values),
+        };
         let mut rounded = [0xdead_beef_dead_beef_u64];
         let address = states.as_ptr() as u64;
         emulator
             .enqueue_exact_merge::<T>(address, parts, rounded.as_mut_ptr() as u64, false)
             .expect("merged");
         let bits = |word: u64| super::from_word::<T>(word);
-        assert_eq!(bits(rounded[0]), expected, "{parts} parts cut at {cuts:?}");
+        // Bitwise (a NaN's too).
+        let word = |value: T| {
+            let mut word = 0u64;
+            // SAFETY: a `T` (4 or 8 bytes, plain data) fits a `u64`'s bytes.
+            unsafe { std::ptr::write_unaligned(&mut word as *mut u64 as *mut T, value) };
+            word
+        };
+        let same = |got: T| word(got) == word(expected);
+        assert!(same(bits(rounded[0])), "{of:?}: {parts} parts cut at {cuts:?}");
         // The first part's state with a state of the others, then those two.
         let mut merged = vec![0xdead_beef_dead_beef_u64; 2 * words];
         merged[..words].copy_from_slice(&states[..words]);
@@ -822,32 +868,35 @@ mod tests {
         emulator
             .enqueue_exact_merge::<T>(merged.as_ptr() as u64, 2, rounded.as_mut_ptr() as u64, false)
             .expect("merged in two steps");
-        assert_eq!(
-            bits(rounded[0]),
-            expected,
-            "{parts} parts cut at {cuts:?}, in two steps"
+        assert!(
+            same(bits(rounded[0])),
+            "{of:?}: {parts} parts cut at {cuts:?}, in two steps"
         );
     }
 
     #[test]
     fn exact_states_merge_to_the_whole_sum() {
         let mut rng = StdRng::from_entropy();
-        for round in 0..24 {
+        for round in 0..32 {
             let len = rng.gen_range(0..3000);
             // Typical values (the kernel's fast path), values over a wide
-            // range (its exact pass), and specials among them.
+            // range (its exact pass), specials among them, NaNs among
+            // typical values.
             let value = |rng: &mut StdRng| -> f64 {
                 let unit = rng.gen_range(-1.0..1.0);
-                match round % 3 {
+                match round % 4 {
                     0 => unit,
                     1 => unit * 2f64.powi(rng.gen_range(-140..120)),
-                    _ => [unit, f64::INFINITY, -0.0, 1e30, -1e30][rng.gen_range(0..5)],
+                    2 => [unit, f64::INFINITY, -0.0, 1e30, -1e30][rng.gen_range(0..5)],
+                    _ => [unit, unit, f64::NAN, -f64::NAN][rng.gen_range(0..4)],
                 }
             };
             let values: Vec<f64> = (0..len).map(|_| value(&mut rng)).collect();
-            check_states_merge(&mut rng, &values);
             let narrow: Vec<f32> = values.iter().map(|&x| x as f32).collect();
-            check_states_merge(&mut rng, &narrow);
+            for of in [ExactOf::Elements, ExactOf::NotNan] {
+                check_states_merge(&mut rng, &values, of);
+                check_states_merge(&mut rng, &narrow, of);
+            }
         }
     }
 }

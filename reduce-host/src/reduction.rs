@@ -8,7 +8,7 @@
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
 //! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis (`u32`, `i64`: [`Cast`]) | `(index, value)` |
 //! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] (the input's type: [`Cast`]) | [`MeanInput::Mean`] |
-//! | [`ExactSum`], [`ExactMean`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
+//! | [`ExactSum`], [`ExactNanSum`], [`ExactMean`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -36,7 +36,7 @@ use crate::element::{ArgInput, CastTo, DeviceValue, Element, FloatElement, MeanI
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::over::{Over, Target};
-use crate::reducer::{checked_parts, Counts, Reducer};
+use crate::reducer::{checked_parts, Counts, ExactOf, Reducer};
 use crate::segmented::{Layout, PerSegment};
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use crate::user::{Operator, Scalar, User};
@@ -618,7 +618,7 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
     one_output!();
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
-        reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, out, None))
+        reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, ExactOf::Elements, out, None))
     }
 
     fn enqueue<B: Backend>(
@@ -629,13 +629,94 @@ impl<T: FloatElement> Reduction<T> for ExactSum {
         target: Target,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        match over {
-            Over::Whole => reducer.enqueue_exact_sum(input, target.single()?, stream),
-            Over::Axes(layout, axes) => {
-                reducer.enqueue_exact_axes(input, layout, axes, (target.out, target.len), stream)
-            }
-            over => enqueue_per_segment(PerSegment::ExactSum, reducer, input, over, target, stream),
+        enqueue_exact(ExactOf::Elements, reducer, input, over, target, stream)
+    }
+}
+
+/// Enqueues the exact sum `of` `input`'s elements over `over`, its results
+/// to `target` ([`ExactSum`], [`ExactNanSum`]).
+fn enqueue_exact<B: Backend, T: FloatElement>(
+    of: ExactOf,
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<T>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    stream: Option<StreamHandle>,
+) -> Result<()> {
+    match over {
+        Over::Whole => reducer.enqueue_exact_sum(input, of, target.single()?, stream),
+        Over::Axes(layout, axes) => {
+            reducer.enqueue_exact_axes(input, layout, axes, of, (target.out, target.len), stream)
         }
+        over => enqueue_per_segment(PerSegment::Exact(of), reducer, input, over, target, stream),
+    }
+}
+
+/// [`ExactSum`] of the elements that are not NaN: each NaN added as `+0.0`
+/// (PyTorch's `torch.nansum`, this crate's [`Op::NanSum`]), the rest as
+/// [`ExactSum`] adds them. So, like it, the correctly rounded sum of the
+/// other elements, **the same bits on every GPU, grid, launch shape,
+/// alignment and order, alone or in any batch, on one GPU or several**, as
+/// [`ExactNanSum::fold`] gives on the CPU. Error: at most half an ulp of the
+/// result.
+///
+/// Specials: `+inf` with `-inf` still gives NaN (the canonical NaN: a NaN
+/// the sum makes, not one it reads); otherwise an infinity gives itself;
+/// only NaNs, or nothing, give `+0.0`.
+///
+/// Every place ([`Over`]), form and buffer kind, and across GPUs
+/// (`reduce::multi`), as [`ExactSum`]; its cost too (NaNs do not send a
+/// part to the slower exact pass, as they do for [`ExactSum`]).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ExactNanSum, Over};
+/// let x = [1e30f32, f32::NAN, 1.0, -1e30];
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce(&x, ExactNanSum)?, 1.0);
+/// assert_eq!(ExactNanSum::fold(&x), 1.0); // the same on the CPU
+/// // Rows of 2: a row of NaNs sums to +0.0.
+/// let rows = emulator.reduce_over(&[f64::NAN, f64::NAN, 0.5, f64::NAN], ExactNanSum, Over::Rows { rows: 2, len: 2 })?;
+/// assert_eq!(rows.values.to_vec(), [0.0, 0.5]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExactNanSum;
+
+impl ExactNanSum {
+    /// The exact sum of the values that are not NaN, rounded once, on the
+    /// CPU: the bits the GPU and the emulator give for the same values.
+    ///
+    /// ```
+    /// use reduce::ExactNanSum;
+    /// assert_eq!(ExactNanSum::fold(&[0.1f64, f64::NAN, 0.2, 0.3]), 0.6);
+    /// assert_eq!(ExactNanSum::fold(&[f32::NAN]).to_bits(), 0); // +0.0
+    /// ```
+    pub fn fold<T: FloatElement>(values: &[T]) -> T {
+        T::exact_nan_sum(values)
+    }
+}
+
+impl sealed::Sealed for ExactNanSum {}
+
+impl<T: FloatElement> Reduction<T> for ExactNanSum {
+    type Output = T;
+    type Value = T;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, ExactOf::NotNan, out, None))
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<T>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        enqueue_exact(ExactOf::NotNan, reducer, input, over, target, stream)
     }
 }
 

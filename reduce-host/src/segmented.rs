@@ -79,7 +79,7 @@ use crate::backend::Backend;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::placement::Placement;
-use crate::reducer::{checked_parts, Reducer};
+use crate::reducer::{checked_parts, ExactOf, Reducer};
 use crate::shape::{self, SegmentedShape, Teams};
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
@@ -89,9 +89,9 @@ use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
 pub(crate) enum PerSegment {
     /// The reduction with the kernels' operator.
     Op(Op),
-    /// The exact sum, rounded once ([`crate::ExactSum`]): the fixed-order
-    /// schedule's kernel of its own.
-    ExactSum,
+    /// An exact sum, rounded once ([`crate::ExactSum`],
+    /// [`crate::ExactNanSum`]): the fixed-order schedule's kernel of its own.
+    Exact(ExactOf),
 }
 
 impl From<Op> for PerSegment {
@@ -238,7 +238,7 @@ impl<B: Backend> Reducer<B> {
         let element = T::TYPE.kernel();
         let kernel = |schedule| match what {
             PerSegment::Op(op) => Kernel::Segmented { op, element, schedule },
-            PerSegment::ExactSum => Kernel::ExactSegments { element },
+            PerSegment::Exact(of) => Kernel::ExactSegments { op: of.op(), element },
         };
         if let PerSegment::Op(op) = what {
             if !op.is_defined_for(element) {
@@ -258,11 +258,11 @@ impl<B: Backend> Reducer<B> {
         let element_bytes = T::TYPE.size();
         let teams = match what {
             PerSegment::Op(_) => Teams::Reduction,
-            PerSegment::ExactSum => Teams::ExactSum { offsets },
+            PerSegment::Exact(_) => Teams::ExactSum { offsets },
         };
         let plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap).and_then(|shape| {
             let schedule = match (what, strided_rows) {
-                (PerSegment::ExactSum, _) => SegmentSchedule::FixedOrder,
+                (PerSegment::Exact(_), _) => SegmentSchedule::FixedOrder,
                 (PerSegment::Op(_), true) => SegmentSchedule::StridedRows,
                 (PerSegment::Op(_), false) => shape::segment_schedule(tuning, shape, segments, offsets)?,
             };
@@ -310,7 +310,7 @@ impl<B: Backend> Reducer<B> {
         let what = what.into();
         // The exact kernel reads rows with a pitch, in order, not in groups
         // nor placed (`enqueue_exact_axes` gathers those first).
-        if let (PerSegment::ExactSum, Layout::Rows { group, placed, .. }) = (what, layout) {
+        if let (PerSegment::Exact(_), Layout::Rows { group, placed, .. }) = (what, layout) {
             if group != (0, 0) || placed != Placement::IN_ORDER {
                 return Err(Error::internal(
                     "an exact sum of grouped or placed rows (no kernel reads them)",

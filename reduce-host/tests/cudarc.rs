@@ -1327,8 +1327,8 @@ fn a_user_operator_over_cudarc_buffers() {
     );
 }
 
-/// `ExactSum` over cudarc buffers, blocking and `reduce_into`, at an
-/// offset: the CPU fold's bits.
+/// `ExactSum` and `ExactNanSum` over cudarc buffers, blocking and
+/// `reduce_into`, at an offset: the CPU folds' bits.
 #[test]
 fn exact_sums_over_cudarc_buffers() {
     let Some(ctx) = context("exact_sums_over_cudarc_buffers") else {
@@ -1351,4 +1351,23 @@ fn exact_sums_over_cudarc_buffers() {
         .unwrap();
     let into = stream.clone_dtoh(&out).unwrap();
     assert_eq!(into[0].to_bits(), want.to_bits(), "reduce_into");
+    // `ExactNanSum`: NaNs among the same values.
+    let with_nans: Vec<f64> = data
+        .iter()
+        .map(|&x| if rng.gen_range(0..100) == 0 { f64::NAN } else { x })
+        .collect();
+    let want = reduce::ExactNanSum::fold(&with_nans[1..]);
+    let input = stream.clone_htod(&with_nans).unwrap();
+    let view = input.slice(1..);
+    let got = reducer.reduce(&view, reduce::ExactNanSum).unwrap();
+    assert_eq!(
+        got.to_bits(),
+        want.to_bits(),
+        "ExactNanSum blocking: {got:e} against {want:e}"
+    );
+    reducer
+        .reduce_into(&view, reduce::ExactNanSum, Over::Whole, &mut out, &stream)
+        .unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert_eq!(into[0].to_bits(), want.to_bits(), "ExactNanSum reduce_into");
 }

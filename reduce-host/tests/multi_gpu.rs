@@ -10,8 +10,8 @@ use cust::device::Device;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use rand::rngs::StdRng;
 use rand::Rng;
-use reduce::multi::{Communicator, Group, Shard, UniqueId};
-use reduce::{Error, ExactSum, Op};
+use reduce::multi::{Combine, Communicator, Group, Shard, UniqueId};
+use reduce::{Error, ExactNanSum, ExactSum, Op, Reduction};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The group of every GPU, shared by the tests one at a time (creating one
@@ -199,10 +199,15 @@ fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// [`ExactSum`] across GPUs: the same bits as [`ExactSum::fold`] and as one
-/// GPU's `ExactSum` of the whole, whatever the cuts, however many GPUs the
-/// shards are on (all on member 0, or anywhere), on every member.
-fn exact_sums_sharded<T: TestElement + reduce::FloatElement>(test: &str, of: fn(f64) -> T) {
+/// [`ExactSum`] (or [`ExactNanSum`], on data with NaNs) across GPUs: the
+/// same bits as its `fold` and as one GPU's sum of the whole, whatever the
+/// cuts, however many GPUs the shards are on (all on member 0, or
+/// anywhere), on every member. `nans`: NaNs among the data.
+fn exact_sums_sharded<T, W>(test: &str, of: fn(f64) -> T, what: W, fold: fn(&[T]) -> T, nans: bool)
+where
+    T: TestElement + reduce::FloatElement,
+    W: Combine<T> + Reduction<T, Value = T>,
+{
     let Some(mut group) = all_gpus(test) else { return };
     let mut rng = rng(test);
     let mut failures = Vec::new();
@@ -216,26 +221,35 @@ fn exact_sums_sharded<T: TestElement + reduce::FloatElement>(test: &str, of: fn(
         if case == 5 && n > 0 {
             data[rng.gen_range(0..n)] = of(f64::INFINITY);
         }
-        let expected = ExactSum::fold(&data);
+        if nans {
+            // NaNs (either sign) at random places, a whole shard's worth at times.
+            let every = [2, 7, 1000][case % 3];
+            for x in data.iter_mut() {
+                if rng.gen_range(0..every) == 0 {
+                    *x = of(if rng.gen() { f64::NAN } else { -f64::NAN });
+                }
+            }
+        }
+        let expected = fold(&data);
         let single = if data.is_empty() {
             expected
         } else {
             group.make_current(0).unwrap();
-            reduce::reduce(&DeviceBuffer::from_slice(&data).unwrap(), ExactSum).unwrap()
+            reduce::reduce(&DeviceBuffer::from_slice(&data).unwrap(), what).unwrap()
         };
         for members in [1, group.world_size()] {
             let shard_count = rng.gen_range(1..=2 * members + 2);
             let sharded = Sharded::on_members(&group, &mut rng, &data, shard_count, Op::Sum, members);
             let layout: Vec<(usize, usize)> = sharded.slices.iter().map(|(m, s)| (*m, s.len())).collect();
             let views = sharded.views();
-            let got = group.reduce(&views, ExactSum).unwrap();
+            let got = group.reduce(&views, what).unwrap();
             let mut outs: Vec<DeviceBox<T>> = (0..group.world_size())
                 .map(|member| {
                     group.make_current(member).unwrap();
                     DeviceBox::new(&T::poison()).unwrap()
                 })
                 .collect();
-            group.all_reduce_into(&views, ExactSum, &mut outs).unwrap();
+            group.all_reduce_into(&views, what, &mut outs).unwrap();
             let on_members: Vec<T> = outs
                 .iter()
                 .enumerate()
@@ -267,12 +281,21 @@ fn exact_sums_sharded<T: TestElement + reduce::FloatElement>(test: &str, of: fn(
 
 #[test]
 fn exact_sums_f32_bitwise_over_any_cuts_and_gpus() {
-    exact_sums_sharded::<f32>("exact_sums_f32_bitwise_over_any_cuts_and_gpus", |x| x as f32);
+    let test = "exact_sums_f32_bitwise_over_any_cuts_and_gpus";
+    exact_sums_sharded(test, |x| x as f32, ExactSum, ExactSum::fold, false);
 }
 
 #[test]
 fn exact_sums_f64_bitwise_over_any_cuts_and_gpus() {
-    exact_sums_sharded::<f64>("exact_sums_f64_bitwise_over_any_cuts_and_gpus", |x| x);
+    let test = "exact_sums_f64_bitwise_over_any_cuts_and_gpus";
+    exact_sums_sharded(test, |x| x, ExactSum, ExactSum::fold, false);
+}
+
+#[test]
+fn exact_nan_sums_bitwise_over_any_cuts_and_gpus() {
+    let test = "exact_nan_sums_bitwise_over_any_cuts_and_gpus";
+    exact_sums_sharded(test, |x| x as f32, ExactNanSum, ExactNanSum::fold, true);
+    exact_sums_sharded(test, |x| x, ExactNanSum, ExactNanSum::fold, true);
 }
 
 /// The NaN rules across GPUs: one NaN anywhere makes `max` NaN, `nan_max`

@@ -79,18 +79,19 @@ pub enum Kernel {
     /// [`ConvertArgs`].
     Convert { from: Scalar, to: Scalar },
     /// The exact sum of a whole input of `element`s, rounded once:
-    /// [`ExactArgs`] (`crate::expansion`).
-    ExactSum { element: Scalar },
+    /// [`ExactArgs`] (`crate::expansion`). `op` is [`Op::Sum`] or
+    /// [`Op::NanSum`] (NaN elements added as zero), in every exact kernel.
+    ExactSum { op: Op, element: Scalar },
     /// The exact sum's state forms (a state of `element`s, a merge of
     /// states): [`ExactArgs`] with its `form`.
-    ExactState { element: Scalar },
+    ExactState { op: Op, element: Scalar },
     /// The exact sum of each segment (or row) of `element`s, rounded once,
     /// in the fixed-order schedule: [`SegmentedArgs`]
     /// (`crate::segment::reduce_exact`).
-    ExactSegments { element: Scalar },
+    ExactSegments { op: Op, element: Scalar },
     /// The exact sum along an axis of `element`s, each result rounded
     /// once: [`AxisArgs`] (`crate::axis::ExactAlong`).
-    ExactAxis { element: Scalar },
+    ExactAxis { op: Op, element: Scalar },
     /// A view of `element`s copied in the order of its kept axes (each
     /// result one element: [`AxisArgs`] with no reduced axis), which the
     /// exact sum gathers views into rows with (`crate::axis::gather`).
@@ -126,7 +127,8 @@ impl Op {
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
-/// `(exact_sum, type)`, `(exact_state, type)`, `(exact_segments, type)`, `(exact_axis, type)`, `(gather, type)`.
+/// `(exact_sum, stem, type)`, `(exact_state, stem, type)`, `(exact_segments, stem, type)`,
+/// `(exact_axis, stem, type)`, `(gather, type)`.
 #[macro_export]
 macro_rules! kernel_name {
     (reduce, $stem:ident, $t:ident) => {
@@ -213,17 +215,17 @@ macro_rules! kernel_name {
     (divide_by_count, $t:ident) => {
         concat!("divide_by_count_", stringify!($t))
     };
-    (exact_sum, $t:ident) => {
-        concat!("reduce_exact_sum_", stringify!($t))
+    (exact_sum, $stem:ident, $t:ident) => {
+        concat!("reduce_exact_", stringify!($stem), "_", stringify!($t))
     };
-    (exact_state, $t:ident) => {
-        concat!("reduce_exact_state_", stringify!($t))
+    (exact_state, $stem:ident, $t:ident) => {
+        concat!("reduce_exact_", stringify!($stem), "_state_", stringify!($t))
     };
-    (exact_segments, $t:ident) => {
-        concat!("segmented_exact_sum_", stringify!($t))
+    (exact_segments, $stem:ident, $t:ident) => {
+        concat!("segmented_exact_", stringify!($stem), "_", stringify!($t))
     };
-    (exact_axis, $t:ident) => {
-        concat!("axis_exact_sum_", stringify!($t))
+    (exact_axis, $stem:ident, $t:ident) => {
+        concat!("axis_exact_", stringify!($stem), "_", stringify!($t))
     };
     (gather, $t:ident) => {
         concat!("axis_gather_", stringify!($t))
@@ -294,16 +296,16 @@ impl Kernel {
             Kernel::Reduce { element, .. }
             | Kernel::Dot { element }
             | Kernel::DivideByCount { element }
-            | Kernel::ExactSum { element }
-            | Kernel::ExactState { element }
+            | Kernel::ExactSum { element, .. }
+            | Kernel::ExactState { element, .. }
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
-            Kernel::ExactSegments { element } => Module::Segmented(SegmentSchedule::FixedOrder, element),
+            Kernel::ExactSegments { element, .. } => Module::Segmented(SegmentSchedule::FixedOrder, element),
             Kernel::Axis { element: input, .. }
             | Kernel::WidenedAxis { input, .. }
             | Kernel::ArgAxis { input, .. }
-            | Kernel::ExactAxis { element: input }
+            | Kernel::ExactAxis { element: input, .. }
             | Kernel::Gather { element: input } => Module::Axis(input),
             Kernel::Statistic { .. } | Kernel::StatisticStates { .. } | Kernel::StatisticSegments { .. } => {
                 Module::Statistics
@@ -416,9 +418,10 @@ mod tests {
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
         // division, the conversions to f16 and bf16, the exact sum and its
-        // state forms.
-        assert_eq!(members.len(), 18, "{members:?}");
-        assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_state_f32"));
+        // state forms, each plain and NaN-ignoring.
+        assert_eq!(members.len(), 20, "{members:?}");
+        assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_sum_state_f32"));
+        assert!(members.contains(&"reduce_exact_nan_sum_f32") && members.contains(&"reduce_exact_nan_sum_state_f32"));
         assert!(members.contains(&"convert_f32_to_f16") && members.contains(&"convert_f32_to_bf16"));
         assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
         assert!(members.contains(&"divide_by_count_f32"));

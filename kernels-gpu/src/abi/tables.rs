@@ -152,10 +152,14 @@ for_each_convert_kernel!(convert_kernel_table);
 macro_rules! exact_kernel_table {
     ($($t:ident),*) => {
         const EXACT_KERNELS: &[(Kernel, &str)] = &[$(
-            (Kernel::ExactSum { element: scalar!($t) }, kernel_name!(exact_sum, $t)),
-            (Kernel::ExactState { element: scalar!($t) }, kernel_name!(exact_state, $t)),
-            (Kernel::ExactSegments { element: scalar!($t) }, kernel_name!(exact_segments, $t)),
-            (Kernel::ExactAxis { element: scalar!($t) }, kernel_name!(exact_axis, $t)),
+            (Kernel::ExactSum { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_sum, sum, $t)),
+            (Kernel::ExactSum { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_sum, nan_sum, $t)),
+            (Kernel::ExactState { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_state, sum, $t)),
+            (Kernel::ExactState { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_state, nan_sum, $t)),
+            (Kernel::ExactSegments { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_segments, sum, $t)),
+            (Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_segments, nan_sum, $t)),
+            (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
+            (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
             (Kernel::Gather { element: scalar!($t) }, kernel_name!(gather, $t)),
         )*];
     };
@@ -235,11 +239,12 @@ mod tests {
         // ops × 2 types; 2 seed dots × 2 types; statistics: moments 3 + 2
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
-        // divisions (the means); 4 conversions (the casts); 2 exact sums, whole,
-        // as states, over segments and along an axis, and their gathers.
+        // divisions (the means); 4 conversions (the casts); 2 types' exact
+        // sums and NaN-ignoring exact sums, whole, as states, over segments
+        // and along an axis, and the 2 types' gathers.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 5
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2 * 4 + 2
         );
         assert_eq!(
             Kernel::Ladder {

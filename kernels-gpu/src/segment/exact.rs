@@ -14,19 +14,21 @@ use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, th
 use crate::exact::Exact;
 use crate::expansion::{ExactElement, ExactInput, ExactSum, Expansion};
 use crate::grid;
+use crate::map::ElementMap;
 use crate::op::{Max, Sum};
 use crate::place::Results;
 use crate::thread::{self, Team};
 use crate::warp;
 use core::mem::size_of;
 
-/// The exact sum of each segment into `out`, as [`super::reduce`] reduces
+/// The exact sum of each segment (each element mapped by `M`: NaN as zero
+/// for the NaN-ignoring sum) into `out`, as [`super::reduce`] reduces
 /// them (its parameters, rules and plans), with teams of any size.
 ///
 /// # Safety
 /// As [`super::reduce`].
 #[inline(always)]
-pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
+pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
     plan: SegmentPlan,
@@ -35,7 +37,7 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
     out: Results<PLACED>,
 ) {
     if plan.team_threads == 1 && plan.blocks_per_segment == 1 {
-        return reduce_exact_per_thread::<T, PLACED>(input, segments, out);
+        return reduce_exact_per_thread::<T, M, PLACED>(input, segments, out);
     }
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
@@ -70,7 +72,7 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
                 thread: thread_in_team,
             };
             acc = thread::accumulate::<Expansion, ExactSum, _>(
-                ExactInput::<T>::new(element_at::<T>(input, begin)),
+                ExactInput::<T, M>::new(element_at::<T>(input, begin)),
                 end - begin,
                 team,
             );
@@ -101,7 +103,7 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
         let result = if again {
             let lanes = Ord::min(team_threads, 32);
             let (begin, end) = if thread_in_team < 32 { (begin, end) } else { (0, 0) };
-            sum_exactly_in_warp::<T>(input, begin, end, lanes, thread_in_team & (lanes - 1))
+            sum_exactly_in_warp::<T, M>(input, begin, end, lanes, thread_in_team & (lanes - 1))
         } else {
             T::round(total)
         };
@@ -130,7 +132,7 @@ pub unsafe fn reduce_exact<T: ExactElement, const PLACED: bool>(
 /// # Safety
 /// As [`reduce_exact`], with teams of one thread and one part per segment.
 #[inline(never)]
-unsafe fn reduce_exact_per_thread<T: ExactElement, const PLACED: bool>(
+unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
@@ -140,14 +142,14 @@ unsafe fn reduce_exact_per_thread<T: ExactElement, const PLACED: bool>(
     while segment < segments.count {
         let (begin, end) = segments.bounds(segment);
         let total = thread::accumulate::<Expansion, ExactSum, _>(
-            ExactInput::<T>::new(element_at::<T>(input, begin)),
+            ExactInput::<T, M>::new(element_at::<T>(input, begin)),
             end - begin,
             Team::single(),
         );
         let result = if total.is_exact(end - begin) {
             T::round(total)
         } else {
-            sum_exactly_in_warp::<T>(input, begin, end, 1, 0)
+            sum_exactly_in_warp::<T, M>(input, begin, end, 1, 0)
         };
         thread::store_result(out.at::<T>(segment), result);
         segment += threads;
@@ -156,7 +158,7 @@ unsafe fn reduce_exact_per_thread<T: ExactElement, const PLACED: bool>(
 
 /// The exact pass of a group of `lanes` lanes of a warp (a power of two
 /// up to 32): each lane adds its share of `[begin, end)` (every `lanes`-th
-/// element from its own) to an [`Exact`], whose digits the group adds up
+/// element from its own, mapped by `M`) to an [`Exact`], whose digits the group adds up
 /// with shuffles; the group's first lane gets the sum rounded. A group of
 /// one lane shuffles nothing: one thread alone may call it.
 ///
@@ -165,11 +167,17 @@ unsafe fn reduce_exact_per_thread<T: ExactElement, const PLACED: bool>(
 /// with `lanes` 1, any thread alone; `[begin, end)` are readable elements
 /// of `input`.
 #[inline(never)]
-unsafe fn sum_exactly_in_warp<T: ExactElement>(input: u64, begin: u64, end: u64, lanes: u64, lane: u64) -> T {
+unsafe fn sum_exactly_in_warp<T: ExactElement, M: ElementMap<T>>(
+    input: u64,
+    begin: u64,
+    end: u64,
+    lanes: u64,
+    lane: u64,
+) -> T {
     let mut exact = Exact::<T>::new();
     let mut index = begin + lane;
     while index < end {
-        exact.add(thread::load_element::<T>(element_at::<T>(input, index)));
+        exact.add(M::map(thread::load_element::<T>(element_at::<T>(input, index))));
         index += lanes;
     }
     let (digits, specials) = exact.parts();

@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::element::{Element, ElementType, FloatElement, WidensTo};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
-use crate::reducer::{checked_parts, Reducer};
+use crate::reducer::{checked_parts, ExactOf, Reducer};
 use crate::segmented::{Layout, PerSegment};
 use crate::shape::{self, LaunchShape};
 use crate::tuning::Tuning;
@@ -129,8 +129,9 @@ impl<B: Backend> Reducer<B> {
         Ok(())
     }
 
-    /// Enqueues the exact sum ([`ExactSum`](crate::ExactSum)) of `input`'s
-    /// `axes` (viewed as `layout`) on `stream`, its results to the
+    /// Enqueues the exact sum `of` ([`ExactSum`](crate::ExactSum),
+    /// [`ExactNanSum`](crate::ExactNanSum)) `input`'s `axes` (viewed as
+    /// `layout`) on `stream`, its results to the
     /// `out_len` `T`s at `out`: each result its elements' exact sum rounded
     /// once, so it does not depend on the view, only on the values. A view
     /// planned as one pass (the reduced axes merge into one, and the kept
@@ -145,6 +146,7 @@ impl<B: Backend> Reducer<B> {
         input: &B::Slice<T>,
         layout: &Strided,
         axes: &[isize],
+        of: ExactOf,
         (out, out_len): (u64, usize),
         stream: Option<StreamHandle>,
     ) -> Result<()> {
@@ -170,7 +172,7 @@ impl<B: Backend> Reducer<B> {
         let passes = plan_passes(&dims, 0);
         if let [pass] = &passes[..] {
             return match pass.route() {
-                Route::Whole => self.launch_exact::<T>(address, span, 0, out, &accesses, stream),
+                Route::Whole => self.launch_exact::<T>(of, address, span, 0, out, &accesses, stream),
                 Route::Rows {
                     rows,
                     row_len,
@@ -179,10 +181,11 @@ impl<B: Backend> Reducer<B> {
                 } => {
                     let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
                     let out = (out, outputs);
-                    self.enqueue_segmented::<T>((address, span), rows, PerSegment::ExactSum, out, None, stream)
+                    self.enqueue_segmented::<T>((address, span), rows, PerSegment::Exact(of), out, None, stream)
                 }
                 Route::Rows { .. } | Route::Axis => {
                     let kernel = Kernel::ExactAxis {
+                        op: of.op(),
                         element: T::TYPE.kernel(),
                     };
                     let partial_words = self.axis_partial_words(&passes, |_, _| Some(kernel))?;
@@ -223,7 +226,7 @@ impl<B: Backend> Reducer<B> {
         self.enqueue_segmented::<T>(
             (gathered, elements),
             rows,
-            PerSegment::ExactSum,
+            PerSegment::Exact(of),
             (out, outputs),
             None,
             stream,

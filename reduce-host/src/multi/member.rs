@@ -5,7 +5,7 @@ use super::nccl::Comm;
 use crate::backend::launcher::element_address;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::reducer::{exact_state_words, Reducer};
+use crate::reducer::{exact_state_words, ExactOf, Reducer};
 use cust::context::{Context, CurrentContext};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
@@ -17,8 +17,9 @@ pub(crate) enum Combining {
     /// Each rank's value, reduced with the kernels' operator.
     Op(Op),
     /// Each rank's exact sum as an exact state (digits, not a rounded
-    /// value), the states merged and rounded once ([`crate::ExactSum`]).
-    ExactSum,
+    /// value), the states merged and rounded once ([`crate::ExactSum`],
+    /// [`crate::ExactNanSum`]).
+    Exact(ExactOf),
 }
 
 /// One rank: a GPU's primary context, its communicator and its reducer.
@@ -123,7 +124,7 @@ impl Member {
     pub(crate) fn enqueue_local<T: Element>(&mut self, shards: &[&DeviceSlice<T>], combining: Combining) -> Result<()> {
         let op = match combining {
             Combining::Op(op) => op,
-            Combining::ExactSum => return self.enqueue_local_exact(shards),
+            Combining::Exact(of) => return self.enqueue_local_exact(shards, of),
         };
         let send = self.send.as_device_ptr().as_raw();
         match shards {
@@ -143,13 +144,13 @@ impl Member {
         }
     }
 
-    /// [`Member::enqueue_local`] of the exact sum: each shard's exact
-    /// state, merged into one in `send`.
-    fn enqueue_local_exact<T: Element>(&mut self, shards: &[&DeviceSlice<T>]) -> Result<()> {
+    /// [`Member::enqueue_local`] of the exact sum `of` the elements: each
+    /// shard's exact state, merged into one in `send`.
+    fn enqueue_local_exact<T: Element>(&mut self, shards: &[&DeviceSlice<T>], of: ExactOf) -> Result<()> {
         let send = self.send.as_device_ptr().as_raw();
         match shards {
-            [] => self.reducer.enqueue_exact_state(&typed::<T>(send, 0), send),
-            [shard] => self.reducer.enqueue_exact_state(shard, send),
+            [] => self.reducer.enqueue_exact_state(&typed::<T>(send, 0), of, send),
+            [shard] => self.reducer.enqueue_exact_state(shard, of, send),
             shards => {
                 let words = exact_state_words(T::TYPE)?;
                 let local = self.local_slots(shards.len().checked_mul(words).ok_or_else(too_large)?)?;
@@ -160,7 +161,7 @@ impl Member {
                         .and_then(|slots| slots.checked_mul(8))
                         .and_then(|bytes| local.checked_add(bytes))
                         .ok_or_else(too_large)?;
-                    self.reducer.enqueue_exact_state(shard, slot)?;
+                    self.reducer.enqueue_exact_state(shard, of, slot)?;
                 }
                 self.reducer.enqueue_exact_merge::<T>(local, shards.len(), send, true)
             }
@@ -183,7 +184,7 @@ impl Member {
     pub(crate) fn enqueue_gather<T: Element>(&self, combining: Combining) -> Result<()> {
         let bytes = match combining {
             Combining::Op(_) => std::mem::size_of::<T>(),
-            Combining::ExactSum => exact_state_words(T::TYPE)?.checked_mul(8).ok_or_else(too_large)?,
+            Combining::Exact(_) => exact_state_words(T::TYPE)?.checked_mul(8).ok_or_else(too_large)?,
         };
         // SAFETY: `send` holds `MOST_SLOT_WORDS` 8-byte words ≥ `bytes`
         // bytes and `gathered` as many per rank, on this member's device; the member owns them and
@@ -248,7 +249,7 @@ impl Member {
                 self.reducer
                     .enqueue_partial(&typed::<T>(gathered, self.world_size), op.combiner(), out)
             }
-            Combining::ExactSum => self
+            Combining::Exact(_) => self
                 .reducer
                 .enqueue_exact_merge::<T>(gathered, self.world_size, out, false),
         }

@@ -56,6 +56,7 @@
 //!   shards joined, and [`ExactSum::fold`] of their values on the CPU,
 //!   whatever the number of GPUs, where the shards are cut and in what
 //!   order they come.
+//!   [`ExactNanSum`] likewise, each NaN added as `+0.0`.
 //! - **Determinism**: every GPU computes the result from the same values in
 //!   the same order with the same kernel, so all GPUs hold the bitwise same
 //!   result, and the same shards at the same addresses give the same result
@@ -87,7 +88,8 @@ mod nccl;
 use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::op::Op;
-use crate::reduction::ExactSum;
+use crate::reducer::ExactOf;
+use crate::reduction::{ExactNanSum, ExactSum};
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
@@ -99,8 +101,8 @@ use member::{Combining, Member, RestoreContext};
 use std::fmt;
 use std::str::FromStr;
 
-/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], the
-/// exact sum ([`ExactSum`], for `f32` and `f64`), or a user's operator
+/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], an
+/// exact sum ([`ExactSum`], [`ExactNanSum`], for `f32` and `f64`), or a user's operator
 /// (`&`[`User`]) over the shards' type, whose partial results the members
 /// combine with its `combine`.
 pub trait Combine<T: Element>: Copy + sealed::Sealed {
@@ -138,7 +140,17 @@ impl sealed::Sealed for ExactSum {}
 impl<T: FloatElement> Combine<T> for ExactSum {
     fn operator(self) -> sealed::Operator {
         sealed::Operator {
-            combining: Combining::ExactSum,
+            combining: Combining::Exact(ExactOf::Elements),
+            program: None,
+        }
+    }
+}
+
+impl sealed::Sealed for ExactNanSum {}
+impl<T: FloatElement> Combine<T> for ExactNanSum {
+    fn operator(self) -> sealed::Operator {
+        sealed::Operator {
+            combining: Combining::Exact(ExactOf::NotNan),
             program: None,
         }
     }

@@ -3,8 +3,9 @@
 //! both the fast path (typical data) and the exact pass (values over a
 //! wide range, specials, overflow on the way); against an independent
 //! reference (Shewchuk's partials, `math.fsum`) where one applies. And
-//! `ExactMean`, the exact sum divided by the count: `ExactMean::fold`'s bits
-//! over every place.
+//! `ExactMean`, the exact sum divided by the count, and `ExactNanSum`, the
+//! exact sum of the elements that are not NaN: their folds' bits over every
+//! place.
 
 use crate::common;
 use common::*;
@@ -13,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::emulated::Emulator;
-use reduce::{ExactMean, ExactSum, FloatElement, Op, Over, Policy};
+use reduce::{ExactMean, ExactNanSum, ExactSum, FloatElement, Op, Over, Policy};
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
 /// the exact sum rounded once, by another method than the library's.
@@ -90,6 +91,8 @@ trait ExactTest: TestElement + FloatElement + rand::distributions::uniform::Samp
     fn to_f64(self) -> f64;
     /// A random value with an exponent anywhere in the type's finite range.
     fn any_magnitude(rng: &mut StdRng) -> Self;
+    /// A NaN from random bits: either sign, any payload, quiet or signalling.
+    fn nan_with(bits: u64) -> Self;
 }
 
 impl ExactTest for f32 {
@@ -102,6 +105,10 @@ impl ExactTest for f32 {
     fn any_magnitude(rng: &mut StdRng) -> f32 {
         let sign = if rng.gen() { 1.0 } else { -1.0 };
         sign * 2f32.powi(rng.gen_range(-149..120)) * rng.gen_range(1.0f32..2.0)
+    }
+    fn nan_with(bits: u64) -> f32 {
+        // The exponent all ones, a payload bit set.
+        f32::from_bits(0x7f80_0000 | (bits as u32 & 0x807f_ffff) | 1 << ((bits >> 32) % 23))
     }
 }
 
@@ -116,6 +123,9 @@ impl ExactTest for f64 {
         let sign = if rng.gen() { 1.0 } else { -1.0 };
         // Below 2^1000, so that fsum's partial sums stay finite.
         sign * 2f64.powi(rng.gen_range(-1074..1000)) * rng.gen_range(1.0..2.0)
+    }
+    fn nan_with(bits: u64) -> f64 {
+        f64::from_bits(0x7ff0_0000_0000_0000 | (bits & 0x800f_ffff_ffff_ffff) | 1 << ((bits >> 52) % 52))
     }
 }
 
@@ -647,39 +657,66 @@ fn exact_sums_into_a_scope_are_the_folds_bits() {
     }
 }
 
-/// `ExactMean` of `values` (staged at `offset` between poison) over
-/// `over` on the tester's backend, its results into poisoned outputs.
-fn exact_means_over<B: TestBackend, T: ExactTest>(
+/// The exact reductions built on the exact sum.
+#[derive(Clone, Copy, Debug)]
+enum Derived {
+    Mean,
+    NanSum,
+}
+
+impl Derived {
+    fn fold<T: ExactTest>(self, values: &[T]) -> T {
+        match self {
+            Derived::Mean => ExactMean::fold(values),
+            Derived::NanSum => ExactNanSum::fold(values),
+        }
+    }
+}
+
+/// `what` of `values` (staged at `offset` between poison) over `over` on
+/// the tester's backend, its results into poisoned outputs.
+fn exact_over<B: TestBackend, T: ExactTest>(
     tester: &mut Tester<B>,
     values: &[T],
     offset: usize,
     over: Over<'_, &[u64]>,
+    what: Derived,
 ) -> Vec<T> {
     let staged = B::stage(values, offset, T::from_f64(f64::NAN));
     let input = B::slice(&staged);
     let reducer = &mut tester.reducer;
-    let results = match over {
-        Over::Whole => return vec![reducer.reduce(input, ExactMean).unwrap()],
-        Over::Segments(offsets) => {
-            let offsets = B::stage(offsets, 0, u64::MAX);
-            reducer.reduce_over(input, ExactMean, Over::Segments(B::slice(&offsets)))
-        }
-        Over::Rows { rows, len } => reducer.reduce_over(input, ExactMean, Over::Rows { rows, len }),
-        Over::Axes(layout, axes) => reducer.reduce_over(input, ExactMean, Over::Axes(layout, axes)),
-        other => panic!("no such place in these tests: {other:?}"),
+    macro_rules! over {
+        ($what:expr) => {
+            match over {
+                Over::Whole => return vec![reducer.reduce(input, $what).unwrap()],
+                Over::Segments(offsets) => {
+                    let offsets = B::stage(offsets, 0, u64::MAX);
+                    reducer.reduce_over(input, $what, Over::Segments(B::slice(&offsets)))
+                }
+                Over::Rows { rows, len } => reducer.reduce_over(input, $what, Over::Rows { rows, len }),
+                Over::Axes(layout, axes) => reducer.reduce_over(input, $what, Over::Axes(layout, axes)),
+                other => panic!("no such place in these tests: {other:?}"),
+            }
+        };
+    }
+    let results = match what {
+        Derived::Mean => over!(ExactMean),
+        Derived::NanSum => over!(ExactNanSum),
     };
     B::to_vec(&results.unwrap().values).unwrap()
 }
 
-/// Where `ExactMean` reduces, and the input's indices of each result's elements.
-type MeanPlace<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
+/// Where an exact reduction reduces, and the input's indices of each result's elements.
+type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
 
-/// `ExactMean`: every result is `ExactMean::fold` of its elements, bit for
-/// bit (NaNs included: both give the canonical NaN), over the whole input
-/// (empty too), random segments with empty ones (each divided by its own
-/// length), rows (of none too), and axes read in place and gathered; every
-/// kind of values, at every offset, on every backend.
-fn means_match_the_fold<T: ExactTest>(test: &str) {
+/// `ExactMean` and `ExactNanSum`: every result is the fold of its
+/// elements, bit for bit (NaNs included: both give the canonical NaN),
+/// over the whole input (empty too), random segments with empty ones (each
+/// mean divided by its own length), rows (of none too), and axes read in
+/// place and gathered; every kind of values, at every offset, on every
+/// backend. For `ExactNanSum`, NaNs of either sign and any payload among
+/// the values, at a density that leaves some short parts all NaN.
+fn derived_match_the_fold<T: ExactTest>(test: &str, what: Derived) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
         let name = backend.name();
@@ -700,7 +737,7 @@ fn means_match_the_fold<T: ExactTest>(test: &str) {
                 },
                 Parts::Rows { rows: n / 3, len: 3 },
             );
-            let places: Vec<MeanPlace> = vec![
+            let places: Vec<Place> = vec![
                 (Over::Whole, vec![(0..n).collect()]),
                 (Over::Whole, vec![vec![]]),
                 (Over::Whole, vec![vec![0, 1, 2]]),
@@ -725,16 +762,19 @@ fn means_match_the_fold<T: ExactTest>(test: &str) {
                 };
                 let mut values = random_input::<T>(&mut rng, kind, len);
                 values.truncate(len);
+                if let Derived::NanSum = what {
+                    sprinkle_nans(&mut rng, &mut values, matches!(kind, Kind::Specials));
+                }
                 let offset = rng.gen_range(0..4);
-                let what = format!("{name} {kind:?}: ExactMean over {place:?} at offset {offset}");
-                let got = exact_means_over(&mut backend, &values, offset, place);
-                assert_eq!(got.len(), parts.len(), "{what}");
+                let case = format!("{name} {kind:?}: {what:?} over {place:?} at offset {offset}");
+                let got = exact_over(&mut backend, &values, offset, place, what);
+                assert_eq!(got.len(), parts.len(), "{case}");
                 for (part, (got, indices)) in got.iter().zip(&parts).enumerate() {
                     let elements: Vec<T> = indices.iter().map(|&i| values[i]).collect();
-                    let want = ExactMean::fold(&elements);
+                    let want = what.fold(&elements);
                     assert!(
                         got.to_bits() == want.to_bits(),
-                        "{what}: part {part} of {} elements gives {got:e} ({:#x}) where the fold gives {want:e} ({:#x})",
+                        "{case}: part {part} of {} elements gives {got:e} ({:#x}) where the fold gives {want:e} ({:#x})",
                         elements.len(),
                         got.to_bits(),
                         want.to_bits()
@@ -755,12 +795,89 @@ fn gathered_indices(layout: &Strided, axes: &[usize]) -> Vec<Vec<usize>> {
 
 #[test]
 fn exact_means_of_f32_are_the_folds_bits() {
-    means_match_the_fold::<f32>("exact_means_of_f32_are_the_folds_bits");
+    derived_match_the_fold::<f32>("exact_means_of_f32_are_the_folds_bits", Derived::Mean);
 }
 
 #[test]
 fn exact_means_of_f64_are_the_folds_bits() {
-    means_match_the_fold::<f64>("exact_means_of_f64_are_the_folds_bits");
+    derived_match_the_fold::<f64>("exact_means_of_f64_are_the_folds_bits", Derived::Mean);
+}
+
+#[test]
+fn exact_nan_sums_of_f32_are_the_folds_bits() {
+    derived_match_the_fold::<f32>("exact_nan_sums_of_f32_are_the_folds_bits", Derived::NanSum);
+}
+
+#[test]
+fn exact_nan_sums_of_f64_are_the_folds_bits() {
+    derived_match_the_fold::<f64>("exact_nan_sums_of_f64_are_the_folds_bits", Derived::NanSum);
+}
+
+/// Replaces about one value in four with a NaN: either sign, a random
+/// payload, quiet or signalling; with `infinities`, one in 64 with `+inf`
+/// or `-inf` too (a part with both sums to NaN: the canonical one).
+fn sprinkle_nans<T: ExactTest>(rng: &mut StdRng, values: &mut [T], infinities: bool) {
+    for x in values.iter_mut() {
+        match rng.gen_range(0..64) {
+            0..16 => *x = T::nan_with(rng.gen()),
+            16 if infinities => *x = T::from_f64(if rng.gen() { f64::INFINITY } else { f64::NEG_INFINITY }),
+            _ => {}
+        }
+    }
+}
+
+/// `ExactNanSum` of a whole input: the bits of `ExactSum` of the values
+/// that are not NaN (its fold, itself checked against `fsum`), every kind,
+/// lengths past the grid's cap, every offset, NaN densities from none to
+/// all, on every backend; and known answers.
+#[test]
+fn exact_nan_sums_are_the_sums_without_the_nans() {
+    assert_eq!(ExactNanSum::fold(&[1e30f32, f32::NAN, 1.0, -1e30]), 1.0);
+    assert_eq!(ExactNanSum::fold(&[f64::NAN, -0.0]).to_bits(), 0);
+    assert!(ExactNanSum::fold(&[f64::NAN, f64::INFINITY, f64::NEG_INFINITY]).is_nan());
+    assert_eq!(ExactNanSum::fold(&[f32::NAN, f32::INFINITY]), f32::INFINITY);
+    let test = "exact_nan_sums_are_the_sums_without_the_nans";
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for kind in KINDS {
+            for (n, nan_every) in [
+                (1, 1),
+                (100, 1),
+                (4097, 3),
+                (backend.size(300_001, 40_001), 50),
+                (backend.size(5_000_000, 90_000), 1000),
+            ] {
+                let mut values = random_input::<f32>(&mut rng, kind, n);
+                for x in values.iter_mut() {
+                    if rng.gen_range(0..nan_every) == 0 {
+                        *x = f32::nan_with(rng.gen());
+                    }
+                }
+                let wide: Vec<f64> = values.iter().map(|&x| f64::from(x)).collect();
+                for offset in [0, rng.gen_range(1..4)] {
+                    let case = format!(
+                        "{} {kind:?} n = {n}, a NaN in {nan_every}, offset {offset}",
+                        backend.name()
+                    );
+                    check_nan_sum(&mut backend, &values, offset, &case);
+                    check_nan_sum(&mut backend, &wide, offset, &case);
+                }
+            }
+        }
+    });
+}
+
+fn check_nan_sum<B: TestBackend, T: ExactTest>(tester: &mut Tester<B>, values: &[T], offset: usize, case: &str) {
+    let not_nan: Vec<T> = values.iter().copied().filter(|x| !x.to_f64().is_nan()).collect();
+    let want = reference(&not_nan);
+    assert_eq!(ExactNanSum::fold(values).to_bits(), want.to_bits(), "{case}: the fold");
+    let got = exact_over(tester, values, offset, Over::Whole, Derived::NanSum)[0];
+    assert!(
+        got.to_bits() == want.to_bits(),
+        "{case}: {got:e} ({:#x}) where the sum without the NaNs is {want:e} ({:#x})",
+        got.to_bits(),
+        want.to_bits()
+    );
 }
 
 /// `ExactMean::fold` against exact arithmetic: the fold's sum rounded, then
