@@ -130,13 +130,15 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 }
 
 /// The exact sum of each segment of `input` (each element mapped by `M`),
-/// rounded once ([`segment::reduce_exact`]): the segments as [`segmented`] takes them,
-/// in the fixed-order schedule, results in order.
+/// rounded once ([`segment::reduce_exact`]; with `PER_THREAD`,
+/// [`segment::reduce_exact_per_thread`]): the segments as [`segmented`]
+/// takes them, in the fixed-order schedule, results in order.
 ///
 /// # Safety
-/// As [`segmented`] with [`SegmentSchedule::FixedOrder`].
+/// As [`segmented`] with [`SegmentSchedule::FixedOrder`]; with
+/// `PER_THREAD`, a plan of teams of one thread and one block per segment.
 #[inline(always)]
-pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>>(args: SegmentedArgs) {
+pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>, const PER_THREAD: bool>(args: SegmentedArgs) {
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
     let segments = segment::Segments {
         offsets: global_or_zero(args.offsets),
@@ -148,13 +150,20 @@ pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>>(args: SegmentedA
         len: args.len,
         status: global_or_zero(args.status),
     };
-    segment::reduce_exact::<T, M, false>(
+    let (input, out) = (
         device::to_global(args.input),
+        Results::in_order(device::to_global(args.out)),
+    );
+    if PER_THREAD {
+        return segment::reduce_exact_per_thread::<T, M, false>(input, segments, out);
+    }
+    segment::reduce_exact::<T, M, false>(
+        input,
         segments,
         SegmentPlan::from_bits(args.plan),
         device::to_global(args.partials),
         device::to_global(args.tickets),
-        Results::in_order(device::to_global(args.out)),
+        out,
     )
 }
 

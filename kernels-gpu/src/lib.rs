@@ -260,13 +260,21 @@ macro_rules! exact_instances {
 macro_rules! exact_segments_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t) },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false },
             kernel_name!(exact_segments, sum, $t),
-            entry::exact_segments::<$t, map::Identity>
+            entry::exact_segments::<$t, map::Identity, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t) },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false },
             kernel_name!(exact_segments, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero>
+            entry::exact_segments::<$t, map::NanToZero, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true },
+            kernel_name!(exact_segments_per_thread, sum, $t),
+            entry::exact_segments::<$t, map::Identity, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: true },
+            kernel_name!(exact_segments_per_thread, nan_sum, $t),
+            entry::exact_segments::<$t, map::NanToZero, true>
         ),)* }
     };
 }

@@ -238,7 +238,11 @@ impl<B: Backend> Reducer<B> {
         let element = T::TYPE.kernel();
         let kernel = |schedule| match what {
             PerSegment::Op(op) => Kernel::Segmented { op, element, schedule },
-            PerSegment::Exact(of) => Kernel::ExactSegments { op: of.op(), element },
+            PerSegment::Exact(of) => Kernel::ExactSegments {
+                op: of.op(),
+                element,
+                per_thread: false,
+            },
         };
         if let PerSegment::Op(op) = what {
             if !op.is_defined_for(element) {
@@ -260,14 +264,35 @@ impl<B: Backend> Reducer<B> {
             PerSegment::Op(_) => Teams::Reduction,
             PerSegment::Exact(_) => Teams::ExactSum { offsets },
         };
-        let plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap).and_then(|shape| {
-            let schedule = match (what, strided_rows) {
-                (PerSegment::Exact(_), _) => SegmentSchedule::FixedOrder,
-                (PerSegment::Op(_), true) => SegmentSchedule::StridedRows,
-                (PerSegment::Op(_), false) => shape::segment_schedule(tuning, shape, segments, offsets)?,
-            };
-            Some((kernel(schedule), shape))
-        });
+        let mut plan =
+            shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap).and_then(|shape| {
+                let schedule = match (what, strided_rows) {
+                    (PerSegment::Exact(_), _) => SegmentSchedule::FixedOrder,
+                    (PerSegment::Op(_), true) => SegmentSchedule::StridedRows,
+                    (PerSegment::Op(_), false) => shape::segment_schedule(tuning, shape, segments, offsets)?,
+                };
+                Some((kernel(schedule), shape))
+            });
+        // The exact sum's teams of one thread have a kernel of their own
+        // where the tuning says so, whose grid cap sizes their grid (the
+        // team does not depend on it).
+        if let Some((Kernel::ExactSegments { op, element, .. }, shape)) = plan {
+            let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
+            let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
+            let [for_rows, for_segments] = sizing.single_thread_kernel;
+            let own_kernel = if offsets { for_segments } else { for_rows };
+            if own_kernel && shape.team_threads == 1 && shape.blocks_per_segment == 1 {
+                let kernel = Kernel::ExactSegments {
+                    op,
+                    element,
+                    per_thread: true,
+                };
+                let grid_cap = self.backend.grid_cap(kernel)?;
+                let tuning = self.backend.tuning();
+                plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap)
+                    .map(|shape| (kernel, shape));
+            }
+        }
         plan.ok_or_else(|| {
             Error::InvalidPolicy(format!(
                 "no launch shape for {len} elements of {element_bytes} bytes in {segments} segments \

@@ -74,6 +74,10 @@ pub struct ExactTeams {
     /// teams of one has no shuffles, votes or barriers, and a segment of
     /// random length leaves no lanes idle.
     pub single_thread_bytes: [u64; 2],
+    /// Whether those threads of one part run in the per-thread loop's own
+    /// kernel (`Kernel::ExactSegments { per_thread: true, .. }`), rows
+    /// (`[0]`) and segments (`[1]`), or the teams' kernel calls the loop.
+    pub single_thread_kernel: [bool; 2],
 }
 
 /// Hopper (sm_90) and newer. Measured on an H200 (1 GiB inputs unless said
@@ -133,6 +137,12 @@ pub struct ExactTeams {
 ///   with 8 (1.67 with 2); rows of 64 1.80 with one, 1.76 with 8 (1.52 with
 ///   2: not taken, the rule has no such case); random segments of mean 100
 ///   1.81 with one, 2.16 with 8.
+///   Those threads in the loop's own kernel (`single_thread_kernel`;
+///   2026-11-29, `bench-results/2026-11-29-exact-nan/per-thread.csv`,
+///   against the teams' kernel calling it, same bench): `f32` rows of 16
+///   1.03 against 1.25, segments of mean 100 1.30 against 1.45; `f64`
+///   segments of mean 100 1.52 against 1.80, but rows of 8 1.29 against
+///   1.20 (the own kernel spills 32 bytes).
 pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,
@@ -148,11 +158,13 @@ pub(crate) const HOPPER: Tuning = Tuning {
             tiles_per_thread: 16,
             min_lanes: 2,
             single_thread_bytes: [128, 512],
+            single_thread_kernel: [true, true],
         },
         ExactTeams {
             tiles_per_thread: 16,
             min_lanes: 8,
             single_thread_bytes: [256, 1024],
+            single_thread_kernel: [false, true],
         },
     ],
 };

@@ -87,8 +87,11 @@ pub enum Kernel {
     ExactState { op: Op, element: Scalar },
     /// The exact sum of each segment (or row) of `element`s, rounded once,
     /// in the fixed-order schedule: [`SegmentedArgs`]
-    /// (`crate::segment::reduce_exact`).
-    ExactSegments { op: Op, element: Scalar },
+    /// (`crate::segment::reduce_exact`); with `per_thread`, for plans of
+    /// teams of one thread and one block per segment only, each thread
+    /// summing its own segments (`crate::segment::reduce_exact_per_thread`)
+    /// in a kernel of its own, its loop inlined (the other kernel calls it).
+    ExactSegments { op: Op, element: Scalar, per_thread: bool },
     /// The exact sum along an axis of `element`s, each result rounded
     /// once: [`AxisArgs`] (`crate::axis::ExactAlong`).
     ExactAxis { op: Op, element: Scalar },
@@ -128,6 +131,7 @@ impl Op {
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
 /// `(exact_sum, stem, type)`, `(exact_state, stem, type)`, `(exact_segments, stem, type)`,
+/// `(exact_segments_per_thread, stem, type)`,
 /// `(exact_axis, stem, type)`, `(gather, type)`.
 #[macro_export]
 macro_rules! kernel_name {
@@ -223,6 +227,9 @@ macro_rules! kernel_name {
     };
     (exact_segments, $stem:ident, $t:ident) => {
         concat!("segmented_exact_", stringify!($stem), "_", stringify!($t))
+    };
+    (exact_segments_per_thread, $stem:ident, $t:ident) => {
+        concat!("segmented_exact_", stringify!($stem), "_per_thread_", stringify!($t))
     };
     (exact_axis, $stem:ident, $t:ident) => {
         concat!("axis_exact_", stringify!($stem), "_", stringify!($t))

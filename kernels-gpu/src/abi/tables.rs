@@ -156,8 +156,22 @@ macro_rules! exact_kernel_table {
             (Kernel::ExactSum { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_sum, nan_sum, $t)),
             (Kernel::ExactState { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_state, sum, $t)),
             (Kernel::ExactState { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_state, nan_sum, $t)),
-            (Kernel::ExactSegments { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_segments, sum, $t)),
-            (Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_segments, nan_sum, $t)),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false },
+                kernel_name!(exact_segments, sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false },
+                kernel_name!(exact_segments, nan_sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true },
+                kernel_name!(exact_segments_per_thread, sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: true },
+                kernel_name!(exact_segments_per_thread, nan_sum, $t),
+            ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
             (Kernel::Gather { element: scalar!($t) }, kernel_name!(gather, $t)),
@@ -241,10 +255,10 @@ mod tests {
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
         // divisions (the means); 4 conversions (the casts); 2 types' exact
         // sums and NaN-ignoring exact sums, whole, as states, over segments
-        // and along an axis, and the 2 types' gathers.
+        // (by teams and per thread) and along an axis, and the 2 types' gathers.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2 * 4 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2 * 5 + 2
         );
         assert_eq!(
             Kernel::Ladder {

@@ -3,7 +3,8 @@
 //! each segment's total is checked and rounded once, and where it cannot
 //! be exact a warp sums it again with [`Exact`] accumulators (one warp's
 //! speed: for values over a very wide range only). Teams of one thread
-//! have a loop of their own, with none of the teams' collective steps.
+//! have a loop of their own, with none of the teams' collective steps, in
+//! a kernel of its own or called from the teams' kernel.
 //! Each result is the segment's exact sum rounded once, so it does not
 //! depend on the plan, the launch, the other segments or their number.
 
@@ -23,7 +24,9 @@ use core::mem::size_of;
 
 /// The exact sum of each segment (each element mapped by `M`: NaN as zero
 /// for the NaN-ignoring sum) into `out`, as [`super::reduce`] reduces
-/// them (its parameters, rules and plans), with teams of any size.
+/// them (its parameters, rules and plans), with teams of any size: teams
+/// of one thread (where the host does not send them to
+/// [`reduce_exact_per_thread`]'s own kernel) by a call to it.
 ///
 /// # Safety
 /// As [`super::reduce`].
@@ -37,7 +40,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
     out: Results<PLACED>,
 ) {
     if plan.team_threads == 1 && plan.blocks_per_segment == 1 {
-        return reduce_exact_per_thread::<T, M, PLACED>(input, segments, out);
+        return reduce_exact_per_thread_called::<T, M, PLACED>(input, segments, out);
     }
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
@@ -125,14 +128,17 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
 /// than the sums of short rows (`f32` rows of 16: 29 instructions per
 /// element, and spills; Nsight Compute on an H200, 2026-11-29).
 ///
-/// Not inlined: inlined, its registers and the teams' loop's shared the
-/// kernel's cap of 64, and the loop spilled more (`f32`: 56 bytes → 128),
-/// which cost it up to 13% (`f32` rows of 256 1.28 → 1.44 × `Op::Sum`).
+/// Inlined into the teams' kernel, its registers and the teams' loop's
+/// shared the kernel's cap of 64, and the loop spilled more (`f32`: 56
+/// bytes → 128), which cost it up to 13% (`f32` rows of 256 1.28 → 1.44 ×
+/// `Op::Sum`). So it is inlined only into a kernel of its own, and the
+/// teams' kernel calls it ([`reduce_exact_per_thread_called`]); which one
+/// the host launches is tuning (`ExactTeams::single_thread_kernel`).
 ///
 /// # Safety
 /// As [`reduce_exact`], with teams of one thread and one part per segment.
-#[inline(never)]
-unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
+#[inline(always)]
+pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
@@ -154,6 +160,23 @@ unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const PLACE
         thread::store_result(out.at::<T>(segment), result);
         segment += threads;
     }
+}
+
+/// [`reduce_exact_per_thread`] as a function of its own, for the teams'
+/// kernel: there, the call keeps the teams' loop's registers (`f64`:
+/// 0 bytes spilled with the call, 64 without it, and `f64` rows of 128 to
+/// 2^17 and segments of mean 10^4 5–6% slower; `ptxas -v` and an H200,
+/// 2026-11-29).
+///
+/// # Safety
+/// As [`reduce_exact_per_thread`].
+#[inline(never)]
+unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
+    input: u64,
+    segments: Segments,
+    out: Results<PLACED>,
+) {
+    reduce_exact_per_thread::<T, M, PLACED>(input, segments, out)
 }
 
 /// The exact pass of a group of `lanes` lanes of a warp (a power of two
