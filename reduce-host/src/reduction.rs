@@ -536,6 +536,35 @@ impl<In: MeanInput> Reduction<In> for Mean {
     }
 }
 
+/// The [`Reduction`] of an exact sum `$what` of the elements [`ExactOf`]
+/// `$of`: [`enqueue_exact`] over every place.
+macro_rules! exact_sum_reduction {
+    ($what:ident, $of:ident) => {
+        impl sealed::Sealed for $what {}
+
+        impl<T: FloatElement> Reduction<T> for $what {
+            type Output = T;
+            type Value = T;
+            one_output!();
+
+            fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+                reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, ExactOf::$of, out, None))
+            }
+
+            fn enqueue<B: Backend>(
+                self,
+                reducer: &mut Reducer<B>,
+                input: &B::Slice<T>,
+                over: Over<'_, &B::Slice<u64>>,
+                target: Target,
+                stream: Option<StreamHandle>,
+            ) -> Result<()> {
+                enqueue_exact(ExactOf::$of, reducer, input, over, target, stream)
+            }
+        }
+    };
+}
+
 /// The exact sum of `f32`s or `f64`s rounded once, to nearest with ties to
 /// even: the correctly rounded sum, so **the same bits on every GPU, grid,
 /// launch shape, alignment and order**, as [`ExactSum::fold`] gives on the
@@ -610,28 +639,7 @@ impl ExactSum {
     }
 }
 
-impl sealed::Sealed for ExactSum {}
-
-impl<T: FloatElement> Reduction<T> for ExactSum {
-    type Output = T;
-    type Value = T;
-    one_output!();
-
-    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
-        reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, ExactOf::Elements, out, None))
-    }
-
-    fn enqueue<B: Backend>(
-        self,
-        reducer: &mut Reducer<B>,
-        input: &B::Slice<T>,
-        over: Over<'_, &B::Slice<u64>>,
-        target: Target,
-        stream: Option<StreamHandle>,
-    ) -> Result<()> {
-        enqueue_exact(ExactOf::Elements, reducer, input, over, target, stream)
-    }
-}
+exact_sum_reduction!(ExactSum, Elements);
 
 /// Enqueues the exact sum `of` `input`'s elements over `over`, its results
 /// to `target` ([`ExactSum`], [`ExactNanSum`]).
@@ -697,28 +705,7 @@ impl ExactNanSum {
     }
 }
 
-impl sealed::Sealed for ExactNanSum {}
-
-impl<T: FloatElement> Reduction<T> for ExactNanSum {
-    type Output = T;
-    type Value = T;
-    one_output!();
-
-    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
-        reducer.blocking(|reducer, out| reducer.enqueue_exact_sum(input, ExactOf::NotNan, out, None))
-    }
-
-    fn enqueue<B: Backend>(
-        self,
-        reducer: &mut Reducer<B>,
-        input: &B::Slice<T>,
-        over: Over<'_, &B::Slice<u64>>,
-        target: Target,
-        stream: Option<StreamHandle>,
-    ) -> Result<()> {
-        enqueue_exact(ExactOf::NotNan, reducer, input, over, target, stream)
-    }
-}
+exact_sum_reduction!(ExactNanSum, NotNan);
 
 /// The mean of `f32`s or `f64`s from their exact sum: [`ExactSum`]'s
 /// result divided by the number of elements (`sum / n as T`, each rounded
