@@ -32,7 +32,7 @@ use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::exact::Exact;
-use crate::expansion::{ExactElement, ExactSum, Expansion};
+use crate::expansion::{self, ExactElement, ExactSum, Expansion};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::map::ElementMap;
@@ -358,6 +358,8 @@ pub struct Elements {
 /// merged exactly; a result whose total is not exact (values over a very
 /// wide range, an infinity or NaN) is summed again by the thread that
 /// writes it, with an [`Exact`] accumulator: correct, at one thread's speed.
+/// Each result is divided by its count where the launch's `finish` is
+/// [`Finish::Mean`] (`ExactMean`).
 pub struct ExactAlong<T, M>(PhantomData<(T, M)>);
 
 impl<T: ExactElement + Widen<T>, M: ElementMap<T>> AxisFold for ExactAlong<T, M> {
@@ -392,7 +394,8 @@ impl<T: ExactElement + Widen<T>, M: ElementMap<T>> AxisFold for ExactAlong<T, M>
         } else {
             sum_exactly_along::<T, M>(elements)
         };
-        thread::store_result(output.at::<T>(output.out, o), sum)
+        let result = expansion::finished(sum, elements.count, output.finish);
+        thread::store_result(output.at::<T>(output.out, o), result)
     }
 }
 

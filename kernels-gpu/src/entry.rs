@@ -28,7 +28,6 @@ use crate::segment;
 use crate::statistic::{Output, Real, Statistic};
 use crate::thread;
 use crate::widen::Widen;
-use core::mem::size_of;
 
 /// The [`Placement`] of an entry point's results, from its `placed_*` parameters.
 macro_rules! placement {
@@ -131,14 +130,20 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 
 /// The exact sum of each segment of `input` (each element mapped by `M`),
 /// rounded once ([`segment::reduce_exact`]; with `PER_THREAD`,
-/// [`segment::reduce_exact_per_thread`]): the segments as [`segmented`]
-/// takes them, in the fixed-order schedule, results in order.
+/// [`segment::reduce_exact_per_thread`]), with `MEAN` divided by the
+/// segment's length: the segments as [`segmented`] takes them, in the
+/// fixed-order schedule, results in order. `MEAN` is a kernel of its own,
+/// not a run-time parameter, so that the sums' kernels keep their code:
+/// with the division behind a parameter, the `f64` per-thread kernel
+/// spilled 40 bytes instead of 32 (`ptxas -v`, sm_90).
 ///
 /// # Safety
 /// As [`segmented`] with [`SegmentSchedule::FixedOrder`]; with
 /// `PER_THREAD`, a plan of teams of one thread and one block per segment.
 #[inline(always)]
-pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>, const PER_THREAD: bool>(args: SegmentedArgs) {
+pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>, const PER_THREAD: bool, const MEAN: bool>(
+    args: SegmentedArgs,
+) {
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
     let segments = segment::Segments {
         offsets: global_or_zero(args.offsets),
@@ -154,8 +159,9 @@ pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>, const PER_THREAD
         device::to_global(args.input),
         Results::in_order(device::to_global(args.out)),
     );
+    let finish = if MEAN { Finish::Mean } else { Finish::Value };
     if PER_THREAD {
-        return segment::reduce_exact_per_thread::<T, M, false>(input, segments, out);
+        return segment::reduce_exact_per_thread::<T, M, false>(input, segments, out, finish);
     }
     segment::reduce_exact::<T, M, false>(
         input,
@@ -164,6 +170,7 @@ pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>, const PER_THREAD
         device::to_global(args.partials),
         device::to_global(args.tickets),
         out,
+        finish,
     )
 }
 
@@ -389,8 +396,9 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// The exact sum's entry point: every element (mapped by `M`: NaN as zero
 /// for the NaN-ignoring sum) added exactly, the total
 /// rounded once; the fast path and, where it cannot be exact, the last
-/// block's exact pass (see [`crate::expansion`]). Otherwise as [`reduce`],
-/// with `scratch` for the exact pass (`form` is not read).
+/// block's exact pass (see [`crate::expansion`]); with
+/// [`abi::EXACT_MEAN`] in `form`, divided by `len` ([`expansion::finished`]).
+/// Otherwise as [`reduce`], with `scratch` for the exact pass.
 ///
 /// # Safety
 /// As [`reduce`], and `scratch` holds
@@ -409,7 +417,11 @@ pub unsafe fn exact_sum<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
     } else {
         (device::thread_idx_x() == 0).then(|| T::round(total))
     };
-    store(result, args.out)
+    let finish = match args.form & abi::EXACT_MEAN {
+        0 => Finish::Value,
+        _ => Finish::Mean,
+    };
+    store(result.map(|sum| expansion::finished(sum, args.len, finish)), args.out)
 }
 
 /// The exact sum's state forms, how the sums of several parts (shards on
@@ -480,16 +492,12 @@ unsafe fn exact_expansion<T: ExactElement, M: ElementMap<T>>(input: u64, args: &
 }
 
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,
-/// by its count rounded to `T` (`sum / count as T`, as the host divides a
-/// whole input's sum), by a grid-stride loop. The count is `count`, or,
-/// where `offsets` is not 0, result `i`'s segment length, `offsets[i + 1] -
-/// offsets[i]` (0 where they are out of order: the segmented launch before
-/// this one reports those).
+/// by `count` rounded to `T` (`sum / count as T`, as the host divides a
+/// whole input's sum), by a grid-stride loop.
 ///
 /// # Safety
 /// `out` holds `len` readable and writable `T`s that no other thread of
-/// the launch touches; `offsets`, if not 0, `len + 1` readable `u64`s not
-/// written during the launch.
+/// the launch touches.
 #[inline(always)]
 pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
     let count = T::from_count(args.count);
@@ -497,14 +505,6 @@ pub unsafe fn divide_by_count<T: Real>(args: DivideArgs) {
     let stride = u64::from(device::grid_dim_x()) * u64::from(device::block_dim_x());
     let mut i = device::index_1d();
     while i < args.len {
-        let count = if args.offsets == 0 {
-            count
-        } else {
-            let at = args.offsets + i * size_of::<u64>() as u64;
-            let begin = device::load_global_nc_u64(at);
-            let end = device::load_global_nc_u64(at + size_of::<u64>() as u64);
-            T::from_count(end.saturating_sub(begin))
-        };
         let address = device::to_global(args.out + i * bytes);
         let sum: T = thread::load_written_element(address);
         thread::store_result(address, sum.div(count));

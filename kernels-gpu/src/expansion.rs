@@ -31,12 +31,13 @@
 //! accumulators: slower (one block, local memory, global atomics), and
 //! exact always.
 
-use crate::abi::VECTOR_BYTES;
+use crate::abi::{Finish, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, thread_idx_x};
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::{Exact, ExactFloat};
 use crate::map::{ElementMap, Identity};
 use crate::op::Operator;
+use crate::statistic::Real;
 use crate::thread::{self, Source};
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -212,7 +213,7 @@ impl<T: Element> Operator<T> for ExactSum {
 
 /// A float type the exact sum reads: how a 16-byte vector of it is added,
 /// and how the exact sum is rounded back to it.
-pub trait ExactElement: Element + ExactFloat {
+pub trait ExactElement: Element + ExactFloat + Real {
     /// One vector's lanes, each mapped by `M` (what the sum adds: the
     /// elements, or NaN as zero).
     fn map_vector<M: ElementMap<Self>>(words: [u32; 4]) -> [u32; 4];
@@ -368,6 +369,18 @@ impl ExactElement for f64 {
     fn round(total: Expansion) -> f64 {
         // TwoSum's sum is `hi + lo` rounded once.
         total.renormalised().hi
+    }
+}
+
+/// A part's rounded exact `sum` as `finish` asks for it: divided by the
+/// `count` of its elements rounded to `T` for [`Finish::Mean`] (`ExactMean`:
+/// `sum / count as T`, as the host's `divide_by_count`), else itself.
+#[inline(always)]
+pub fn finished<T: ExactElement>(sum: T, count: u64, finish: Finish) -> T {
+    if finish == Finish::Mean {
+        sum.div(T::from_count(count))
+    } else {
+        sum
     }
 }
 

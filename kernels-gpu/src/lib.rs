@@ -260,21 +260,29 @@ macro_rules! exact_instances {
 macro_rules! exact_segments_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: false },
             kernel_name!(exact_segments, sum, $t),
-            entry::exact_segments::<$t, map::Identity, false>
+            entry::exact_segments::<$t, map::Identity, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false, mean: false },
             kernel_name!(exact_segments, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, false>
+            entry::exact_segments::<$t, map::NanToZero, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: false },
             kernel_name!(exact_segments_per_thread, sum, $t),
-            entry::exact_segments::<$t, map::Identity, true>
+            entry::exact_segments::<$t, map::Identity, true, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: true },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: true, mean: false },
             kernel_name!(exact_segments_per_thread, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, true>
+            entry::exact_segments::<$t, map::NanToZero, true, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: true },
+            kernel_name!(exact_segments, mean, $t),
+            entry::exact_segments::<$t, map::Identity, false, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: true },
+            kernel_name!(exact_segments_per_thread, mean, $t),
+            entry::exact_segments::<$t, map::Identity, true, true>
         ),)* }
     };
 }

@@ -22,7 +22,9 @@ use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Kernel, ReduceArgs, EXACT_STATES_IN};
+use kernels_gpu::abi::{
+    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Finish, Kernel, ReduceArgs, EXACT_MEAN, EXACT_STATES_IN,
+};
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
@@ -363,7 +365,8 @@ impl<B: Backend> Reducer<B> {
     }
 
     /// Launches the exact sum kernel `of` `T`s on the `len` elements at
-    /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`.
+    /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`
+    /// (for [`ExactOf::Mean`], a form of 0: the rounded value).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_exact<T: Element>(
         &mut self,
@@ -377,10 +380,12 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<()> {
         let (op, element) = (of.op(), T::TYPE.kernel());
         // The plain sum has a kernel of its own, whose registers the state
-        // forms do not burden.
-        let kernel = match form {
-            0 => Kernel::ExactSum { op, element },
-            _ => Kernel::ExactState { op, element },
+        // forms do not burden; it divides for the mean as it stores.
+        let (kernel, form) = match (form, of.finish()) {
+            (0, Finish::Mean) => (Kernel::ExactSum { op, element }, EXACT_MEAN),
+            (0, _) => (Kernel::ExactSum { op, element }, 0),
+            (_, Finish::Mean) => return Err(Error::internal("an exact mean as a state")),
+            _ => (Kernel::ExactState { op, element }, form),
         };
         let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
         // States are merged by one block: the launch of one element.
@@ -546,14 +551,14 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// Enqueues the division of each of the `len` sums at `out` by its
-    /// count, in place: a mean ([`crate::Mean`], [`crate::ExactMean`]) over
-    /// any place, after its sums.
+    /// Enqueues the division of each of the `len` sums at `out` by `count`,
+    /// in place: a mean ([`crate::Mean`]; an [`crate::ExactMean`] of
+    /// nothing) along axes or rows, after its sums.
     pub(crate) fn enqueue_divide_by_count<A: FloatElement>(
         &mut self,
         out: u64,
         len: usize,
-        counts: Counts,
+        count: usize,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         if len == 0 {
@@ -563,14 +568,7 @@ impl<B: Backend> Reducer<B> {
             element: A::TYPE.kernel(),
         };
         let shape = self.production_shape(kernel, len, A::TYPE.size())?;
-        let (count, offsets) = match counts {
-            Counts::Each(count) => (count as u64, 0),
-            Counts::Segments(offsets) => (0, offsets),
-        };
-        let write = Access::write::<A>("out", out, len);
-        let read = Access::read::<u64>("offsets", offsets, len.saturating_add(1));
-        let accesses = [write, read];
-        let accesses = if offsets == 0 { &accesses[..1] } else { &accesses[..] };
+        let accesses = [Access::write::<A>("out", out, len)];
         let launch = Launch {
             kernel,
             shape,
@@ -578,17 +576,13 @@ impl<B: Backend> Reducer<B> {
             args: DivideArgs {
                 out,
                 len: len as u64,
-                count,
-                offsets,
+                count: count as u64,
             },
-            accesses,
+            accesses: &accesses,
         };
         // SAFETY: `out` holds the `len` results the caller's earlier launch
         // on `stream` wrote (checked writable by `Launcher::launch`), which
-        // the grid-stride loop reads and rewrites, each by one thread;
-        // `offsets`, where given, are the `len + 1` offsets of the segments
-        // those results are of (checked readable by `Launcher::launch`),
-        // which nothing writes.
+        // the grid-stride loop reads and rewrites, each by one thread.
         unsafe { self.backend.launch(&launch, stream) }
     }
 
@@ -780,7 +774,9 @@ pub(crate) fn checked_pair<B: Backend, T: DeviceCopy>(a: &B::Slice<T>, b: &B::Sl
     Ok((a, b, len))
 }
 
-/// What an exact sum adds ([`crate::ExactSum`], [`crate::ExactNanSum`]).
+/// What an exact kernel gives per part: the exact sum of which elements,
+/// and whether divided by their count ([`crate::ExactSum`],
+/// [`crate::ExactNanSum`], [`crate::ExactMean`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ExactOf {
     /// Every element.
@@ -788,27 +784,27 @@ pub(crate) enum ExactOf {
     /// The elements that are not NaN (a NaN added as `+0.0`, as
     /// [`Op::NanSum`] adds it).
     NotNan,
+    /// Every element, the rounded sum divided by the count rounded to the
+    /// element type, as the kernel stores it (the mean: no state form).
+    Mean,
 }
 
 impl ExactOf {
     /// The operator that names its kernels.
     pub(crate) fn op(self) -> Op {
         match self {
-            ExactOf::Elements => Op::Sum,
+            ExactOf::Elements | ExactOf::Mean => Op::Sum,
             ExactOf::NotNan => Op::NanSum,
         }
     }
-}
 
-/// What each sum of a mean is divided by ([`Reducer::enqueue_divide_by_count`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Counts {
-    /// The same count for every sum: a whole input's length, a row's, or
-    /// the elements under the reduced axes.
-    Each(usize),
-    /// Each segment's own length, from the device address of its `len + 1`
-    /// `u64` offsets.
-    Segments(u64),
+    /// What the kernels do with each rounded sum: store it, or divide it.
+    pub(crate) fn finish(self) -> Finish {
+        match self {
+            ExactOf::Elements | ExactOf::NotNan => Finish::Value,
+            ExactOf::Mean => Finish::Mean,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -842,6 +838,7 @@ mod tests {
         let expected = match of {
             ExactOf::Elements => ExactSum::fold(values),
             ExactOf::NotNan => ExactNanSum::fold(values),
+            ExactOf::Mean => panic!("an exact mean has no state form"),
         };
         let mut rounded = [0xdead_beef_dead_beef_u64];
         let address = states.as_ptr() as u64;

@@ -36,7 +36,7 @@ use crate::element::{ArgInput, CastTo, DeviceValue, Element, FloatElement, MeanI
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::over::{Over, Target};
-use crate::reducer::{checked_parts, Counts, ExactOf, Reducer};
+use crate::reducer::{checked_parts, ExactOf, Reducer};
 use crate::segmented::{Layout, PerSegment};
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use crate::user::{Operator, Scalar, User};
@@ -532,12 +532,13 @@ impl<In: MeanInput> Reduction<In> for Mean {
         // The sums as `Widened` computes them (for the whole input, the
         // kernel `value` reads back), then each divided as `value` divides.
         Widened::<In::Mean>::new(Op::Sum).enqueue(reducer, input, over, target, stream)?;
-        reducer.enqueue_divide_by_count::<In::Mean>(target.out, target.len, Counts::Each(count), stream)
+        reducer.enqueue_divide_by_count::<In::Mean>(target.out, target.len, count, stream)
     }
 }
 
-/// The [`Reduction`] of an exact sum `$what` of the elements [`ExactOf`]
-/// `$of`: [`enqueue_exact`] over every place.
+/// The [`Reduction`] of an exact sum `$what` ([`ExactOf`] `$of`: which
+/// elements, and whether divided by their count): [`enqueue_exact`] over
+/// every place.
 macro_rules! exact_sum_reduction {
     ($what:ident, $of:ident) => {
         impl sealed::Sealed for $what {}
@@ -719,9 +720,8 @@ exact_sum_reduction!(ExactNanSum, NotNan);
 ///
 /// Results in the input's type (PyTorch's `x.mean(dim)`), over every place:
 /// the whole input, segments (each divided by its own length), rows and
-/// axes, through every form. Cost: [`ExactSum`]'s, plus, over segments,
-/// rows or axes, a launch that divides the results in place (one read and
-/// write of each result). Not across GPUs: `reduce::multi` gives the
+/// axes, through every form. Cost: [`ExactSum`]'s (its kernels divide each
+/// result as they store it). Not across GPUs: `reduce::multi` gives the
 /// [`ExactSum`] of the shards, whose division by the total count is this
 /// mean.
 ///
@@ -757,37 +757,7 @@ impl ExactMean {
     }
 }
 
-impl sealed::Sealed for ExactMean {}
-
-impl<T: FloatElement> Reduction<T> for ExactMean {
-    type Output = T;
-    type Value = T;
-    one_output!();
-
-    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
-        let sum: T = ExactSum.value(reducer, input)?;
-        // `.canonical()`: as `Mean`'s.
-        Ok(sum.divide_by_count(B::parts(input).1).canonical())
-    }
-
-    fn enqueue<B: Backend>(
-        self,
-        reducer: &mut Reducer<B>,
-        input: &B::Slice<T>,
-        over: Over<'_, &B::Slice<u64>>,
-        target: Target,
-        stream: Option<StreamHandle>,
-    ) -> Result<()> {
-        let counts = match over {
-            Over::Segments(offsets) => Counts::Segments(B::parts(offsets).0),
-            ref over => Counts::Each(reduced_extent(over, B::parts(input).1)?),
-        };
-        // The sums as `ExactSum` computes them (for the whole input, the
-        // kernel `value` reads back), then each divided as `value` divides.
-        ExactSum.enqueue(reducer, input, over, target, stream)?;
-        reducer.enqueue_divide_by_count::<T>(target.out, target.len, counts, stream)
-    }
-}
+exact_sum_reduction!(ExactMean, Mean);
 
 /// The variance family's settings: the correction and the accumulator.
 macro_rules! moments_reduction {

@@ -82,7 +82,7 @@ use crate::placement::Placement;
 use crate::reducer::{checked_parts, ExactOf, Reducer};
 use crate::shape::{self, SegmentedShape, Teams};
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{Kernel, SegmentSchedule, SegmentedArgs};
+use kernels_gpu::abi::{Finish, Kernel, SegmentSchedule, SegmentedArgs};
 
 /// What a segmented launch computes for each segment.
 #[derive(Clone, Copy, Debug)]
@@ -242,6 +242,7 @@ impl<B: Backend> Reducer<B> {
                 op: of.op(),
                 element,
                 per_thread: false,
+                mean: of.finish() == Finish::Mean,
             },
         };
         if let PerSegment::Op(op) = what {
@@ -276,7 +277,7 @@ impl<B: Backend> Reducer<B> {
         // The exact sum's teams of one thread have a kernel of their own
         // where the tuning says so, whose grid cap sizes their grid (the
         // team does not depend on it).
-        if let Some((Kernel::ExactSegments { op, element, .. }, shape)) = plan {
+        if let Some((Kernel::ExactSegments { op, element, mean, .. }, shape)) = plan {
             let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
             let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
             let [for_rows, for_segments] = sizing.single_thread_kernel;
@@ -286,6 +287,7 @@ impl<B: Backend> Reducer<B> {
                     op,
                     element,
                     per_thread: true,
+                    mean,
                 };
                 let grid_cap = self.backend.grid_cap(kernel)?;
                 let tuning = self.backend.tuning();

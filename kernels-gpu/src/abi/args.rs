@@ -37,7 +37,7 @@ macro_rules! for_each_kernel_args {
                 placed_extent2 placed_stride2 placed_extent3 placed_stride3],
             LadderArgs [input len out],
             SeedDotArgs [a b len out],
-            DivideArgs [out len count offsets],
+            DivideArgs [out len count],
             ConvertArgs [input len out],
             ExactArgs [input len partials ticket scratch out form],
         }

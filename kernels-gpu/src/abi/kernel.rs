@@ -70,30 +70,37 @@ pub enum Kernel {
     /// One of seed 004's dot products: [`SeedDotArgs`].
     SeedDot { kind: SeedDot, element: Scalar },
     /// Each of `len` sums of `element`s divided, in place, by the number
-    /// of elements summed (a mean): `count`, or, where `offsets` is not 0,
-    /// each segment's own length from its `len + 1` offsets: [`DivideArgs`].
+    /// of elements summed, `count` (a mean): [`DivideArgs`].
     DivideByCount { element: Scalar },
     /// Each of `len` results of `from` converted to `to` (a cast
     /// reduction's results in the caller's type: `u64` positions to `u32`,
     /// `f64` to `f32`, `f32` to `f16`/`bf16`, rounded to nearest even):
     /// [`ConvertArgs`].
     Convert { from: Scalar, to: Scalar },
-    /// The exact sum of a whole input of `element`s, rounded once:
+    /// The exact sum of a whole input of `element`s, rounded once (then
+    /// divided by the count with [`super::EXACT_MEAN`] in `form`):
     /// [`ExactArgs`] (`crate::expansion`). `op` is [`Op::Sum`] or
     /// [`Op::NanSum`] (NaN elements added as zero), in every exact kernel.
     ExactSum { op: Op, element: Scalar },
     /// The exact sum's state forms (a state of `element`s, a merge of
     /// states): [`ExactArgs`] with its `form`.
     ExactState { op: Op, element: Scalar },
-    /// The exact sum of each segment (or row) of `element`s, rounded once,
-    /// in the fixed-order schedule: [`SegmentedArgs`]
+    /// The exact sum of each segment (or row) of `element`s, rounded once
+    /// (with `mean`, then divided by its length: `ExactMean`, `op`
+    /// [`Op::Sum`]), in the fixed-order schedule: [`SegmentedArgs`]
     /// (`crate::segment::reduce_exact`); with `per_thread`, for plans of
     /// teams of one thread and one block per segment only, each thread
     /// summing its own segments (`crate::segment::reduce_exact_per_thread`)
     /// in a kernel of its own, its loop inlined (the other kernel calls it).
-    ExactSegments { op: Op, element: Scalar, per_thread: bool },
+    ExactSegments {
+        op: Op,
+        element: Scalar,
+        per_thread: bool,
+        mean: bool,
+    },
     /// The exact sum along an axis of `element`s, each result rounded
-    /// once: [`AxisArgs`] (`crate::axis::ExactAlong`).
+    /// once (divided by the reduced count where `finish` is
+    /// [`Finish::Mean`]): [`AxisArgs`] (`crate::axis::ExactAlong`).
     ExactAxis { op: Op, element: Scalar },
     /// A view of `element`s copied in the order of its kept axes (each
     /// result one element: [`AxisArgs`] with no reduced axis), which the

@@ -102,6 +102,11 @@ pub const EXACT_STATES_IN: u64 = 1;
 /// [`EXACT_STATES_IN`] reads), rather than the sum rounded to the element type.
 pub const EXACT_STATE_OUT: u64 = 2;
 
+/// [`ExactArgs::form`] of [`Kernel::ExactSum`]: the result is the exact sum
+/// rounded, divided by the element count rounded to the element type
+/// (`ExactMean`), rather than the rounded sum.
+pub const EXACT_MEAN: u64 = 4;
+
 /// Loads each thread of an axis launch issues along the reduced axis
 /// before it combines any (the host gives each lane of a contiguous reduced
 /// axis several times this many elements where the axis is that long).

@@ -184,6 +184,11 @@ pub enum Finish {
     Any = 3,
     /// Whether the count is `finish_param`: one byte, 0 or 1.
     All = 4,
+    /// An exact sum's value (rounded once) divided by the count of its
+    /// elements rounded to the element type: `ExactMean` along axes (the
+    /// exact axis kernel reads no other finish; the whole input's and the
+    /// segments' exact kernels take it as `abi::EXACT_MEAN` and `mean`).
+    Mean = 5,
 }
 
 impl Finish {
@@ -195,6 +200,7 @@ impl Finish {
             2 => Finish::Root,
             3 => Finish::Any,
             4 => Finish::All,
+            5 => Finish::Mean,
             _ => Finish::State,
         }
     }

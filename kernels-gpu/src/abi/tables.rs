@@ -157,20 +157,28 @@ macro_rules! exact_kernel_table {
             (Kernel::ExactState { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_state, sum, $t)),
             (Kernel::ExactState { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_state, nan_sum, $t)),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
                 kernel_name!(exact_segments, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false, mean: false },
                 kernel_name!(exact_segments, nan_sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: false },
                 kernel_name!(exact_segments_per_thread, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: true },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: true, mean: false },
                 kernel_name!(exact_segments_per_thread, nan_sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: true },
+                kernel_name!(exact_segments, mean, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: true },
+                kernel_name!(exact_segments_per_thread, mean, $t),
             ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
@@ -255,10 +263,11 @@ mod tests {
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
         // divisions (the means); 4 conversions (the casts); 2 types' exact
         // sums and NaN-ignoring exact sums, whole, as states, over segments
-        // (by teams and per thread) and along an axis, and the 2 types' gathers.
+        // (by teams and per thread) and along an axis, their exact means
+        // over segments (by teams and per thread), and the 2 types' gathers.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2 * 5 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2 * 5 + 2 * 2 + 2
         );
         assert_eq!(
             Kernel::Ladder {

@@ -5,15 +5,16 @@
 //! speed: for values over a very wide range only). Teams of one thread
 //! have a loop of their own, with none of the teams' collective steps, in
 //! a kernel of its own or called from the teams' kernel.
-//! Each result is the segment's exact sum rounded once, so it does not
-//! depend on the plan, the launch, the other segments or their number.
+//! Each result is the segment's exact sum rounded once (for `ExactMean`,
+//! then divided by the segment's length), so it does not depend on the
+//! plan, the launch, the other segments or their number.
 
 use super::{element_at, Segments};
-use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
+use crate::abi::{Finish, SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::exact::Exact;
-use crate::expansion::{ExactElement, ExactInput, ExactSum, Expansion};
+use crate::expansion::{finished, ExactElement, ExactInput, ExactSum, Expansion};
 use crate::grid;
 use crate::map::ElementMap;
 use crate::op::{Max, Sum};
@@ -23,7 +24,8 @@ use crate::warp;
 use core::mem::size_of;
 
 /// The exact sum of each segment (each element mapped by `M`: NaN as zero
-/// for the NaN-ignoring sum) into `out`, as [`super::reduce`] reduces
+/// for the NaN-ignoring sum) into `out`, as `finish` asks ([`finished`]: the
+/// sum, or for [`Finish::Mean`] the sum divided by the segment's length), as [`super::reduce`] reduces
 /// them (its parameters, rules and plans), with teams of any size: teams
 /// of one thread (where the host does not send them to
 /// [`reduce_exact_per_thread`]'s own kernel) by a call to it.
@@ -38,9 +40,10 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
     partials: u64,
     tickets: u64,
     out: Results<PLACED>,
+    finish: Finish,
 ) {
     if plan.team_threads == 1 && plan.blocks_per_segment == 1 {
-        return reduce_exact_per_thread_called::<T, M, PLACED>(input, segments, out);
+        return reduce_exact_per_thread_called::<T, M, PLACED>(input, segments, out, finish);
     }
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
@@ -111,7 +114,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
             T::round(total)
         };
         if holder {
-            thread::store_result(out.at::<T>(segment), result);
+            thread::store_result(out.at::<T>(segment), finished(result, end - begin, finish));
         }
         if team_threads > 32 {
             // The next round's block reduction reuses the scratch slots.
@@ -142,6 +145,7 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const P
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
+    finish: Finish,
 ) {
     let threads = grid_dim_x() as u64 * block_dim_x() as u64;
     let mut segment = device::index_1d();
@@ -157,7 +161,7 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const P
         } else {
             sum_exactly_in_warp::<T, M>(input, begin, end, 1, 0)
         };
-        thread::store_result(out.at::<T>(segment), result);
+        thread::store_result(out.at::<T>(segment), finished(result, end - begin, finish));
         segment += threads;
     }
 }
@@ -175,8 +179,9 @@ unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ElementMap<T>, cons
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
+    finish: Finish,
 ) {
-    reduce_exact_per_thread::<T, M, PLACED>(input, segments, out)
+    reduce_exact_per_thread::<T, M, PLACED>(input, segments, out, finish)
 }
 
 /// The exact pass of a group of `lanes` lanes of a warp (a power of two

@@ -163,8 +163,13 @@ impl<B: Backend> Reducer<B> {
                 },
         } = checked_reading::<B, T>(input, layout, axes, out_len)?;
         if outputs == 0 || reduced_elements == 0 {
-            // No results, or each the sum of nothing: `+0.0`, as `Op::Sum`'s.
-            return self.enqueue_axes::<T>(input, layout, axes, Op::Sum, (out, out_len), stream);
+            // No results, or each the sum of nothing: `+0.0`, as `Op::Sum`'s;
+            // a mean of nothing `0 / 0`, NaN, as the kernels divide.
+            self.enqueue_axes::<T>(input, layout, axes, Op::Sum, (out, out_len), stream)?;
+            if of.finish() == Finish::Mean {
+                self.enqueue_divide_by_count::<T>(out, outputs, 0, stream)?;
+            }
+            return Ok(());
         }
         let accesses = [buffer, Access::write::<T>("out", out, outputs)];
         check_aliasing(&accesses)?;
@@ -195,7 +200,7 @@ impl<B: Backend> Reducer<B> {
                         input: Access::read::<T>("input", address, span),
                         out: Access::write::<T>("out", out, outputs),
                         means: None,
-                        finish: Finish::Value,
+                        finish: of.finish(),
                         finish_param: 0,
                         partials,
                         segments: None,
