@@ -611,9 +611,10 @@ fn exact_column_sums_are_the_rows_sums() {
     assert_eq!(emulator.reduce(&[1.0f32, 1.0, 1.0], Op::Sum).unwrap(), 3.0);
 }
 
-/// `Scope::reduce_into` of `ExactSum` over segments and rows, on another
-/// stream into poisoned outputs: the fold's bits, as the blocking call's
-/// (GPU only: the scoped forms take CUDA streams).
+/// `Scope::reduce_into` of `ExactSum` over segments and rows, and of
+/// `ExactMean` over the whole input and rows, on another stream into
+/// poisoned outputs: the folds' bits, as the blocking calls' (GPU only: the
+/// scoped forms take CUDA streams).
 #[test]
 fn exact_sums_into_a_scope_are_the_folds_bits() {
     use cust::memory::DeviceBuffer;
@@ -633,6 +634,8 @@ fn exact_sums_into_a_scope_are_the_folds_bits() {
         let device_offsets = DeviceBuffer::from_slice(&offsets).unwrap();
         let mut per_segment = DeviceBuffer::from_slice(&vec![f64::poison(); offsets.len() - 1]).unwrap();
         let mut per_row = DeviceBuffer::from_slice(&vec![f64::poison(); rows]).unwrap();
+        let mut mean = DeviceBuffer::from_slice(&[f64::poison()]).unwrap();
+        let mut row_means = DeviceBuffer::from_slice(&vec![f64::poison(); rows]).unwrap();
         reducer
             .scope(|s| {
                 let over = Over::Segments((&device_offsets).into());
@@ -643,9 +646,24 @@ fn exact_sums_into_a_scope_are_the_folds_bits() {
                     Over::Rows { rows, len },
                     &mut per_row,
                     &stream,
+                )?;
+                s.reduce_into(&device_values, ExactMean, Over::Whole, &mut mean, &stream)?;
+                s.reduce_into(
+                    &device_values,
+                    ExactMean,
+                    Over::Rows { rows, len },
+                    &mut row_means,
+                    &stream,
                 )
             })
             .unwrap();
+        let mean = mean.as_host_vec().unwrap()[0];
+        let want = ExactMean::fold(&values);
+        assert!(same_bits(mean, want), "{kind:?} mean: {mean:e} != {want:e}");
+        for (row, got) in row_means.as_host_vec().unwrap().iter().enumerate() {
+            let want = ExactMean::fold(&values[row * len..(row + 1) * len]);
+            assert!(same_bits(*got, want), "{kind:?} row {row}'s mean: {got:e} != {want:e}");
+        }
         let segments = Parts::Segments(offsets).ranges();
         let row_ranges = Parts::Rows { rows, len }.ranges();
         for (results, ranges) in [(&per_segment, segments), (&per_row, row_ranges)] {
