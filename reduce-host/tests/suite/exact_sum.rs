@@ -731,7 +731,7 @@ type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
 /// elements, bit for bit (NaNs included: both give the canonical NaN),
 /// over the whole input (empty too), random segments with empty ones (each
 /// mean divided by its own length), rows (of none too), and axes read in
-/// place, gathered and of none; every kind of values, at every offset, on every
+/// place (all of them too), gathered and of none; every kind of values, at every offset, on every
 /// backend. For `ExactNanSum`, NaNs of either sign and any payload among
 /// the values, at a density that leaves some short parts all NaN.
 fn derived_match_the_fold<T: ExactTest>(test: &str, what: Derived) {
@@ -773,6 +773,7 @@ fn derived_match_the_fold<T: ExactTest>(test: &str, what: Derived) {
                 (Over::Axes(&columns, &[0]), gathered_indices(&columns, &[0])),
                 (Over::Axes(&cube, &[1]), gathered_indices(&cube, &[1])),
                 (Over::Axes(&cube, &[0, 2]), gathered_indices(&cube, &[0, 2])),
+                (Over::Axes(&cube, &[0, 1, 2]), gathered_indices(&cube, &[0, 1, 2])),
                 (Over::Axes(&none_along, &[1]), vec![vec![]; 5]),
             ];
             for (place, parts) in places {
