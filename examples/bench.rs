@@ -236,9 +236,12 @@ fn median_us<'b>(
 /// same process and stream, on these inputs: the bench's 1, 2, 3; uniform
 /// values in (-1, 1) with 24 random bits (a hash of the index;
 /// `cub_determinism.cu` fills the same); for `f64`, uniform values with all
-/// 53 bits random; and the uniform values with every 1000th a NaN (only
-/// the NaN-ignoring sums: a NaN sends `ExactSum` to its one-block exact
-/// pass). Also checks that the exact sums equal their folds on the CPU.
+/// 53 bits random; normally distributed values (all bits random: their
+/// squares spread over many more bits than the uniform values'); and the
+/// uniform values with every 1000th a NaN (only the NaN-ignoring sums: a
+/// NaN sends `ExactSum` to its one-block exact pass). Also `Op::SumOfSquares`
+/// against `ExactSumOfSquares`, but on the NaNs. Checks that the exact sums
+/// equal their folds on the CPU.
 fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     reducer: &mut Reducer,
     name: &str,
@@ -251,10 +254,12 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     let uniform24 = |i: usize| T::uniform(index_hash(i), 24);
     let uniform53 = |i: usize| T::uniform(index_hash(i), 53);
     let nans = |i: usize| if i % 1000 == 999 { T::NAN } else { uniform24(i) };
+    let normal = |i: usize| T::normal(index_hash(i));
     let mut inputs: Vec<(&str, &dyn Fn(usize) -> T)> = vec![("small", &small), ("uniform", &uniform24)];
     if T::TYPE == ElementType::F64 {
         inputs.push(("uniform53", &uniform53));
     }
+    inputs.push(("normal", &normal));
     inputs.push(("uniform_nans", &nans));
     for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
         let bytes = n * std::mem::size_of::<T>();
@@ -274,12 +279,25 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                 let got = format!("exact sum {exact:?}, exact NaN-ignoring sum {exact_nan:?}");
                 return Err(format!("{name} {data} n={n}: {got}, fold {folded:?}").into());
             }
+            let squares = reducer.reduce(&buffers[0], reduce::ExactSumOfSquares)?;
+            let squares_folded = reduce::ExactSumOfSquares::fold(&host);
+            if format!("{squares:?}") != format!("{squares_folded:?}") {
+                let got = format!("exact sum of squares {squares:?}, fold {squares_folded:?}");
+                return Err(format!("{name} {data} n={n}: {got}").into());
+            }
             let sum = reducer.reduce(&buffers[0], if with_nans { Op::NanSum } else { Op::Sum })?;
             println!("exact,{name},{data},values,{n},{exact:?},{sum:?}");
             let out = Output::from(&mut out);
             let timed: &[&str] = match with_nans {
                 true => &["nan_sum", "exact_nan_sum"],
-                false => &["sum", "exact_sum", "nan_sum", "exact_nan_sum"],
+                false => &[
+                    "sum",
+                    "exact_sum",
+                    "nan_sum",
+                    "exact_nan_sum",
+                    "sum_of_squares",
+                    "exact_sum_of_squares",
+                ],
             };
             for &what in timed {
                 let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
@@ -288,6 +306,10 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                         "exact_sum" => scope.reduce_into(input, reduce::ExactSum, Over::Whole, out, &stream),
                         "exact_nan_sum" => scope.reduce_into(input, reduce::ExactNanSum, Over::Whole, out, &stream),
                         "nan_sum" => scope.reduce_into(input, Op::NanSum, Over::Whole, out, &stream),
+                        "exact_sum_of_squares" => {
+                            scope.reduce_into(input, reduce::ExactSumOfSquares, Over::Whole, out, &stream)
+                        }
+                        "sum_of_squares" => scope.reduce_into(input, Op::SumOfSquares, Over::Whole, out, &stream),
                         _ => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
                     }
                 })?;
@@ -371,13 +393,19 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             .reduce_over(&buffers[0], reduce::ExactMean, blocking_over)?
             .values
             .as_host_vec()?;
+        let squares = reducer
+            .reduce_over(&buffers[0], reduce::ExactSumOfSquares, blocking_over)?
+            .values
+            .as_host_vec()?;
         let checked = [0, segments - 1];
         for (&s, range) in checked.iter().zip(ranges) {
             let folded = reduce::ExactSum::fold(&host[range.clone()]);
-            let mean = reduce::ExactMean::fold(&host[range]);
-            if format!("{:?} {:?}", results[s], means[s]) != format!("{folded:?} {mean:?}") {
-                let got = format!("exact sum {:?}, exact mean {:?}", results[s], means[s]);
-                return Err(format!("{name} {layout}: part {s} {got}; folds {folded:?}, {mean:?}").into());
+            let mean = reduce::ExactMean::fold(&host[range.clone()]);
+            let square = reduce::ExactSumOfSquares::fold(&host[range]);
+            let got = format!("{:?} {:?} {:?}", results[s], means[s], squares[s]);
+            if got != format!("{folded:?} {mean:?} {square:?}") {
+                let got = format!("exact sum, mean, sum of squares {got}");
+                return Err(format!("{name} {layout}: part {s} {got}; folds {folded:?}, {mean:?}, {square:?}").into());
             }
         }
         let timing = (&stream, (&start, &stop));
@@ -425,10 +453,10 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
     Ok(())
 }
 
-/// Prints the median times of `Op::Sum`, `ExactSum`, `ExactMean` and
-/// `ExactNanSum` over `over()` of the rotated `buffers`, `results` results
-/// each, into one output, as
-/// `exact_parts,{label},{sum|exact_sum|exact_mean|exact_nan_sum},{n},{µs},{GB/s}`.
+/// Prints the median times of `Op::Sum`, `ExactSum`, `ExactMean`,
+/// `ExactNanSum`, `Op::SumOfSquares` and `ExactSumOfSquares` over `over()`
+/// of the rotated `buffers`, `results` results each, into one output, as
+/// `exact_parts,{label},{what},{n},{µs},{GB/s}`.
 fn time_sum_and_exact<'b, T: FloatElement + Default>(
     reducer: &mut Reducer,
     buffers: &[DeviceBuffer<T>],
@@ -441,7 +469,15 @@ fn time_sum_and_exact<'b, T: FloatElement + Default>(
     let element = std::mem::size_of::<T>();
     let mut out = DeviceBuffer::from_slice(&vec![T::default(); results])?;
     let bytes = (n * element + results * element) as f64;
-    for what in ["sum", "exact_sum", "exact_mean", "exact_nan_sum"] {
+    let whats = [
+        "sum",
+        "exact_sum",
+        "exact_mean",
+        "exact_nan_sum",
+        "sum_of_squares",
+        "exact_sum_of_squares",
+    ];
+    for what in whats {
         let out = Output::from(&mut out);
         let us = median_us(reducer, n, stream, events, |i, scope| {
             let input = &buffers[i % buffers.len()];
@@ -449,6 +485,8 @@ fn time_sum_and_exact<'b, T: FloatElement + Default>(
                 "exact_sum" => scope.reduce_into(input, reduce::ExactSum, over(), out, stream),
                 "exact_mean" => scope.reduce_into(input, reduce::ExactMean, over(), out, stream),
                 "exact_nan_sum" => scope.reduce_into(input, reduce::ExactNanSum, over(), out, stream),
+                "sum_of_squares" => scope.reduce_into(input, Op::SumOfSquares, over(), out, stream),
+                "exact_sum_of_squares" => scope.reduce_into(input, reduce::ExactSumOfSquares, over(), out, stream),
                 _ => scope.reduce_into(input, Op::Sum, over(), out, stream),
             }
         })?;
@@ -469,9 +507,22 @@ fn index_hash(i: usize) -> u64 {
 trait Uniform {
     fn uniform(hash: u64, bits: u32) -> Self;
     const NAN: Self;
+    /// A normally distributed value (Box–Muller on the hash's two halves),
+    /// all its bits random: squares spread over many bits.
+    fn normal(hash: u64) -> Self;
+}
+
+/// A standard normal value from the 64 bits `h`.
+fn normal_f64(h: u64) -> f64 {
+    let u = ((h >> 32) as f64 + 0.5) / 4_294_967_296.0;
+    let v = (h & 0xffff_ffff) as f64 / 4_294_967_296.0;
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 impl Uniform for f32 {
     const NAN: f32 = f32::NAN;
+    fn normal(h: u64) -> f32 {
+        normal_f64(h) as f32
+    }
     fn uniform(h: u64, bits: u32) -> f32 {
         let bits = bits.min(24);
         let magnitude = (h & ((1 << bits) - 1)) as f32 / (1u64 << bits) as f32;
@@ -484,6 +535,9 @@ impl Uniform for f32 {
 }
 impl Uniform for f64 {
     const NAN: f64 = f64::NAN;
+    fn normal(h: u64) -> f64 {
+        normal_f64(h)
+    }
     fn uniform(h: u64, bits: u32) -> f64 {
         let bits = bits.min(53);
         let magnitude = (h & ((1 << bits) - 1)) as f64 / (1u64 << bits) as f64;

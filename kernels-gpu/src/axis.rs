@@ -32,7 +32,7 @@ use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::exact::Exact;
-use crate::expansion::{self, ExactElement, ExactSum, Expansion};
+use crate::expansion::{self, ExactElement, ExactMap, FastAcc, FastExact};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::map::ElementMap;
@@ -362,10 +362,10 @@ pub struct Elements {
 /// [`Finish::Mean`] (`ExactMean`).
 pub struct ExactAlong<T, M>(PhantomData<(T, M)>);
 
-impl<T: ExactElement + Widen<T>, M: ElementMap<T>> AxisFold for ExactAlong<T, M> {
+impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
     type Value = T;
-    type Acc = Expansion;
-    type Merge = ExactSum;
+    type Acc = FastAcc<T, M>;
+    type Merge = M::Fast;
     const BYTES: u64 = size_of::<T>() as u64;
     // The fold takes 96 (`f32`) and 127 (`f64`) registers against the
     // sum's 56 and 64 (sm_90): about half the threads per SM, so half the
@@ -378,19 +378,19 @@ impl<T: ExactElement + Widen<T>, M: ElementMap<T>> AxisFold for ExactAlong<T, M>
     }
 
     #[inline(always)]
-    unsafe fn fold_batch(acc: Expansion, values: [T; 8]) -> Expansion {
-        T::add_eight(acc, values)
+    unsafe fn fold_batch(acc: FastAcc<T, M>, values: [T; 8]) -> FastAcc<T, M> {
+        M::Fast::add_eight(acc, values)
     }
 
     #[inline(always)]
-    unsafe fn fold_one(acc: Expansion, value: T) -> Expansion {
-        T::add_element(acc, value)
+    unsafe fn fold_one(acc: FastAcc<T, M>, value: T) -> FastAcc<T, M> {
+        M::Fast::add_element(acc, value)
     }
 
     #[inline(always)]
-    unsafe fn write(acc: Expansion, output: &Output, o: u64, elements: Elements) {
-        let sum = if acc.is_exact(elements.count) {
-            T::round(acc)
+    unsafe fn write(acc: FastAcc<T, M>, output: &Output, o: u64, elements: Elements) {
+        let sum = if M::Fast::is_exact(acc, elements.count) {
+            M::Fast::round(acc)
         } else {
             sum_exactly_along::<T, M>(elements)
         };
@@ -404,7 +404,7 @@ impl<T: ExactElement + Widen<T>, M: ElementMap<T>> AxisFold for ExactAlong<T, M>
 /// # Safety
 /// `elements` are readable, not written during the launch.
 #[inline(never)]
-unsafe fn sum_exactly_along<T: ExactElement, M: ElementMap<T>>(elements: Elements) -> T {
+unsafe fn sum_exactly_along<T: ExactElement, M: ExactMap<T>>(elements: Elements) -> T {
     let mut exact = Exact::<T>::new();
     let mut address = elements.first;
     for _ in 0..elements.count {

@@ -15,7 +15,7 @@ use crate::convert::Narrow;
 use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
-use crate::expansion::{self, ExactElement, ExactInput, ExactSum, Expansion};
+use crate::expansion::{self, ExactElement, ExactInput, ExactMap, FastAcc, FastExact};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
@@ -141,7 +141,7 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 /// As [`segmented`] with [`SegmentSchedule::FixedOrder`]; with
 /// `PER_THREAD`, a plan of teams of one thread and one block per segment.
 #[inline(always)]
-pub unsafe fn exact_segments<T: ExactElement, M: ElementMap<T>, const PER_THREAD: bool, const MEAN: bool>(
+pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const PER_THREAD: bool, const MEAN: bool>(
     args: SegmentedArgs,
 ) {
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
@@ -192,7 +192,7 @@ pub unsafe fn axis<T: Element + Widen<T>, M: ElementMap<T>, O: Operator<T>>(args
 /// # Safety
 /// As [`axis()`].
 #[inline(always)]
-pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ElementMap<T>>(args: AxisArgs) {
+pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ExactMap<T>>(args: AxisArgs) {
     axis_fold::<axis::ExactAlong<T, M>>(args)
 }
 
@@ -405,17 +405,17 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
 /// aligned words that no other launch uses concurrently.
 #[inline(always)]
-pub unsafe fn exact_sum<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
+pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     let input = device::to_global(args.input);
     let Some(total) = exact_expansion::<T, M>(input, &args) else {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total, args.len));
     let result = if inexact {
         expansion::sum_exactly::<T, M>(input, args.len, device::to_global(args.scratch))
     } else {
-        (device::thread_idx_x() == 0).then(|| T::round(total))
+        (device::thread_idx_x() == 0).then(|| M::Fast::round(total))
     };
     let finish = match args.form & abi::EXACT_MEAN {
         0 => Finish::Value,
@@ -435,7 +435,7 @@ pub unsafe fn exact_sum<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
 /// As [`exact_sum`]; with [`abi::EXACT_STATES_IN`], `input` holds
 /// `len < 2^30` states; with [`abi::EXACT_STATE_OUT`], `out` has room for one.
 #[inline(always)]
-pub unsafe fn exact_state<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
+pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     let (input, scratch, out) = (
         device::to_global(args.input),
         device::to_global(args.scratch),
@@ -458,11 +458,11 @@ pub unsafe fn exact_state<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
     let Some(total) = exact_expansion::<T, M>(input, &args) else {
         return;
     };
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact(args.len));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total, args.len));
     if inexact {
         expansion::sum_exactly_as_state::<T, M>(input, args.len, scratch, out);
     } else if device::thread_idx_x() == 0 {
-        expansion::store_state(expansion::exact_of::<T>(total), out);
+        expansion::store_state(M::Fast::exact_of(total), out);
     }
 }
 
@@ -472,10 +472,10 @@ pub unsafe fn exact_state<T: ExactElement, M: ElementMap<T>>(args: ExactArgs) {
 /// # Safety
 /// As [`exact_sum`].
 #[inline(always)]
-unsafe fn exact_expansion<T: ExactElement, M: ElementMap<T>>(input: u64, args: &ExactArgs) -> Option<Expansion> {
+unsafe fn exact_expansion<T: ExactElement, M: ExactMap<T>>(input: u64, args: &ExactArgs) -> Option<FastAcc<T, M>> {
     let source = ExactInput::<T, M>::new(input);
-    let accumulated = thread::accumulate::<Expansion, ExactSum, _>(source, args.len, thread::Team::grid());
-    let block_total = block::reduce::<Expansion, ExactSum>(accumulated);
+    let accumulated = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(source, args.len, thread::Team::grid());
+    let block_total = block::reduce::<FastAcc<T, M>, M::Fast>(accumulated);
     if device::grid_dim_x() == 1 {
         return Some(block_total);
     }
@@ -484,7 +484,7 @@ unsafe fn exact_expansion<T: ExactElement, M: ElementMap<T>>(input: u64, args: &
     if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
         return None;
     }
-    Some(grid::combine_partials::<Expansion, ExactSum>(
+    Some(grid::combine_partials::<FastAcc<T, M>, M::Fast>(
         partials,
         device::grid_dim_x(),
         ticket,

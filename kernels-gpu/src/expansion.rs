@@ -35,10 +35,12 @@ use crate::abi::{Finish, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, thread_idx_x};
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::{Exact, ExactFloat};
-use crate::map::{ElementMap, Identity};
+use crate::map::{ElementMap, Identity, NanToZero, Square};
+use crate::op::AnyElement;
 use crate::op::Operator;
 use crate::statistic::Real;
 use crate::thread::{self, Source};
+use crate::wide::WideSum;
 use core::marker::PhantomData;
 use core::mem::size_of;
 
@@ -94,7 +96,7 @@ impl Accumulator for Expansion {
 /// (Knuth's TwoSum: any magnitudes, no branch; rustc never contracts or
 /// reassociates float arithmetic, so the GPU computes it as written).
 #[inline(always)]
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
+pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let b_virtual = s - a;
     (s, (a - (s - b_virtual)) + (b - b_virtual))
@@ -211,6 +213,96 @@ impl<T: Element> Operator<T> for ExactSum {
     }
 }
 
+/// How an exact sum's fast path adds `T`s: its accumulator, and whether
+/// that holds the exact sum at the end. [`ExactSum`]'s [`Expansion`] for
+/// the elements, [`WideSum`]'s [`Wide`](crate::wide::Wide) for values over more bits (the
+/// squares of the elements); which one an [`ExactMap`] says.
+pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
+    /// The partial sums the threads carry and the collectives combine.
+    type Acc: Accumulator;
+    /// The sum of no values.
+    const ZERO: Self::Acc;
+    /// `acc` plus the lanes of one vector.
+    fn add_vector(acc: Self::Acc, words: [u32; 4]) -> Self::Acc;
+    /// `acc` plus one element.
+    fn add_element(acc: Self::Acc, value: T) -> Self::Acc;
+    /// `acc` plus eight elements read one by one (along an axis), added
+    /// as cheaply as a vector's lanes.
+    fn add_eight(acc: Self::Acc, values: [T; 8]) -> Self::Acc;
+    /// Whether `acc`, the sum of `len` values, is their exact sum.
+    fn is_exact(acc: Self::Acc, len: u64) -> bool;
+    /// The exact sum `acc` holds (exact, finite) rounded once to `T`.
+    fn round(acc: Self::Acc) -> T;
+    /// The exact sum `acc` holds (exact, finite) as an accumulator, for a
+    /// [`store_state`].
+    fn exact_of(acc: Self::Acc) -> Exact<T>;
+}
+
+impl<T: ExactElement> FastExact<T> for ExactSum {
+    type Acc = Expansion;
+    const ZERO: Expansion = Expansion::ZERO;
+
+    #[inline(always)]
+    fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
+        T::add_vector(acc, words)
+    }
+
+    #[inline(always)]
+    fn add_element(acc: Expansion, value: T) -> Expansion {
+        T::add_element(acc, value)
+    }
+
+    #[inline(always)]
+    fn add_eight(acc: Expansion, values: [T; 8]) -> Expansion {
+        T::add_eight(acc, values)
+    }
+
+    #[inline(always)]
+    fn is_exact(acc: Expansion, len: u64) -> bool {
+        acc.is_exact(len)
+    }
+
+    #[inline(always)]
+    fn round(acc: Expansion) -> T {
+        T::round(acc)
+    }
+
+    #[inline(never)]
+    fn exact_of(total: Expansion) -> Exact<T> {
+        let mut exact = Exact::<T>::new();
+        // Both are multiples of the values' finest last bit, so of `T`'s unit.
+        exact.add_f64(total.hi);
+        exact.add_f64(total.lo);
+        exact
+    }
+}
+
+/// A map the exact sums read their elements through, and the fast path
+/// its values need: the elements and the NaN-ignoring sum's (NaN as zero)
+/// span what an [`Expansion`] holds; their squares twice as many bits, so
+/// [`Wide`](crate::wide::Wide)s ([`crate::wide`]).
+pub trait ExactMap<T: ExactElement>: ElementMap<T> {
+    type Fast: FastExact<T>;
+}
+
+impl<T: ExactElement> ExactMap<T> for Identity {
+    type Fast = ExactSum;
+}
+
+impl<T: ExactElement> ExactMap<T> for NanToZero {
+    type Fast = ExactSum;
+}
+
+impl<T: ExactElement> ExactMap<T> for Square
+where
+    WideSum: FastExact<T>,
+{
+    type Fast = WideSum;
+}
+
+/// The fast path's accumulator for `T`s read through the map `M`.
+pub type FastAcc<T, M> = <<M as ExactMap<T>>::Fast as FastExact<T>>::Acc;
+
 /// A float type the exact sum reads: how a 16-byte vector of it is added,
 /// and how the exact sum is rounded back to it.
 pub trait ExactElement: Element + ExactFloat + Real {
@@ -232,6 +324,33 @@ pub trait ExactElement: Element + ExactFloat + Real {
 /// An `f32`'s last bit, `2^(max(field, 1) - 150)`, in [`Expansion::finest`]'s scale.
 const F32_FINEST_OFFSET: u32 = 1075 - 150;
 
+/// A vector of four `f32`s as the exact sums read it: the finest last bit
+/// of its lanes (in [`Expansion::finest`]'s scale; [`NO_VALUE`] if all are
+/// zero), and whether the four sum exactly in an `f64`.
+#[inline(always)]
+pub(crate) fn f32_lanes(words: [u32; 4]) -> (u32, bool) {
+    // The lanes' exponent fields (magnitudes' bits, so the largest has
+    // the largest field); a zero lane has no last bit to keep.
+    let magnitude = words.map(|w| w & 0x7fff_ffff);
+    let largest = Ord::max(
+        Ord::max(magnitude[0], magnitude[1]),
+        Ord::max(magnitude[2], magnitude[3]),
+    ) >> 23;
+    let nonzero = magnitude.map(|m| if m == 0 { u32::MAX } else { m });
+    let smallest = Ord::min(Ord::min(nonzero[0], nonzero[1]), Ord::min(nonzero[2], nonzero[3])) >> 23;
+    let all_zero = smallest == u32::MAX >> 23;
+    let smallest = Ord::max(smallest, 1);
+    let finest = if all_zero {
+        NO_VALUE
+    } else {
+        smallest + F32_FINEST_OFFSET
+    };
+    // Every lane is a multiple of 2^(smallest - 150) below
+    // 2^(largest - 126), so four of them sum exactly within 53 bits
+    // when largest - smallest <= 53 - 24 - 2 (an all-zero vector too).
+    (finest, all_zero || largest.wrapping_sub(smallest) <= 27)
+}
+
 impl ExactElement for f32 {
     #[inline(always)]
     fn map_vector<M: ElementMap<f32>>(words: [u32; 4]) -> [u32; 4] {
@@ -240,27 +359,9 @@ impl ExactElement for f32 {
 
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
-        // The lanes' exponent fields (magnitudes' bits, so the largest has
-        // the largest field); a zero lane has no last bit to keep.
-        let magnitude = words.map(|w| w & 0x7fff_ffff);
-        let largest = Ord::max(
-            Ord::max(magnitude[0], magnitude[1]),
-            Ord::max(magnitude[2], magnitude[3]),
-        ) >> 23;
-        let nonzero = magnitude.map(|m| if m == 0 { u32::MAX } else { m });
-        let smallest = Ord::min(Ord::min(nonzero[0], nonzero[1]), Ord::min(nonzero[2], nonzero[3])) >> 23;
-        let all_zero = smallest == u32::MAX >> 23;
-        let smallest = Ord::max(smallest, 1);
-        let finest = if all_zero {
-            NO_VALUE
-        } else {
-            smallest + F32_FINEST_OFFSET
-        };
         let lane = |k: usize| f64::from(f32::from_bits(words[k]));
-        // Every lane is a multiple of 2^(smallest - 150) below
-        // 2^(largest - 126), so four of them sum exactly within 53 bits
-        // when largest - smallest <= 53 - 24 - 2 (an all-zero vector too).
-        if all_zero || largest.wrapping_sub(smallest) <= 27 {
+        let (finest, summable) = f32_lanes(words);
+        if summable {
             acc.plus((lane(0) + lane(1)) + (lane(2) + lane(3)), finest)
         } else {
             acc.plus(lane(0), finest)
@@ -410,7 +511,7 @@ impl<T, M> ExactInput<T, M> {
     }
 }
 
-impl<T: ExactElement, M: ElementMap<T>> Source<Expansion> for ExactInput<T, M> {
+impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M> {
     const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
 
     #[inline(always)]
@@ -424,20 +525,28 @@ impl<T: ExactElement, M: ElementMap<T>> Source<Expansion> for ExactInput<T, M> {
     }
 
     #[inline(always)]
-    fn fold<O: Operator<Expansion>>(acc: Expansion, words: [u32; 4], _index: u64) -> Expansion {
-        T::add_vector(acc, T::map_vector::<M>(words))
+    fn fold<O: Operator<FastAcc<T, M>> + AnyElement>(
+        acc: FastAcc<T, M>,
+        words: [u32; 4],
+        _index: u64,
+    ) -> FastAcc<T, M> {
+        M::Fast::add_vector(acc, T::map_vector::<M>(words))
     }
 
     #[inline(always)]
-    unsafe fn element(&self, index: u64) -> Expansion {
-        self.fold_element::<ExactSum>(Expansion::ZERO, index)
+    unsafe fn element(&self, index: u64) -> FastAcc<T, M> {
+        self.fold_element::<M::Fast>(M::Fast::ZERO, index)
     }
 
-    /// One TwoSum, as a vector's lanes are added, not [`ExactSum`]'s
-    /// combination of two expansions (four).
+    /// One addition, as a vector's lanes are added, not the combination of
+    /// two accumulators ([`ExactSum`]'s takes four TwoSums).
     #[inline(always)]
-    unsafe fn fold_element<O: Operator<Expansion>>(&self, acc: Expansion, index: u64) -> Expansion {
-        T::add_element(
+    unsafe fn fold_element<O: Operator<FastAcc<T, M>> + AnyElement>(
+        &self,
+        acc: FastAcc<T, M>,
+        index: u64,
+    ) -> FastAcc<T, M> {
+        M::Fast::add_element(
             acc,
             M::map(thread::load_element::<T>(self.input + index * size_of::<T>() as u64)),
         )
@@ -450,17 +559,6 @@ impl<T: ExactElement, M: ElementMap<T>> Source<Expansion> for ExactInput<T, M> {
 /// `-inf`s. The slow path's global scratch has the same layout.
 pub const fn scratch_words<T: ExactFloat>() -> usize {
     T::WORDS_LEN + 3
-}
-
-/// The exact sum an exact expansion holds, as an accumulator (for a
-/// [`store_state`]).
-#[inline(never)]
-pub fn exact_of<T: ExactElement>(total: Expansion) -> Exact<T> {
-    let mut exact = Exact::<T>::new();
-    // Both are multiples of the values' finest last bit, so of `T`'s unit.
-    exact.add_f64(total.hi);
-    exact.add_f64(total.lo);
-    exact
 }
 
 /// Writes `exact`'s state ([`scratch_words`] words) to `out`.
@@ -586,7 +684,7 @@ pub unsafe fn merge_states<T: ExactElement>(states: u64, count: u64, scratch: u6
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A value of `kind` from the 64 bits `h`: uniform in (-1, 1) (typical),
@@ -600,7 +698,7 @@ mod tests {
         }
     }
 
-    fn hashes(seed: u64, n: usize) -> impl Iterator<Item = u64> {
+    pub(crate) fn hashes(seed: u64, n: usize) -> impl Iterator<Item = u64> {
         (0..n as u64).map(move |i| {
             let mut z = (i + seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -647,7 +745,10 @@ mod tests {
                     "n = {n}"
                 );
                 // As a state: the same sum.
-                assert_eq!(exact_of::<f64>(total).round().to_bits(), exact(&values).to_bits());
+                assert_eq!(
+                    <ExactSum as FastExact<f64>>::exact_of(total).round().to_bits(),
+                    exact(&values).to_bits()
+                );
             }
         }
     }
@@ -705,7 +806,10 @@ mod tests {
         let mut reference = Exact::<f32>::new();
         typical.iter().flatten().for_each(|&x| reference.add(x));
         assert!(total.is_exact(8), "{total:?}");
-        assert_eq!(exact_of::<f32>(total).parts().0, reference.parts().0);
+        assert_eq!(
+            <ExactSum as FastExact<f32>>::exact_of(total).parts().0,
+            reference.parts().0
+        );
         // Specials and overflow never do.
         for values in [
             vec![1.0, f64::INFINITY],

@@ -61,6 +61,7 @@ pub mod statistic;
 pub mod thread;
 pub mod user;
 pub mod warp;
+pub mod wide;
 pub mod widen;
 
 /// Calls `$callback! { $extra Args [fields]; (Kernel, name, entry function), ... }`
@@ -253,6 +254,14 @@ macro_rules! exact_instances {
             abi::Kernel::ExactState { op: abi::Op::NanSum, element: scalar!($t) },
             kernel_name!(exact_state, nan_sum, $t),
             entry::exact_state::<$t, map::NanToZero>
+        ), (
+            abi::Kernel::ExactSum { op: abi::Op::SumOfSquares, element: scalar!($t) },
+            kernel_name!(exact_sum, sum_of_squares, $t),
+            entry::exact_sum::<$t, map::Square>
+        ), (
+            abi::Kernel::ExactState { op: abi::Op::SumOfSquares, element: scalar!($t) },
+            kernel_name!(exact_state, sum_of_squares, $t),
+            entry::exact_state::<$t, map::Square>
         ),)* }
     };
 }
@@ -283,6 +292,14 @@ macro_rules! exact_segments_instances {
             abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: true },
             kernel_name!(exact_segments_per_thread, mean, $t),
             entry::exact_segments::<$t, map::Identity, true, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false },
+            kernel_name!(exact_segments, sum_of_squares, $t),
+            entry::exact_segments::<$t, map::Square, false, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false },
+            kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
+            entry::exact_segments::<$t, map::Square, true, false>
         ),)* }
     };
 }
@@ -297,6 +314,10 @@ macro_rules! exact_axis_instances {
             abi::Kernel::ExactAxis { op: abi::Op::NanSum, element: scalar!($t) },
             kernel_name!(exact_axis, nan_sum, $t),
             entry::exact_axis::<$t, map::NanToZero>
+        ), (
+            abi::Kernel::ExactAxis { op: abi::Op::SumOfSquares, element: scalar!($t) },
+            kernel_name!(exact_axis, sum_of_squares, $t),
+            entry::exact_axis::<$t, map::Square>
         ), (
             abi::Kernel::Gather { element: scalar!($t) },
             kernel_name!(gather, $t),

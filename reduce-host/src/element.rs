@@ -197,6 +197,10 @@ pub trait FloatElement: Element {
     /// ([`ExactNanSum::fold`](crate::ExactNanSum::fold)).
     #[doc(hidden)]
     fn exact_nan_sum(values: &[Self]) -> Self;
+    /// The exact sum of the values' squares (each rounded to `Self`),
+    /// rounded once ([`ExactSumOfSquares::fold`](crate::ExactSumOfSquares::fold)).
+    #[doc(hidden)]
+    fn exact_sum_of_squares(values: &[Self]) -> Self;
     /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
     /// (`kernels_gpu::element::Element::canonical`) for results the host
     /// computes.
@@ -222,6 +226,12 @@ macro_rules! float_element {
                 // A NaN adds `+0.0`, as the kernels' map makes it.
                 let mut sum = kernels_gpu::exact::Exact::<$t>::new();
                 values.iter().for_each(|&value| sum.add(if value.is_nan() { 0.0 } else { value }));
+                sum.round()
+            }
+            fn exact_sum_of_squares(values: &[Self]) -> Self {
+                // Each square rounded to the type, as the kernels' map squares.
+                let mut sum = kernels_gpu::exact::Exact::<$t>::new();
+                values.iter().for_each(|&value| sum.add(value * value));
                 sum.round()
             }
             fn canonical(self) -> Self {

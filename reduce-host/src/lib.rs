@@ -346,8 +346,8 @@ pub use over::Over;
 pub use policy::Policy;
 pub use reducer::Reducer;
 pub use reduction::{
-    All, Any, ArgMax, ArgMin, Cast, Count, ExactMean, ExactNanSum, ExactSum, LogSumExp, Mean, MeanVar, Reduction, Std,
-    Var, Widened,
+    All, Any, ArgMax, ArgMin, Cast, Count, ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, LogSumExp, Mean,
+    MeanVar, Reduction, Std, Var, Widened,
 };
 #[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};

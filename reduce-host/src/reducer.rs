@@ -774,9 +774,9 @@ pub(crate) fn checked_pair<B: Backend, T: DeviceCopy>(a: &B::Slice<T>, b: &B::Sl
     Ok((a, b, len))
 }
 
-/// What an exact kernel gives per part: the exact sum of which elements,
+/// What an exact kernel gives per part: the exact sum of which values,
 /// and whether divided by their count ([`crate::ExactSum`],
-/// [`crate::ExactNanSum`], [`crate::ExactMean`]).
+/// [`crate::ExactNanSum`], [`crate::ExactMean`], [`crate::ExactSumOfSquares`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ExactOf {
     /// Every element.
@@ -787,6 +787,9 @@ pub(crate) enum ExactOf {
     /// Every element, the rounded sum divided by the count rounded to the
     /// element type, as the kernel stores it (the mean: no state form).
     Mean,
+    /// The elements' squares, each rounded to the element type (as
+    /// [`Op::SumOfSquares`] squares them).
+    Squares,
 }
 
 impl ExactOf {
@@ -795,13 +798,14 @@ impl ExactOf {
         match self {
             ExactOf::Elements | ExactOf::Mean => Op::Sum,
             ExactOf::NotNan => Op::NanSum,
+            ExactOf::Squares => Op::SumOfSquares,
         }
     }
 
     /// What the kernels do with each rounded sum: store it, or divide it.
     pub(crate) fn finish(self) -> Finish {
         match self {
-            ExactOf::Elements | ExactOf::NotNan => Finish::Value,
+            ExactOf::Elements | ExactOf::NotNan | ExactOf::Squares => Finish::Value,
             ExactOf::Mean => Finish::Mean,
         }
     }
@@ -812,14 +816,14 @@ mod tests {
     use super::ExactOf;
     use crate::element::FloatElement;
     use crate::emulated::Emulator;
-    use crate::{ExactNanSum, ExactSum};
+    use crate::{ExactNanSum, ExactSum, ExactSumOfSquares};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
     /// The exact states (`of` the values) of random parts of `values`,
     /// merged on the emulator in one step and in two (a state of states):
-    /// the same bits as [`ExactSum::fold`] (or [`ExactNanSum::fold`]) of
-    /// the whole. What `multi` does across GPUs.
+    /// the same bits as [`ExactSum::fold`] (or [`ExactNanSum::fold`],
+    /// [`ExactSumOfSquares::fold`]) of the whole. What `multi` does across GPUs.
     fn check_states_merge<T: FloatElement>(rng: &mut StdRng, values: &[T], of: ExactOf) {
         let words = super::exact_state_words(T::TYPE).expect("a float type");
         let mut emulator = Emulator::default();
@@ -838,6 +842,7 @@ mod tests {
         let expected = match of {
             ExactOf::Elements => ExactSum::fold(values),
             ExactOf::NotNan => ExactNanSum::fold(values),
+            ExactOf::Squares => ExactSumOfSquares::fold(values),
             ExactOf::Mean => panic!("an exact mean has no state form"),
         };
         let mut rounded = [0xdead_beef_dead_beef_u64];
@@ -890,7 +895,7 @@ mod tests {
             };
             let values: Vec<f64> = (0..len).map(|_| value(&mut rng)).collect();
             let narrow: Vec<f32> = values.iter().map(|&x| x as f32).collect();
-            for of in [ExactOf::Elements, ExactOf::NotNan] {
+            for of in [ExactOf::Elements, ExactOf::NotNan, ExactOf::Squares] {
                 check_states_merge(&mut rng, &values, of);
                 check_states_merge(&mut rng, &narrow, of);
             }

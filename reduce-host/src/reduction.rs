@@ -8,7 +8,7 @@
 //! | [`Widened::<A>`](Widened) (`Widened::<u64>::new(Op::Sum)`) | the narrower types of [`WidensTo<A>`] | `A` | `A` |
 //! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis (`u32`, `i64`: [`Cast`]) | `(index, value)` |
 //! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] (the input's type: [`Cast`]) | [`MeanInput::Mean`] |
-//! | [`ExactSum`], [`ExactNanSum`], [`ExactMean`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
+//! | [`ExactSum`], [`ExactNanSum`], [`ExactMean`], [`ExactSumOfSquares`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -643,7 +643,7 @@ impl ExactSum {
 exact_sum_reduction!(ExactSum, Elements);
 
 /// Enqueues the exact sum `of` `input`'s elements over `over`, its results
-/// to `target` ([`ExactSum`], [`ExactNanSum`]).
+/// to `target` ([`ExactSum`] and the reductions built on it).
 fn enqueue_exact<B: Backend, T: FloatElement>(
     of: ExactOf,
     reducer: &mut Reducer<B>,
@@ -707,6 +707,66 @@ impl ExactNanSum {
 }
 
 exact_sum_reduction!(ExactNanSum, NotNan);
+
+/// The sum of the squares of `f32`s or `f64`s, exactly: each square `x * x`
+/// rounded to the element type (as [`Op::SumOfSquares`] squares it), the
+/// squares summed exactly, the sum rounded once. So **the same bits on every
+/// GPU, grid, launch shape, alignment and order, alone or in any batch, on
+/// one GPU or several**, as [`ExactSumOfSquares::fold`] gives on the CPU.
+/// Error against the exact `Σ x²`: each square's rounding (a relative
+/// error of at most ε, 2^-24 for `f32`, 2^-53 for `f64`) and the sum's
+/// (half an ulp), so a relative error of at most about 2ε (under 1.5 ulps
+/// of the result), whatever the length (a float sum's bound grows with
+/// it). Its square root is an L2 norm with the same guarantee
+/// (`sqrt` is correctly rounded: [`FloatElement::sqrt`]).
+///
+/// Specials: a NaN gives NaN (the canonical one); otherwise an infinity,
+/// or a square past the largest finite value, gives `+inf`; no elements
+/// give `+0.0`.
+///
+/// Every place ([`Over`]), form and buffer kind, and across GPUs
+/// (`reduce::multi`: the GPUs exchange exact states), as [`ExactSum`].
+/// Cost: one launch, as [`Op::SumOfSquares`]; the kernels carry each
+/// partial sum exactly as three `f64`s (squares spread over twice the bits
+/// of their elements, more than [`ExactSum`]'s two hold), which holds every
+/// sum whose bits span at most about 150 from its top (2^30 squares of
+/// normally distributed `f32`s span about 113, of `f64`s about 142). A part
+/// whose sum does not fit (values over a very wide range, specials) is
+/// summed again exactly, as [`ExactSum`] does: correct, at one block's,
+/// warp's or thread's speed.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ExactSumOfSquares, FloatElement, Over};
+/// let mut emulator = Emulator::default();
+/// let x = [3.0f32, 1e-10, 4.0];
+/// assert_eq!(emulator.reduce(&x, ExactSumOfSquares)?, 25.0);
+/// assert_eq!(ExactSumOfSquares::fold(&x), 25.0); // the same on the CPU
+/// assert_eq!(emulator.reduce(&x, ExactSumOfSquares)?.sqrt(), 5.0); // the L2 norm
+/// // Rows of 2: each row's own sum of squares.
+/// let rows = emulator.reduce_over(&[1.0f64, 2.0, -3.0, 0.5], ExactSumOfSquares, Over::Rows { rows: 2, len: 2 })?;
+/// assert_eq!(rows.values.to_vec(), [5.0, 9.25]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExactSumOfSquares;
+
+impl ExactSumOfSquares {
+    /// The exact sum of the squares of `values` (each rounded to `T`),
+    /// rounded once, on the CPU: the bits the GPU and the emulator give
+    /// for the same values.
+    ///
+    /// ```
+    /// use reduce::ExactSumOfSquares;
+    /// let x = [1e8f64, 1.0, 1e-8];
+    /// assert_eq!(ExactSumOfSquares::fold(&x), 1e16 + 2.0); // 1e16 + 1 + 1e-16, rounded once
+    /// ```
+    pub fn fold<T: FloatElement>(values: &[T]) -> T {
+        T::exact_sum_of_squares(values)
+    }
+}
+
+exact_sum_reduction!(ExactSumOfSquares, Squares);
 
 /// The mean of `f32`s or `f64`s from their exact sum: [`ExactSum`]'s
 /// result divided by the number of elements (`sum / n as T`, each rounded

@@ -432,10 +432,11 @@ mod tests {
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
         // division, the conversions to f16 and bf16, the exact sum and its
-        // state forms, each plain and NaN-ignoring.
-        assert_eq!(members.len(), 20, "{members:?}");
+        // state forms, each plain, NaN-ignoring and of squares.
+        assert_eq!(members.len(), 22, "{members:?}");
         assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_nan_sum_f32") && members.contains(&"reduce_exact_nan_sum_state_f32"));
+        assert!(members.contains(&"reduce_exact_sum_of_squares_state_f32"));
         assert!(members.contains(&"convert_f32_to_f16") && members.contains(&"convert_f32_to_bf16"));
         assert!(members.contains(&"argmin_f32") && members.contains(&"reduce_sum_f32_as_f64"));
         assert!(members.contains(&"divide_by_count_f32"));

@@ -157,6 +157,14 @@ macro_rules! exact_kernel_table {
             (Kernel::ExactState { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_state, sum, $t)),
             (Kernel::ExactState { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_state, nan_sum, $t)),
             (
+                Kernel::ExactSum { op: Op::SumOfSquares, element: scalar!($t) },
+                kernel_name!(exact_sum, sum_of_squares, $t),
+            ),
+            (
+                Kernel::ExactState { op: Op::SumOfSquares, element: scalar!($t) },
+                kernel_name!(exact_state, sum_of_squares, $t),
+            ),
+            (
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
                 kernel_name!(exact_segments, sum, $t),
             ),
@@ -180,8 +188,20 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: true },
                 kernel_name!(exact_segments_per_thread, mean, $t),
             ),
+            (
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false },
+                kernel_name!(exact_segments, sum_of_squares, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false },
+                kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
+            ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
+            (
+                Kernel::ExactAxis { op: Op::SumOfSquares, element: scalar!($t) },
+                kernel_name!(exact_axis, sum_of_squares, $t),
+            ),
             (Kernel::Gather { element: scalar!($t) }, kernel_name!(gather, $t)),
         )*];
     };
@@ -262,12 +282,13 @@ mod tests {
         // states, logsumexp 2 + 2, three counts of 6 types and a state each;
         // each statistic's inputs again over segments (3 + 2 + 3 × 6); 2
         // divisions (the means); 4 conversions (the casts); 2 types' exact
-        // sums and NaN-ignoring exact sums, whole, as states, over segments
-        // (by teams and per thread) and along an axis, their exact means
-        // over segments (by teams and per thread), and the 2 types' gathers.
+        // sums, NaN-ignoring exact sums and exact sums of squares, whole, as
+        // states, over segments (by teams and per thread) and along an axis,
+        // their exact means over segments (by teams and per thread), and
+        // the 2 types' gathers.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 2 * 5 + 2 * 2 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2
         );
         assert_eq!(
             Kernel::Ladder {

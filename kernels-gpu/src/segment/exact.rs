@@ -14,9 +14,8 @@ use crate::abi::{Finish, SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::exact::Exact;
-use crate::expansion::{finished, ExactElement, ExactInput, ExactSum, Expansion};
+use crate::expansion::{finished, ExactElement, ExactInput, ExactMap, FastAcc, FastExact};
 use crate::grid;
-use crate::map::ElementMap;
 use crate::op::{Max, Sum};
 use crate::place::Results;
 use crate::thread::{self, Team};
@@ -33,7 +32,7 @@ use core::mem::size_of;
 /// # Safety
 /// As [`super::reduce`].
 #[inline(always)]
-pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
+pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
     plan: SegmentPlan,
@@ -69,7 +68,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
             )
         };
         let (begin, end) = if unit < units { segments.bounds(segment) } else { (0, 0) };
-        let mut acc = Expansion::ZERO;
+        let mut acc = M::Fast::ZERO;
         if unit < units {
             let team = Team {
                 worker: part,
@@ -77,13 +76,13 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
                 threads: team_threads,
                 thread: thread_in_team,
             };
-            acc = thread::accumulate::<Expansion, ExactSum, _>(
+            acc = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(
                 ExactInput::<T, M>::new(element_at::<T>(input, begin)),
                 end - begin,
                 team,
             );
         }
-        let team_total = block::reduce_groups::<Expansion, ExactSum>(acc, plan.team_threads);
+        let team_total = block::reduce_groups::<FastAcc<T, M>, M::Fast>(acc, plan.team_threads);
         // The thread that holds its segment's total: the team's first, or,
         // for a segment in parts, thread 0 of the last block to finish one.
         let (holder, total) = if parts == 1 {
@@ -93,13 +92,13 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
             let first_slot = partials + segment * parts * PARTIAL_SLOT_BYTES;
             let ticket = tickets + segment * size_of::<u32>() as u64;
             if grid::finished_last(first_slot + part * PARTIAL_SLOT_BYTES, ticket, parts as u32, team_total) {
-                let total = grid::combine_partials::<Expansion, ExactSum>(first_slot, parts as u32, ticket);
+                let total = grid::combine_partials::<FastAcc<T, M>, M::Fast>(first_slot, parts as u32, ticket);
                 (thread_idx_x() == 0, total)
             } else {
                 (false, team_total)
             }
         };
-        let inexact = holder && !total.is_exact(end - begin);
+        let inexact = holder && !M::Fast::is_exact(total, end - begin);
         // Where a lane of the warp holds a total that is not exact, the
         // warp sums its segments again exactly, with warp reductions only
         // (no barrier: other warps go on): each team of up to 32 lanes its
@@ -111,7 +110,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
             let (begin, end) = if thread_in_team < 32 { (begin, end) } else { (0, 0) };
             sum_exactly_in_warp::<T, M>(input, begin, end, lanes, thread_in_team & (lanes - 1))
         } else {
-            T::round(total)
+            M::Fast::round(total)
         };
         if holder {
             thread::store_result(out.at::<T>(segment), finished(result, end - begin, finish));
@@ -141,7 +140,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ElementMap<T>, const PLACED: bool
 /// # Safety
 /// As [`reduce_exact`], with teams of one thread and one part per segment.
 #[inline(always)]
-pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
+pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
@@ -151,13 +150,13 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const P
     let mut segment = device::index_1d();
     while segment < segments.count {
         let (begin, end) = segments.bounds(segment);
-        let total = thread::accumulate::<Expansion, ExactSum, _>(
+        let total = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(
             ExactInput::<T, M>::new(element_at::<T>(input, begin)),
             end - begin,
             Team::single(),
         );
-        let result = if total.is_exact(end - begin) {
-            T::round(total)
+        let result = if M::Fast::is_exact(total, end - begin) {
+            M::Fast::round(total)
         } else {
             sum_exactly_in_warp::<T, M>(input, begin, end, 1, 0)
         };
@@ -175,7 +174,7 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ElementMap<T>, const P
 /// # Safety
 /// As [`reduce_exact_per_thread`].
 #[inline(never)]
-unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ElementMap<T>, const PLACED: bool>(
+unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
@@ -195,7 +194,7 @@ unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ElementMap<T>, cons
 /// with `lanes` 1, any thread alone; `[begin, end)` are readable elements
 /// of `input`.
 #[inline(never)]
-unsafe fn sum_exactly_in_warp<T: ExactElement, M: ElementMap<T>>(
+unsafe fn sum_exactly_in_warp<T: ExactElement, M: ExactMap<T>>(
     input: u64,
     begin: u64,
     end: u64,

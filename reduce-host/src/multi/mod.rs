@@ -56,7 +56,8 @@
 //!   shards joined, and [`ExactSum::fold`] of their values on the CPU,
 //!   whatever the number of GPUs, where the shards are cut and in what
 //!   order they come.
-//!   [`ExactNanSum`] likewise, each NaN added as `+0.0`.
+//!   [`ExactNanSum`] likewise, each NaN added as `+0.0`, and
+//!   [`ExactSumOfSquares`] of the squares.
 //! - **Determinism**: every GPU computes the result from the same values in
 //!   the same order with the same kernel, so all GPUs hold the bitwise same
 //!   result, and the same shards at the same addresses give the same result
@@ -89,7 +90,7 @@ use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::reducer::ExactOf;
-use crate::reduction::{ExactNanSum, ExactSum};
+use crate::reduction::{ExactNanSum, ExactSum, ExactSumOfSquares};
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
@@ -102,7 +103,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], an
-/// exact sum ([`ExactSum`], [`ExactNanSum`], for `f32` and `f64`), or a user's operator
+/// exact sum ([`ExactSum`], [`ExactNanSum`], [`ExactSumOfSquares`], for `f32` and `f64`), or a user's operator
 /// (`&`[`User`]) over the shards' type, whose partial results the members
 /// combine with its `combine`.
 pub trait Combine<T: Element>: Copy + sealed::Sealed {
@@ -151,6 +152,16 @@ impl<T: FloatElement> Combine<T> for ExactNanSum {
     fn operator(self) -> sealed::Operator {
         sealed::Operator {
             combining: Combining::Exact(ExactOf::NotNan),
+            program: None,
+        }
+    }
+}
+
+impl sealed::Sealed for ExactSumOfSquares {}
+impl<T: FloatElement> Combine<T> for ExactSumOfSquares {
+    fn operator(self) -> sealed::Operator {
+        sealed::Operator {
+            combining: Combining::Exact(ExactOf::Squares),
             program: None,
         }
     }

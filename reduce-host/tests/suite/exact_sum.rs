@@ -3,9 +3,9 @@
 //! both the fast path (typical data) and the exact pass (values over a
 //! wide range, specials, overflow on the way); against an independent
 //! reference (Shewchuk's partials, `math.fsum`) where one applies. And
-//! `ExactMean`, the exact sum divided by the count, and `ExactNanSum`, the
-//! exact sum of the elements that are not NaN: their folds' bits over every
-//! place.
+//! `ExactMean`, the exact sum divided by the count, `ExactNanSum`, the
+//! exact sum of the elements that are not NaN, and `ExactSumOfSquares`:
+//! their folds' bits over every place.
 
 use crate::common;
 use common::*;
@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::emulated::Emulator;
-use reduce::{ExactMean, ExactNanSum, ExactSum, FloatElement, Op, Over, Policy};
+use reduce::{ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, FloatElement, Op, Over, Policy};
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
 /// the exact sum rounded once, by another method than the library's.
@@ -235,12 +235,13 @@ fn exact_sums_of_f64_are_the_folds_bits() {
 }
 
 /// The same values under other launch shapes, in other orders and at other
-/// offsets: the same bits (where a float sum's tree would differ).
+/// offsets: the same bits (where a float sum's tree would differ), for the
+/// sum and the sum of squares.
 fn independent_of_shape_and_order<T: ExactTest>() {
     let mut rng = rng("exact_sums_do_not_depend_on_shape_order_or_offset");
     for kind in KINDS {
         let mut values = random_input::<T>(&mut rng, kind, 50_000);
-        let want = ExactSum::fold(&values);
+        let (want, squares) = (ExactSum::fold(&values), ExactSumOfSquares::fold(&values));
         for (threads, grid) in [(32, 1), (64, 3), (128, 7), (256, 40), (1024, 2)] {
             let mut emulator = Emulator::with_shape(Policy::new(threads).unwrap(), grid).unwrap();
             values.shuffle(&mut rng);
@@ -249,6 +250,11 @@ fn independent_of_shape_and_order<T: ExactTest>() {
             shifted.extend_from_slice(&values);
             let got = emulator.reduce(&shifted[start..], ExactSum).unwrap();
             assert!(same_bits(got, want), "{kind:?} {threads}×{grid}: {got:e} != {want:e}");
+            let got = emulator.reduce(&shifted[start..], ExactSumOfSquares).unwrap();
+            assert!(
+                same_bits(got, squares),
+                "{kind:?} {threads}×{grid}: the sum of squares {got:e} != {squares:e}"
+            );
         }
     }
 }
@@ -680,6 +686,7 @@ fn exact_sums_into_a_scope_are_the_folds_bits() {
 enum Derived {
     Mean,
     NanSum,
+    SumOfSquares,
 }
 
 impl Derived {
@@ -687,6 +694,7 @@ impl Derived {
         match self {
             Derived::Mean => ExactMean::fold(values),
             Derived::NanSum => ExactNanSum::fold(values),
+            Derived::SumOfSquares => ExactSumOfSquares::fold(values),
         }
     }
 }
@@ -720,6 +728,7 @@ fn exact_over<B: TestBackend, T: ExactTest>(
     let results = match what {
         Derived::Mean => over!(ExactMean),
         Derived::NanSum => over!(ExactNanSum),
+        Derived::SumOfSquares => over!(ExactSumOfSquares),
     };
     B::to_vec(&results.unwrap().values).unwrap()
 }
@@ -727,7 +736,7 @@ fn exact_over<B: TestBackend, T: ExactTest>(
 /// Where an exact reduction reduces, and the input's indices of each result's elements.
 type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
 
-/// `ExactMean` and `ExactNanSum`: every result is the fold of its
+/// `ExactMean`, `ExactNanSum` and `ExactSumOfSquares`: every result is the fold of its
 /// elements, bit for bit (NaNs included: both give the canonical NaN),
 /// over the whole input (empty too), random segments with empty ones (each
 /// mean divided by its own length), rows (of none too), and axes read in
@@ -786,6 +795,15 @@ fn derived_match_the_fold<T: ExactTest>(test: &str, what: Derived) {
                 if let Derived::NanSum = what {
                     sprinkle_nans(&mut rng, &mut values, matches!(kind, Kind::Specials));
                 }
+                if let (Derived::SumOfSquares, Kind::WideRange) = (what, kind) {
+                    // Square roots of values over the whole range: squares
+                    // over the whole range, finite, too many bits for the
+                    // fast path (not infinities, as most squares would be).
+                    for x in values.iter_mut() {
+                        let v = x.to_f64();
+                        *x = T::from_f64(v.abs().sqrt().copysign(v));
+                    }
+                }
                 let offset = rng.gen_range(0..4);
                 let case = format!("{name} {kind:?}: {what:?} over {place:?} at offset {offset}");
                 let got = exact_over(&mut backend, &values, offset, place, what);
@@ -822,6 +840,16 @@ fn exact_means_of_f32_are_the_folds_bits() {
 #[test]
 fn exact_means_of_f64_are_the_folds_bits() {
     derived_match_the_fold::<f64>("exact_means_of_f64_are_the_folds_bits", Derived::Mean);
+}
+
+#[test]
+fn exact_sums_of_squares_of_f32_are_the_folds_bits() {
+    derived_match_the_fold::<f32>("exact_sums_of_squares_of_f32_are_the_folds_bits", Derived::SumOfSquares);
+}
+
+#[test]
+fn exact_sums_of_squares_of_f64_are_the_folds_bits() {
+    derived_match_the_fold::<f64>("exact_sums_of_squares_of_f64_are_the_folds_bits", Derived::SumOfSquares);
 }
 
 #[test]
