@@ -56,7 +56,9 @@
 //! for `exact_parts`, rows of 2^18, 2^21, 2^22 and 2^23 rows
 //! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
-//! quick rounds at small sizes).
+//! quick rounds at small sizes). `REDUCE_BENCH_INPUTS=normal,...` times
+//! `exact` on the inputs named only (`small`, `uniform`, `uniform53`,
+//! `normal`, `uniform_nans`).
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
@@ -261,6 +263,9 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     }
     inputs.push(("normal", &normal));
     inputs.push(("uniform_nans", &nans));
+    if let Ok(only) = std::env::var("REDUCE_BENCH_INPUTS") {
+        inputs.retain(|(data, _)| only.split(',').any(|name| name == *data));
+    }
     for &n in sizes.iter().filter(|&&n| n >= 1 << 20) {
         let bytes = n * std::mem::size_of::<T>();
         for &(data, value) in &inputs {

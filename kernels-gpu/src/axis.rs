@@ -353,8 +353,9 @@ pub struct Elements {
 }
 
 /// The exact sum of `T`s (each mapped by `M`: NaN as zero for the
-/// NaN-ignoring sum) rounded once ([`crate::expansion`]): each lane's
-/// elements added to an [`Expansion`], the lanes' and parts' expansions
+/// NaN-ignoring sum, squares for the sum of squares) rounded once
+/// ([`crate::expansion`]): each lane's elements added to the map's fast
+/// accumulator ([`ExactMap::Fast`]), the lanes' and parts' accumulators
 /// merged exactly; a result whose total is not exact (values over a very
 /// wide range, an infinity or NaN) is summed again by the thread that
 /// writes it, with an [`Exact`] accumulator: correct, at one thread's speed.
@@ -389,7 +390,7 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
 
     #[inline(always)]
     unsafe fn write(acc: FastAcc<T, M>, output: &Output, o: u64, elements: Elements) {
-        let sum = if M::Fast::is_exact(acc, elements.count) {
+        let sum = if M::Fast::is_exact(acc) {
             M::Fast::round(acc)
         } else {
             sum_exactly_along::<T, M>(elements)

@@ -411,7 +411,7 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total, args.len));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
     let result = if inexact {
         expansion::sum_exactly::<T, M>(input, args.len, device::to_global(args.scratch))
     } else {
@@ -458,7 +458,7 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     let Some(total) = exact_expansion::<T, M>(input, &args) else {
         return;
     };
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total, args.len));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
     if inexact {
         expansion::sum_exactly_as_state::<T, M>(input, args.len, scratch, out);
     } else if device::thread_idx_x() == 0 {

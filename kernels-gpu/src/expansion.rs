@@ -8,12 +8,16 @@
 //! exact too whenever every partial sum of errors fits 53 bits: every
 //! value, partial sum and error is a multiple of the finest last bit among
 //! the values (`finest`), and each error is at most half an ulp of the
-//! largest `hi` ever formed (`largest`), so `len` errors stay below
-//! `len · ulp(largest) / 2`. [`Expansion::is_exact`] checks that bound once,
-//! at the end: it holds for the sums of typical data (a span of about 100
-//! bits from the sum's magnitude down to the smallest value's last bit,
-//! less the bits of `len`), and then `hi + lo` is the exact sum, whatever
-//! tree the grid's blocks, warps and lanes combined it in. A 16-byte
+//! largest `hi` ever formed (`largest`), so the `adds` errors one thread
+//! adds to its `lo` stay below `adds · ulp(largest) / 2`; where expansions
+//! combine, every addition is checked (TwoSum, its error zero), so only the
+//! most any thread added unchecked counts (`adds`: a thread's share, about
+//! 2^11 vectors for 2^30 `f32`s on an H200, not the whole input's length).
+//! [`Expansion::is_exact`] checks that bound once, at the end: it holds for
+//! the sums of typical data (a span of about 100 bits from the sum's
+//! magnitude down to the smallest value's last bit, less the bits of
+//! `adds`), and then `hi + lo` is the exact sum, whatever tree the grid's
+//! blocks, warps and lanes combined it in. A 16-byte
 //! vector of four `f32`s is summed in `f64` first where its nonzero lanes'
 //! exponents lie within 27 of each other (exactly, then), so one addition
 //! serves four elements.
@@ -56,6 +60,9 @@ pub struct Expansion {
     pub finest: u32,
     /// The largest exponent field of `hi` so far.
     pub largest: u32,
+    /// The most errors one thread added to its `lo` unchecked
+    /// ([`Expansion::plus`]; a combination's `lo` counts as one).
+    pub adds: u32,
     /// An addition checked with TwoSum ([`Expansion::plus_checked`]) was
     /// not exact: `hi + lo` is not the sum.
     pub inexact: bool,
@@ -64,7 +71,18 @@ pub struct Expansion {
 /// [`Expansion::finest`] before any nonzero value.
 pub const NO_VALUE: u32 = 0xfff;
 
+/// The bits that count `adds` errors (`ceil(log2 adds)`, 0 to 32): all
+/// [`Expansion::is_exact`] needs of the count.
+#[inline(always)]
+fn count_bits(adds: u32) -> u32 {
+    32 - adds.saturating_sub(1).leading_zeros()
+}
+
 impl Accumulator for Expansion {
+    // Five words, not six: `adds` travels as its bits (which is all the
+    // bound needs), packed with `finest`, `largest` and `inexact`. A sixth
+    // word cost the `f64` axis kernels 13% (H200, 2026-11-29), whose
+    // additions are all checked and count nothing.
     const WORDS: u32 = 5;
 
     #[inline(always)]
@@ -75,18 +93,23 @@ impl Accumulator for Expansion {
             (hi >> 32) as u32,
             lo as u32,
             (lo >> 32) as u32,
-            self.finest | self.largest << 16 | (self.inexact as u32) << 31,
+            // 12 bits, 6, 11 and 1.
+            self.finest | count_bits(self.adds) << 12 | self.largest << 18 | (self.inexact as u32) << 31,
             0,
         ]
     }
 
     #[inline(always)]
     fn from_words(w: [u32; MAX_WORDS]) -> Self {
+        // The count back as the power of two with its bits (`u32::MAX` for
+        // 32): at least the count, and as many bits.
+        let bits = (w[4] >> 12) & 0x3f;
         Expansion {
             hi: f64::from_bits(w[0] as u64 | (w[1] as u64) << 32),
             lo: f64::from_bits(w[2] as u64 | (w[3] as u64) << 32),
-            finest: w[4] & 0xffff,
-            largest: (w[4] >> 16) & 0x7fff,
+            finest: w[4] & 0xfff,
+            largest: (w[4] >> 18) & 0x7ff,
+            adds: if bits >= 32 { u32::MAX } else { 1 << bits },
             inexact: w[4] >> 31 != 0,
         }
     }
@@ -115,6 +138,7 @@ impl Expansion {
         lo: 0.0,
         finest: NO_VALUE,
         largest: 0,
+        adds: 0,
         inexact: false,
     };
 
@@ -127,6 +151,7 @@ impl Expansion {
             lo: self.lo + error,
             finest: Ord::min(self.finest, finest),
             largest: Ord::max(self.largest, exponent_field(hi)),
+            adds: self.adds.saturating_add(1),
             inexact: self.inexact,
         }
     }
@@ -149,17 +174,17 @@ impl Expansion {
         }
     }
 
-    /// Whether `hi + lo` is the exact sum of the `len` values that made it:
-    /// finite, and no partial sum of errors can have needed more than 53
-    /// bits (see the [module](self) docs).
+    /// Whether `hi + lo` is the exact sum of the values that made it:
+    /// finite, and no thread's partial sum of errors can have needed more
+    /// than 53 bits (see the [module](self) docs).
     #[inline(always)]
-    pub fn is_exact(self, len: u64) -> bool {
+    pub fn is_exact(self) -> bool {
         // Each error is at most 2^(largest - 1076) and a multiple of
-        // 2^(finest - 1075): `len` of them fit 53 bits (with a bit to
-        // spare) when ceil(log2 len) + largest <= finest + 52.
-        let len_bits = 64 - len.saturating_sub(1).leading_zeros();
+        // 2^(finest - 1075): `adds` of them fit 53 bits (with a bit to
+        // spare) when ceil(log2 adds) + largest <= finest + 52.
+        let adds_bits = count_bits(self.adds);
         let finite = self.hi.abs() <= f64::MAX && self.lo.abs() <= f64::MAX;
-        finite && !self.inexact && len_bits + self.largest <= self.finest + 52
+        finite && !self.inexact && adds_bits + self.largest <= self.finest + 52
     }
 
     /// `hi` and `lo` as the rounded sum and what it leaves out (less than
@@ -195,6 +220,9 @@ impl Operator<Expansion> for ExactSum {
             lo,
             finest: Ord::min(a.finest, b.finest),
             largest: Ord::max(Ord::max(a.largest, b.largest), exponent_field(hi)),
+            // The renormalised `lo` is one error's size: a thread that goes
+            // on adding to it adds to one term.
+            adds: Ord::max(Ord::max(a.adds, b.adds), 1),
             inexact: a.inexact || b.inexact || lost != 0.0 || lost_too != 0.0,
         }
         .renormalised()
@@ -229,8 +257,8 @@ pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
     /// `acc` plus eight elements read one by one (along an axis), added
     /// as cheaply as a vector's lanes.
     fn add_eight(acc: Self::Acc, values: [T; 8]) -> Self::Acc;
-    /// Whether `acc`, the sum of `len` values, is their exact sum.
-    fn is_exact(acc: Self::Acc, len: u64) -> bool;
+    /// Whether `acc` is the exact sum of the values added.
+    fn is_exact(acc: Self::Acc) -> bool;
     /// The exact sum `acc` holds (exact, finite) rounded once to `T`.
     fn round(acc: Self::Acc) -> T;
     /// The exact sum `acc` holds (exact, finite) as an accumulator, for a
@@ -258,8 +286,8 @@ impl<T: ExactElement> FastExact<T> for ExactSum {
     }
 
     #[inline(always)]
-    fn is_exact(acc: Expansion, len: u64) -> bool {
-        acc.is_exact(len)
+    fn is_exact(acc: Expansion) -> bool {
+        acc.is_exact()
     }
 
     #[inline(always)]
@@ -738,7 +766,7 @@ pub(crate) mod tests {
             let values: Vec<f64> = hashes(seed, n).map(|h| value(h, false)).collect();
             for chunk in [1, 7, 64, 1000] {
                 let total = fold_and_combine(&values, chunk);
-                assert!(total.is_exact(n as u64), "n = {n}, chunks of {chunk}: {total:?}");
+                assert!(total.is_exact(), "n = {n}, chunks of {chunk}: {total:?}");
                 assert_eq!(
                     <f64 as ExactElement>::round(total).to_bits(),
                     exact(&values).to_bits(),
@@ -754,6 +782,52 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_threads_share_bounds_its_errors_not_the_length() {
+        // 2^20 f32s of 24 random bits and one 2^-60: the errors' span,
+        // `largest - finest`, is about 41 bits, so the input's length
+        // (20 bits) would break the bound; a thread's 256 additions (8
+        // bits) do not.
+        let mut values: Vec<f32> = hashes(9, 1 << 20).map(|h| value(h, false) as f32).collect();
+        values[12_345] = 2f32.powi(-60);
+        let mut parts: Vec<Expansion> = values
+            .chunks(256)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .fold(Expansion::ZERO, |acc, &x| <f32 as ExactElement>::add_element(acc, x))
+            })
+            .collect();
+        while parts.len() > 1 {
+            parts = parts
+                .chunks(2)
+                .map(|pair| ExactSum::combine(pair[0], pair[1]))
+                .collect();
+        }
+        let total = parts[0];
+        assert_eq!(total.adds, 256);
+        // Through the collectives' words: the count as its bits.
+        for adds in [0, 1, 2, 3, 255, 256, 257, 1 << 31, (1 << 31) + 1, u32::MAX] {
+            let sent = Expansion {
+                adds,
+                inexact: adds % 2 == 1,
+                ..total
+            };
+            let got = Expansion::from_words(sent.to_words());
+            assert_eq!(count_bits(got.adds), count_bits(adds), "{adds}");
+            assert!(got.adds >= adds, "{adds}");
+            assert_eq!(Expansion { adds, ..got }, sent, "{adds}");
+        }
+        assert!(64 - (values.len() as u64 - 1).leading_zeros() + total.largest > total.finest + 52);
+        assert!(total.is_exact(), "{total:?}");
+        let mut reference = Exact::<f32>::new();
+        values.iter().for_each(|&x| reference.add(x));
+        assert_eq!(
+            <f32 as ExactElement>::round(total).to_bits(),
+            reference.round().to_bits()
+        );
+    }
+
+    #[test]
     fn whenever_it_says_exact_it_is() {
         // Wide values: mostly not exact, and where it says so, it must be.
         let mut fast = 0;
@@ -761,7 +835,7 @@ pub(crate) mod tests {
             let n = 1 + (seed as usize * 7) % 50;
             let values: Vec<f64> = hashes(seed, n).map(|h| value(h, seed % 3 != 0)).collect();
             let total = fold_and_combine(&values, 1 + seed as usize % 5);
-            if total.is_exact(n as u64) {
+            if total.is_exact() {
                 fast += 1;
                 assert_eq!(
                     <f64 as ExactElement>::round(total).to_bits(),
@@ -777,7 +851,7 @@ pub(crate) mod tests {
         let tie = [2f64.powi(53), 1.0, 2f64.powi(-7) + 2f64.powi(-59), -2f64.powi(-7)];
         let total = fold_and_combine(&tie, 4);
         assert!(
-            !total.is_exact(4) || <f64 as ExactElement>::round(total) == exact(&tie),
+            !total.is_exact() || <f64 as ExactElement>::round(total) == exact(&tie),
             "{total:?}"
         );
         assert_eq!(exact(&tie), 2f64.powi(53) + 2.0);
@@ -795,7 +869,7 @@ pub(crate) mod tests {
         vectors.iter().flatten().for_each(|&x| reference.add(x));
         assert_eq!(reference.round(), 1.0 + 2f32.powi(-23));
         assert!(
-            !total.is_exact(8) || <f32 as ExactElement>::round(total) == reference.round(),
+            !total.is_exact() || <f32 as ExactElement>::round(total) == reference.round(),
             "{total:?}"
         );
         // An exact f32 expansion as a state: the same digits as the values'.
@@ -805,7 +879,7 @@ pub(crate) mod tests {
             .fold(Expansion::ZERO, |acc, v| f32::add_vector(acc, v.map(f32::to_bits)));
         let mut reference = Exact::<f32>::new();
         typical.iter().flatten().for_each(|&x| reference.add(x));
-        assert!(total.is_exact(8), "{total:?}");
+        assert!(total.is_exact(), "{total:?}");
         assert_eq!(
             <ExactSum as FastExact<f32>>::exact_of(total).parts().0,
             reference.parts().0
@@ -816,10 +890,7 @@ pub(crate) mod tests {
             vec![f64::NAN],
             vec![f64::MAX, f64::MAX, -f64::MAX],
         ] {
-            assert!(
-                !fold_and_combine(&values, 2).is_exact(values.len() as u64),
-                "{values:?}"
-            );
+            assert!(!fold_and_combine(&values, 2).is_exact(), "{values:?}");
         }
     }
 }

@@ -209,7 +209,7 @@ impl FastExact<f32> for WideSum {
     }
 
     #[inline(always)]
-    fn is_exact(acc: Wide, _len: u64) -> bool {
+    fn is_exact(acc: Wide) -> bool {
         acc.is_exact()
     }
 
@@ -246,7 +246,7 @@ impl FastExact<f64> for WideSum {
     }
 
     #[inline(always)]
-    fn is_exact(acc: Wide, _len: u64) -> bool {
+    fn is_exact(acc: Wide) -> bool {
         acc.is_exact()
     }
 

@@ -1327,8 +1327,8 @@ fn a_user_operator_over_cudarc_buffers() {
     );
 }
 
-/// `ExactSum` and `ExactNanSum` over cudarc buffers, blocking and
-/// `reduce_into`, at an offset: the CPU folds' bits.
+/// `ExactSum`, `ExactNanSum` and `ExactSumOfSquares` over cudarc buffers,
+/// blocking and `reduce_into` (rows too), at an offset: the CPU folds' bits.
 #[test]
 fn exact_sums_over_cudarc_buffers() {
     let Some(ctx) = context("exact_sums_over_cudarc_buffers") else {
@@ -1370,4 +1370,34 @@ fn exact_sums_over_cudarc_buffers() {
         .unwrap();
     let into = stream.clone_dtoh(&out).unwrap();
     assert_eq!(into[0].to_bits(), want.to_bits(), "ExactNanSum reduce_into");
+    // `ExactSumOfSquares` of the first values, rows of 1000 too.
+    let input = stream.clone_htod(&data).unwrap();
+    let view = input.slice(1..);
+    let want = reduce::ExactSumOfSquares::fold(&data[1..]);
+    let got = reducer.reduce(&view, reduce::ExactSumOfSquares).unwrap();
+    assert_eq!(
+        got.to_bits(),
+        want.to_bits(),
+        "ExactSumOfSquares blocking: {got:e} against {want:e}"
+    );
+    reducer
+        .reduce_into(&view, reduce::ExactSumOfSquares, Over::Whole, &mut out, &stream)
+        .unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert_eq!(into[0].to_bits(), want.to_bits(), "ExactSumOfSquares reduce_into");
+    let mut rows = stream.alloc_zeros::<f64>(1000).unwrap();
+    let rows_view = input.slice(1..1_000_001);
+    reducer
+        .reduce_into(
+            &rows_view,
+            reduce::ExactSumOfSquares,
+            Over::Rows { rows: 1000, len: 1000 },
+            &mut rows,
+            &stream,
+        )
+        .unwrap();
+    for (row, got) in stream.clone_dtoh(&rows).unwrap().iter().enumerate() {
+        let want = reduce::ExactSumOfSquares::fold(&data[1 + row * 1000..1 + (row + 1) * 1000]);
+        assert_eq!(got.to_bits(), want.to_bits(), "ExactSumOfSquares row {row}");
+    }
 }

@@ -11,7 +11,7 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::multi::{Combine, Communicator, Group, Shard, UniqueId};
-use reduce::{Error, ExactNanSum, ExactSum, Op, Reduction};
+use reduce::{Error, ExactNanSum, ExactSum, ExactSumOfSquares, Op, Reduction};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The group of every GPU, shared by the tests one at a time (creating one
@@ -199,7 +199,8 @@ fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// [`ExactSum`] (or [`ExactNanSum`], on data with NaNs) across GPUs: the
+/// [`ExactSum`] (or [`ExactNanSum`], on data with NaNs, or
+/// [`ExactSumOfSquares`]) across GPUs: the
 /// same bits as its `fold` and as one GPU's sum of the whole, whatever the
 /// cuts, however many GPUs the shards are on (all on member 0, or
 /// anywhere), on every member. `nans`: NaNs among the data.
@@ -627,4 +628,11 @@ fn a_user_operator_over_shards() {
             "n = {n}"
         );
     }
+}
+
+#[test]
+fn exact_sums_of_squares_bitwise_over_any_cuts_and_gpus() {
+    let test = "exact_sums_of_squares_bitwise_over_any_cuts_and_gpus";
+    exact_sums_sharded(test, |x| x as f32, ExactSumOfSquares, ExactSumOfSquares::fold, false);
+    exact_sums_sharded(test, |x| x, ExactSumOfSquares, ExactSumOfSquares::fold, false);
 }

@@ -1,5 +1,6 @@
 //! The exact sum of each segment ([`crate::expansion`]): the fixed-order
-//! schedule's rounds with an [`Expansion`] for each team's partial sum;
+//! schedule's rounds with the map's fast accumulator ([`ExactMap::Fast`])
+//! for each team's partial sum;
 //! each segment's total is checked and rounded once, and where it cannot
 //! be exact a warp sums it again with [`Exact`] accumulators (one warp's
 //! speed: for values over a very wide range only). Teams of one thread
@@ -98,7 +99,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
                 (false, team_total)
             }
         };
-        let inexact = holder && !M::Fast::is_exact(total, end - begin);
+        let inexact = holder && !M::Fast::is_exact(total);
         // Where a lane of the warp holds a total that is not exact, the
         // warp sums its segments again exactly, with warp reductions only
         // (no barrier: other warps go on): each team of up to 32 lanes its
@@ -155,7 +156,7 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLA
             end - begin,
             Team::single(),
         );
-        let result = if M::Fast::is_exact(total, end - begin) {
+        let result = if M::Fast::is_exact(total) {
             M::Fast::round(total)
         } else {
             sum_exactly_in_warp::<T, M>(input, begin, end, 1, 0)
