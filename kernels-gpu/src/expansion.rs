@@ -34,14 +34,19 @@
 //! sums the whole input again with [`Exact`]
 //! accumulators: slower (one block, local memory, global atomics), and
 //! exact always.
+//!
+//! Which fast accumulator a kernel carries is its map's ([`ExactMap`]):
+//! the elements and the NaN-ignoring sum's take the [`Expansion`]
+//! ([`ExactSum`]); the squares, whose bits spread twice as wide, a
+//! three-`f64` [`Wide`](crate::wide::Wide) ([`WideSum`], [`crate::wide`]).
+//! [`FastExact`] is what the kernels ask of either.
 
 use crate::abi::{Finish, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, thread_idx_x};
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::{Exact, ExactFloat};
 use crate::map::{ElementMap, Identity, NanToZero, Square};
-use crate::op::AnyElement;
-use crate::op::Operator;
+use crate::op::{AnyElement, Operator};
 use crate::statistic::Real;
 use crate::thread::{self, Source};
 use crate::wide::WideSum;
@@ -266,43 +271,14 @@ pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
     fn exact_of(acc: Self::Acc) -> Exact<T>;
 }
 
-impl<T: ExactElement> FastExact<T> for ExactSum {
-    type Acc = Expansion;
-    const ZERO: Expansion = Expansion::ZERO;
-
-    #[inline(always)]
-    fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
-        T::add_vector(acc, words)
-    }
-
-    #[inline(always)]
-    fn add_element(acc: Expansion, value: T) -> Expansion {
-        T::add_element(acc, value)
-    }
-
-    #[inline(always)]
-    fn add_eight(acc: Expansion, values: [T; 8]) -> Expansion {
-        T::add_eight(acc, values)
-    }
-
-    #[inline(always)]
-    fn is_exact(acc: Expansion) -> bool {
-        acc.is_exact()
-    }
-
-    #[inline(always)]
-    fn round(acc: Expansion) -> T {
-        T::round(acc)
-    }
-
-    #[inline(never)]
-    fn exact_of(total: Expansion) -> Exact<T> {
-        let mut exact = Exact::<T>::new();
-        // Both are multiples of the values' finest last bit, so of `T`'s unit.
-        exact.add_f64(total.hi);
-        exact.add_f64(total.lo);
-        exact
-    }
+/// The exact sum an [`Expansion`] holds (exact, finite), as an accumulator.
+#[inline(always)]
+fn exact_of_expansion<T: ExactElement>(total: Expansion) -> Exact<T> {
+    let mut exact = Exact::<T>::new();
+    // Both are multiples of the values' finest last bit, so of `T`'s unit.
+    exact.add_f64(total.hi);
+    exact.add_f64(total.lo);
+    exact
 }
 
 /// A map the exact sums read their elements through, and the fast path
@@ -313,11 +289,17 @@ pub trait ExactMap<T: ExactElement>: ElementMap<T> {
     type Fast: FastExact<T>;
 }
 
-impl<T: ExactElement> ExactMap<T> for Identity {
+impl<T: ExactElement> ExactMap<T> for Identity
+where
+    ExactSum: FastExact<T>,
+{
     type Fast = ExactSum;
 }
 
-impl<T: ExactElement> ExactMap<T> for NanToZero {
+impl<T: ExactElement> ExactMap<T> for NanToZero
+where
+    ExactSum: FastExact<T>,
+{
     type Fast = ExactSum;
 }
 
@@ -331,22 +313,12 @@ where
 /// The fast path's accumulator for `T`s read through the map `M`.
 pub type FastAcc<T, M> = <<M as ExactMap<T>>::Fast as FastExact<T>>::Acc;
 
-/// A float type the exact sum reads: how a 16-byte vector of it is added,
-/// and how the exact sum is rounded back to it.
+/// A float type the exact sums read: how a 16-byte vector of it is mapped
+/// (how it is added and rounded back: [`FastExact`]).
 pub trait ExactElement: Element + ExactFloat + Real {
     /// One vector's lanes, each mapped by `M` (what the sum adds: the
-    /// elements, or NaN as zero).
+    /// elements, NaN as zero, or the squares).
     fn map_vector<M: ElementMap<Self>>(words: [u32; 4]) -> [u32; 4];
-    /// `acc` plus the lanes of one vector.
-    fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion;
-    /// `acc` plus one element.
-    fn add_element(acc: Expansion, value: Self) -> Expansion;
-    /// `acc` plus eight elements, added as [`ExactElement::add_vector`]
-    /// adds a vector's lanes: elements read one by one (along an axis)
-    /// summed as cheaply as the lanes of vectors.
-    fn add_eight(acc: Expansion, values: [Self; 8]) -> Expansion;
-    /// The exact sum `total` (exact, finite) rounded once to the type.
-    fn round(total: Expansion) -> Self;
 }
 
 /// An `f32`'s last bit, `2^(max(field, 1) - 150)`, in [`Expansion::finest`]'s scale.
@@ -384,6 +356,11 @@ impl ExactElement for f32 {
     fn map_vector<M: ElementMap<f32>>(words: [u32; 4]) -> [u32; 4] {
         words.map(|w| M::map(f32::from_bits(w)).to_bits())
     }
+}
+
+impl FastExact<f32> for ExactSum {
+    type Acc = Expansion;
+    const ZERO: Expansion = Expansion::ZERO;
 
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
@@ -403,8 +380,8 @@ impl ExactElement for f32 {
     fn add_eight(acc: Expansion, values: [f32; 8]) -> Expansion {
         // Written out: a loop over lanes built the vectors in local memory.
         let w = values.map(f32::to_bits);
-        Self::add_vector(
-            Self::add_vector(acc, [w[0], w[1], w[2], w[3]]),
+        <Self as FastExact<f32>>::add_vector(
+            <Self as FastExact<f32>>::add_vector(acc, [w[0], w[1], w[2], w[3]]),
             [w[4], w[5], w[6], w[7]],
         )
     }
@@ -464,6 +441,16 @@ impl ExactElement for f32 {
             low
         }
     }
+
+    #[inline(always)]
+    fn is_exact(acc: Expansion) -> bool {
+        acc.is_exact()
+    }
+
+    #[inline(never)]
+    fn exact_of(total: Expansion) -> Exact<f32> {
+        exact_of_expansion(total)
+    }
 }
 
 impl ExactElement for f64 {
@@ -473,6 +460,11 @@ impl ExactElement for f64 {
         let (a, b) = (lane(0), lane(1));
         [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
     }
+}
+
+impl FastExact<f64> for ExactSum {
+    type Acc = Expansion;
+    const ZERO: Expansion = Expansion::ZERO;
 
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
@@ -498,6 +490,16 @@ impl ExactElement for f64 {
     fn round(total: Expansion) -> f64 {
         // TwoSum's sum is `hi + lo` rounded once.
         total.renormalised().hi
+    }
+
+    #[inline(always)]
+    fn is_exact(acc: Expansion) -> bool {
+        acc.is_exact()
+    }
+
+    #[inline(never)]
+    fn exact_of(total: Expansion) -> Exact<f64> {
+        exact_of_expansion(total)
     }
 }
 
@@ -740,9 +742,9 @@ pub(crate) mod tests {
         let mut parts: Vec<Expansion> = values
             .chunks(chunk)
             .map(|chunk| {
-                chunk
-                    .iter()
-                    .fold(Expansion::ZERO, |acc, &x| <f64 as ExactElement>::add_element(acc, x))
+                chunk.iter().fold(Expansion::ZERO, |acc, &x| {
+                    <ExactSum as FastExact<f64>>::add_element(acc, x)
+                })
             })
             .collect();
         while parts.len() > 1 {
@@ -768,7 +770,7 @@ pub(crate) mod tests {
                 let total = fold_and_combine(&values, chunk);
                 assert!(total.is_exact(), "n = {n}, chunks of {chunk}: {total:?}");
                 assert_eq!(
-                    <f64 as ExactElement>::round(total).to_bits(),
+                    <ExactSum as FastExact<f64>>::round(total).to_bits(),
                     exact(&values).to_bits(),
                     "n = {n}"
                 );
@@ -792,9 +794,9 @@ pub(crate) mod tests {
         let mut parts: Vec<Expansion> = values
             .chunks(256)
             .map(|chunk| {
-                chunk
-                    .iter()
-                    .fold(Expansion::ZERO, |acc, &x| <f32 as ExactElement>::add_element(acc, x))
+                chunk.iter().fold(Expansion::ZERO, |acc, &x| {
+                    <ExactSum as FastExact<f32>>::add_element(acc, x)
+                })
             })
             .collect();
         while parts.len() > 1 {
@@ -822,7 +824,7 @@ pub(crate) mod tests {
         let mut reference = Exact::<f32>::new();
         values.iter().for_each(|&x| reference.add(x));
         assert_eq!(
-            <f32 as ExactElement>::round(total).to_bits(),
+            <ExactSum as FastExact<f32>>::round(total).to_bits(),
             reference.round().to_bits()
         );
     }
@@ -838,7 +840,7 @@ pub(crate) mod tests {
             if total.is_exact() {
                 fast += 1;
                 assert_eq!(
-                    <f64 as ExactElement>::round(total).to_bits(),
+                    <ExactSum as FastExact<f64>>::round(total).to_bits(),
                     exact(&values).to_bits(),
                     "seed {seed}: {values:?}"
                 );
@@ -851,7 +853,7 @@ pub(crate) mod tests {
         let tie = [2f64.powi(53), 1.0, 2f64.powi(-7) + 2f64.powi(-59), -2f64.powi(-7)];
         let total = fold_and_combine(&tie, 4);
         assert!(
-            !total.is_exact() || <f64 as ExactElement>::round(total) == exact(&tie),
+            !total.is_exact() || <ExactSum as FastExact<f64>>::round(total) == exact(&tie),
             "{total:?}"
         );
         assert_eq!(exact(&tie), 2f64.powi(53) + 2.0);
@@ -862,21 +864,21 @@ pub(crate) mod tests {
             [1.0f32, 2f32.powi(30), 2f32.powi(-24), -2f32.powi(30)],
             [2f32.powi(-80), 0.0, 0.0, 0.0],
         ];
-        let total = vectors
-            .iter()
-            .fold(Expansion::ZERO, |acc, v| f32::add_vector(acc, v.map(f32::to_bits)));
+        let total = vectors.iter().fold(Expansion::ZERO, |acc, v| {
+            <ExactSum as FastExact<f32>>::add_vector(acc, v.map(f32::to_bits))
+        });
         let mut reference = Exact::<f32>::new();
         vectors.iter().flatten().for_each(|&x| reference.add(x));
         assert_eq!(reference.round(), 1.0 + 2f32.powi(-23));
         assert!(
-            !total.is_exact() || <f32 as ExactElement>::round(total) == reference.round(),
+            !total.is_exact() || <ExactSum as FastExact<f32>>::round(total) == reference.round(),
             "{total:?}"
         );
         // An exact f32 expansion as a state: the same digits as the values'.
         let typical = [[1.5f32, -2.0, 2f32.powi(-30), 3e7], [0.25, 1e-3, -7.0, 2f32.powi(-40)]];
-        let total = typical
-            .iter()
-            .fold(Expansion::ZERO, |acc, v| f32::add_vector(acc, v.map(f32::to_bits)));
+        let total = typical.iter().fold(Expansion::ZERO, |acc, v| {
+            <ExactSum as FastExact<f32>>::add_vector(acc, v.map(f32::to_bits))
+        });
         let mut reference = Exact::<f32>::new();
         typical.iter().flatten().for_each(|&x| reference.add(x));
         assert!(total.is_exact(), "{total:?}");
