@@ -6,6 +6,10 @@ f32 values and for their squares rounded to f32 (what `map::Square` gives).
 `largest` is taken as the final sum's exponent (the running partial sums
 of squares only grow; of the values, about so). Where the bound fails, the
 exact kernels sum the part again in the slow exact pass.
+`len_bits` here is the whole input's length, as the bound counted it until
+2d029f7; it now counts one thread's additions (`Expansion::adds`, about 11
+bits for 2^30 elements on an H200), so read "need" less the difference.
+Sums of squares now take the three-f64 `Wide` accumulator (kernels-gpu/src/wide.rs).
 
 Usage: python3 scripts/exact_span.py [LOG2_N ...]   (default 16 20 22 24;
 pure Python: 2^24 takes a few minutes)

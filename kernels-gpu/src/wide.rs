@@ -3,11 +3,13 @@
 //! squares of the elements (`ExactSumOfSquares`).
 //!
 //! An [`Expansion`](crate::expansion::Expansion) holds a sum whose bits
-//! span about `104 - log2(n)` bits from its top down to the finest last bit
-//! of its `n` values. Squares double the values' spread: of `2^24` normally
-//! distributed `f32`s the smallest square's last bit lies about 2^-70
-//! while the sum is about 2^24, past that span (`scripts/exact_span.py`),
-//! so every such sum would take the one-block exact pass. A [`Wide`] is
+//! span about `104 - log2(adds)` bits from its top down to the finest last
+//! bit of its values (`adds`: the most additions one thread made, about
+//! 2^11 for 2^30 elements on an H200). Squares double the values' spread:
+//! of 2^30 normally distributed `f32`s the smallest square's last bit lies
+//! about 2^-83 while the sum is about 2^30, 113 bits apart, past that span
+//! (`scripts/exact_span.py` models the bound), so such sums would take the
+//! one-block exact pass. A [`Wide`] is
 //! three `f64`s, `hi + mid + lo`: each value goes into `hi` with a TwoSum,
 //! whose error goes into `mid` with a TwoSum, whose error goes into `lo`
 //! with a TwoSum that must itself be exact. Every step is exact but the
