@@ -242,8 +242,10 @@ fn median_us<'b>(
 /// squares spread over many more bits than the uniform values'); and the
 /// uniform values with every 1000th a NaN (only the NaN-ignoring sums: a
 /// NaN sends `ExactSum` to its one-block exact pass). Also `Op::SumOfSquares`
-/// against `ExactSumOfSquares`, but on the NaNs. Checks that the exact sums
-/// equal their folds on the CPU.
+/// against `ExactSumOfSquares`, and `Reducer::dot` against `ExactDot` of the
+/// values with the same values reversed (two arrays read: their GB/s count
+/// both), but on the NaNs. Checks that the exact sums equal their folds on
+/// the CPU.
 fn bench_exact<T: FromSmall + FloatElement + Uniform>(
     reducer: &mut Reducer,
     name: &str,
@@ -290,6 +292,19 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                 let got = format!("exact sum of squares {squares:?}, fold {squares_folded:?}");
                 return Err(format!("{name} {data} n={n}: {got}").into());
             }
+            // The dot products' second input: the same values reversed.
+            let others = match with_nans {
+                true => Vec::new(),
+                false => rotated_buffers(n, |i| value(n - 1 - i))?,
+            };
+            if !with_nans {
+                let dot = reducer.reduce_pair(&buffers[0], &others[0], reduce::ExactDot)?;
+                let reversed: Vec<T> = host.iter().rev().copied().collect();
+                let dot_folded = reduce::ExactDot::fold(&host, &reversed)?;
+                if format!("{dot:?}") != format!("{dot_folded:?}") {
+                    return Err(format!("{name} {data} n={n}: exact dot {dot:?}, fold {dot_folded:?}").into());
+                }
+            }
             let sum = reducer.reduce(&buffers[0], if with_nans { Op::NanSum } else { Op::Sum })?;
             println!("exact,{name},{data},values,{n},{exact:?},{sum:?}");
             let out = Output::from(&mut out);
@@ -302,12 +317,19 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                     "exact_nan_sum",
                     "sum_of_squares",
                     "exact_sum_of_squares",
+                    "dot",
+                    "exact_dot",
                 ],
             };
             for &what in timed {
                 let us = median_us(reducer, n, &stream, (&start, &stop), |i, scope| {
                     let input = &buffers[i % buffers.len()];
                     match what {
+                        "dot" => scope.dot_into(input, &others[i % others.len()], out, &stream),
+                        "exact_dot" => {
+                            let other = &others[i % others.len()];
+                            scope.reduce_pair_into(input, other, reduce::ExactDot, out, &stream)
+                        }
                         "exact_sum" => scope.reduce_into(input, reduce::ExactSum, Over::Whole, out, &stream),
                         "exact_nan_sum" => scope.reduce_into(input, reduce::ExactNanSum, Over::Whole, out, &stream),
                         "nan_sum" => scope.reduce_into(input, Op::NanSum, Over::Whole, out, &stream),
@@ -318,7 +340,8 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                         _ => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
                     }
                 })?;
-                println!("exact,{name},{data},{what},{n},{us:.2},{:.1}", bytes as f64 / us / 1e3);
+                let read = if what.ends_with("dot") { 2 * bytes } else { bytes };
+                println!("exact,{name},{data},{what},{n},{us:.2},{:.1}", read as f64 / us / 1e3);
             }
         }
     }

@@ -6,8 +6,8 @@
 //! run exactly this code.
 
 use crate::abi::{
-    self, ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Finish, LadderArgs, ReduceArgs,
-    SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs, PARTIAL_SLOT_BYTES,
+    self, ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, Finish, LadderArgs,
+    ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs, PARTIAL_SLOT_BYTES,
 };
 use crate::axis;
 use crate::block;
@@ -15,7 +15,7 @@ use crate::convert::Narrow;
 use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
-use crate::expansion::{self, ExactElement, ExactInput, ExactMap, FastAcc, FastExact};
+use crate::expansion::{self, ExactElement, ExactInput, ExactMap, ExactProducts, FastAcc, FastExact};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
@@ -27,6 +27,7 @@ use crate::place::{Placement, Results};
 use crate::segment;
 use crate::statistic::{Output, Real, Statistic};
 use crate::thread;
+use crate::wide::{Wide, WideSum};
 use crate::widen::Widen;
 
 /// The [`Placement`] of an entry point's results, from its `placed_*` parameters.
@@ -413,7 +414,9 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     // The total is thread 0's; the exact pass, if it needs one, the block's.
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
     let result = if inexact {
-        expansion::sum_exactly::<T, M>(input, args.len, device::to_global(args.scratch))
+        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), |index| {
+            expansion::mapped_element::<T, M>(input, index)
+        })
     } else {
         (device::thread_idx_x() == 0).then(|| M::Fast::round(total))
     };
@@ -460,7 +463,9 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     };
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
     if inexact {
-        expansion::sum_exactly_as_state::<T, M>(input, args.len, scratch, out);
+        expansion::sum_exactly_as_state::<T>(args.len, scratch, out, |index| {
+            expansion::mapped_element::<T, M>(input, index)
+        });
     } else if device::thread_idx_x() == 0 {
         expansion::store_state(M::Fast::exact_of(total), out);
     }
@@ -473,22 +478,66 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
 /// As [`exact_sum`].
 #[inline(always)]
 unsafe fn exact_expansion<T: ExactElement, M: ExactMap<T>>(input: u64, args: &ExactArgs) -> Option<FastAcc<T, M>> {
-    let source = ExactInput::<T, M>::new(input);
-    let accumulated = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(source, args.len, thread::Team::grid());
-    let block_total = block::reduce::<FastAcc<T, M>, M::Fast>(accumulated);
+    fast_total::<T, M::Fast, _>(ExactInput::<T, M>::new(input), args.len, args.partials, args.ticket)
+}
+
+/// The fast accumulator `F` of the `len` values of `source` over the grid,
+/// `partials` and `ticket` its blocks' slots and counter: `Some` in the
+/// last block to finish (thread 0's value is the total), `None` in the
+/// others.
+///
+/// # Safety
+/// As [`exact_sum`], `source` holding `len` values.
+#[inline(always)]
+unsafe fn fast_total<T: ExactElement, F: FastExact<T>, S: thread::Source<F::Acc>>(
+    source: S,
+    len: u64,
+    partials: u64,
+    ticket: u64,
+) -> Option<F::Acc> {
+    let accumulated = thread::accumulate::<F::Acc, F, _>(source, len, thread::Team::grid());
+    let block_total = block::reduce::<F::Acc, F>(accumulated);
     if device::grid_dim_x() == 1 {
         return Some(block_total);
     }
-    let (partials, ticket) = (device::to_global(args.partials), device::to_global(args.ticket));
+    let (partials, ticket) = (device::to_global(partials), device::to_global(ticket));
     let slot = partials + device::block_idx_x() as u64 * PARTIAL_SLOT_BYTES;
     if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
         return None;
     }
-    Some(grid::combine_partials::<FastAcc<T, M>, M::Fast>(
+    Some(grid::combine_partials::<F::Acc, F>(
         partials,
         device::grid_dim_x(),
         ticket,
     ))
+}
+
+/// The exact dot product's entry point: each product `a[i] * b[i]`
+/// rounded to `T` (as [`dot`] forms it), the products added exactly on
+/// [`Wide`]s ([`ExactProducts`]), the total rounded once; where the fast
+/// path cannot be exact, the last block's exact pass, as in [`exact_sum`].
+///
+/// # Safety
+/// As [`dot`], and `scratch` as in [`exact_sum`].
+#[inline(always)]
+pub unsafe fn exact_dot<T: ExactElement>(args: ExactDotArgs)
+where
+    WideSum: FastExact<T, Acc = Wide>,
+{
+    let products = ExactProducts::<T>::new(device::to_global(args.a), device::to_global(args.b));
+    let Some(total) = fast_total::<T, WideSum, _>(products, args.len, args.partials, args.ticket) else {
+        return;
+    };
+    let inexact =
+        block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !<WideSum as FastExact<T>>::is_exact(total));
+    let result = if inexact {
+        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), |index| {
+            products.product(index)
+        })
+    } else {
+        (device::thread_idx_x() == 0).then(|| <WideSum as FastExact<T>>::round(total))
+    };
+    store(result, args.out)
 }
 
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,

@@ -49,7 +49,7 @@ use crate::map::{ElementMap, Identity, NanToZero, Square};
 use crate::op::{AnyElement, Operator};
 use crate::statistic::Real;
 use crate::thread::{self, Source};
-use crate::wide::WideSum;
+use crate::wide::{Wide, WideSum};
 use core::marker::PhantomData;
 use core::mem::size_of;
 
@@ -576,10 +576,85 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
         acc: FastAcc<T, M>,
         index: u64,
     ) -> FastAcc<T, M> {
-        M::Fast::add_element(
-            acc,
-            M::map(thread::load_element::<T>(self.input + index * size_of::<T>() as u64)),
-        )
+        M::Fast::add_element(acc, mapped_element::<T, M>(self.input, index))
+    }
+}
+
+/// Two arrays of `T`s read for the exact dot product: each pair's product
+/// `a[i] * b[i]` rounded to `T` (as the dot product's
+/// [`Multiply`](crate::map::Multiply) forms it), added by [`WideSum`]
+/// (products spread over twice their factors' bits, as squares do).
+pub struct ExactProducts<T> {
+    pub a: u64,
+    pub b: u64,
+    element: PhantomData<T>,
+}
+
+impl<T> Clone for ExactProducts<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for ExactProducts<T> {}
+
+impl<T: ExactElement> ExactProducts<T> {
+    /// The pairs of the arrays at global addresses `a` and `b`.
+    #[inline(always)]
+    pub fn new(a: u64, b: u64) -> Self {
+        ExactProducts {
+            a,
+            b,
+            element: PhantomData,
+        }
+    }
+
+    /// Product `index`, rounded to `T`.
+    ///
+    /// # Safety
+    /// `index` is in range of both arrays.
+    #[inline(always)]
+    pub unsafe fn product(&self, index: u64) -> T {
+        let offset = index * size_of::<T>() as u64;
+        thread::load_element::<T>(self.a + offset).mul(thread::load_element::<T>(self.b + offset))
+    }
+}
+
+impl<T: ExactElement> Source<Wide> for ExactProducts<T>
+where
+    WideSum: FastExact<T, Acc = Wide>,
+{
+    const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
+
+    #[inline(always)]
+    fn common_misalignment(&self) -> Option<u64> {
+        let misalignment = self.a % VECTOR_BYTES;
+        (misalignment == self.b % VECTOR_BYTES).then_some(misalignment)
+    }
+
+    #[inline(always)]
+    unsafe fn vector(&self, index: u64) -> [u32; 4] {
+        let offset = index * size_of::<T>() as u64;
+        let (a, b) = (
+            device::load_global_nc_v4(self.a + offset),
+            device::load_global_nc_v4(self.b + offset),
+        );
+        thread::pack_lanes(|k| T::vector_lane(a, k).mul(T::vector_lane(b, k)))
+    }
+
+    #[inline(always)]
+    fn fold<O: Operator<Wide> + AnyElement>(acc: Wide, words: [u32; 4], _index: u64) -> Wide {
+        <WideSum as FastExact<T>>::add_vector(acc, words)
+    }
+
+    #[inline(always)]
+    unsafe fn element(&self, index: u64) -> Wide {
+        self.fold_element::<WideSum>(<WideSum as FastExact<T>>::ZERO, index)
+    }
+
+    /// One addition, as a vector's lanes are added.
+    #[inline(always)]
+    unsafe fn fold_element<O: Operator<Wide> + AnyElement>(&self, acc: Wide, index: u64) -> Wide {
+        <WideSum as FastExact<T>>::add_element(acc, self.product(index))
     }
 }
 
@@ -622,17 +697,18 @@ unsafe fn read_state<T: ExactElement>(scratch: u64, adds: u32) -> Exact<T> {
     total
 }
 
-/// The slow path: the block sums the `len` elements at `input` again (each
-/// mapped by `M`), each thread into an [`Exact`], which it adds to the words at `scratch`
-/// (zeroed here first); thread 0 gets the exact sum rounded.
+/// The slow path: the block sums the `len` values `value(index)` again
+/// (the elements, mapped; or products), each thread into an [`Exact`],
+/// which it adds to the words at `scratch` (zeroed here first); thread 0
+/// gets the exact sum rounded.
 ///
 /// # Safety
-/// Every thread of the block calls it together; `input` holds `len`
-/// readable `T`s; `scratch` is [`scratch_words`] writable, 8-byte aligned
-/// words that no other block uses during the launch.
+/// Every thread of the block calls it together; `value` may be called
+/// for every index below `len`; `scratch` is [`scratch_words`] writable,
+/// 8-byte aligned words that no other block uses during the launch.
 #[inline(never)]
-pub unsafe fn sum_exactly<T: ExactElement, M: ElementMap<T>>(input: u64, len: u64, scratch: u64) -> Option<T> {
-    add_into_scratch::<T, M>(input, len, scratch);
+pub unsafe fn sum_exactly<T: ExactElement>(len: u64, scratch: u64, value: impl Fn(u64) -> T) -> Option<T> {
+    add_into_scratch::<T>(len, scratch, value);
     (thread_idx_x() == 0).then(|| read_state::<T>(scratch, block_dim_x()).round())
 }
 
@@ -641,21 +717,31 @@ pub unsafe fn sum_exactly<T: ExactElement, M: ElementMap<T>>(input: u64, len: u6
 /// # Safety
 /// As [`sum_exactly`] and [`store_state`].
 #[inline(never)]
-pub unsafe fn sum_exactly_as_state<T: ExactElement, M: ElementMap<T>>(input: u64, len: u64, scratch: u64, out: u64) {
-    add_into_scratch::<T, M>(input, len, scratch);
+pub unsafe fn sum_exactly_as_state<T: ExactElement>(len: u64, scratch: u64, out: u64, value: impl Fn(u64) -> T) {
+    add_into_scratch::<T>(len, scratch, value);
     if thread_idx_x() == 0 {
         store_state(read_state::<T>(scratch, block_dim_x()), out);
     }
 }
 
-/// The block's exact sum of the `len` elements at `input`, as digits and
-/// counts at `scratch` (zeroed here first): each thread's [`Exact`] added
-/// with integer atomics. Ends with a barrier.
+/// Element `index` of the `T`s at `input`, mapped by `M`: what the exact
+/// pass adds for a sum of one array.
+///
+/// # Safety
+/// `index` is in range of the array at `input`.
+#[inline(always)]
+pub unsafe fn mapped_element<T: ExactElement, M: ElementMap<T>>(input: u64, index: u64) -> T {
+    M::map(thread::load_element::<T>(input + index * size_of::<T>() as u64))
+}
+
+/// The block's exact sum of the `len` values `value(index)`, as digits
+/// and counts at `scratch` (zeroed here first): each thread's [`Exact`]
+/// added with integer atomics. Ends with a barrier.
 ///
 /// # Safety
 /// As [`sum_exactly`].
 #[inline(always)]
-unsafe fn add_into_scratch<T: ExactElement, M: ElementMap<T>>(input: u64, len: u64, scratch: u64) {
+unsafe fn add_into_scratch<T: ExactElement>(len: u64, scratch: u64, value: impl Fn(u64) -> T) {
     let words = scratch_words::<T>();
     if thread_idx_x() == 0 {
         for word in 0..words {
@@ -667,7 +753,7 @@ unsafe fn add_into_scratch<T: ExactElement, M: ElementMap<T>>(input: u64, len: u
     let mut exact = Exact::<T>::new();
     let mut index = thread_idx_x() as u64;
     while index < len {
-        exact.add(M::map(thread::load_element::<T>(input + index * size_of::<T>() as u64)));
+        exact.add(value(index));
         index += block_dim_x() as u64;
     }
     let (digits, specials) = exact.parts();

@@ -117,6 +117,9 @@ macro_rules! instances_of_args {
     (@ ExactArgs $fields:tt, $($pass:tt)*) => {
         for_each_exact_kernel!(exact_instances $($pass)* ExactArgs $fields;);
     };
+    (@ ExactDotArgs $fields:tt, $($pass:tt)*) => {
+        for_each_exact_kernel!(exact_dot_instances $($pass)* ExactDotArgs $fields;);
+    };
     (@ SeedDotArgs $fields:tt, $($pass:tt)*) => {
         for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; AtomicPerElement dot_atomic_per_element);
         for_each_ladder_rung!(seed_dot_instances $($pass)* SeedDotArgs $fields; BlockTree dot_block_tree);
@@ -262,6 +265,16 @@ macro_rules! exact_instances {
             abi::Kernel::ExactState { op: abi::Op::SumOfSquares, element: scalar!($t) },
             kernel_name!(exact_state, sum_of_squares, $t),
             entry::exact_state::<$t, map::Square>
+        ),)* }
+    };
+}
+
+macro_rules! exact_dot_instances {
+    ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
+        $callback! { $extra $args $fields; $((
+            abi::Kernel::ExactDot { element: scalar!($t) },
+            kernel_name!(exact_dot, $t),
+            entry::exact_dot::<$t>
         ),)* }
     };
 }
@@ -426,6 +439,7 @@ pub mod dispatch {
         DivideByCount(unsafe fn(abi::DivideArgs)),
         Convert(unsafe fn(abi::ConvertArgs)),
         Exact(unsafe fn(abi::ExactArgs)),
+        ExactDot(unsafe fn(abi::ExactDotArgs)),
     }
 
     /// Argument structs with their [`Entry`] variant.
@@ -462,6 +476,7 @@ pub mod dispatch {
         DivideArgs => DivideByCount,
         ConvertArgs => Convert,
         ExactArgs => Exact,
+        ExactDotArgs => ExactDot,
     );
 
     macro_rules! dispatch_rows {

@@ -479,17 +479,24 @@ impl Reducer {
         self.blocking(|inner| inner.dot(&a, &b))
     }
 
-    /// [`crate::Reducer::reduce_pair`] of cudarc buffers: a user operator
-    /// over two inputs.
-    pub fn reduce_pair<T: CudarcElement, O: crate::user::Operator<T::Kernel>>(
+    /// [`crate::Reducer::reduce_pair`] of cudarc buffers: [`crate::ExactDot`],
+    /// or a user operator over two inputs.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.default_stream();
+    /// let (a, b) = (stream.clone_htod(&[1e30f64, 1.0, 1e30])?, stream.clone_htod(&[1.0f64, 3.0, -1.0])?);
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// assert_eq!(reducer.reduce_pair(&a, &b, reduce::ExactDot)?, 3.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_pair<T: CudarcElement, W: crate::PairReduction<T::Kernel>>(
         &mut self,
         a: &impl DevicePtr<T>,
         b: &impl DevicePtr<T>,
-        what: &crate::User<T::Kernel, O>,
-    ) -> Result<T::Kernel>
-    where
-        T::Kernel: crate::user::Scalar,
-    {
+        what: W,
+    ) -> Result<T::Kernel> {
         let (a, _a_read) = settled::<T, T::Kernel, _>(a)?;
         let (b, _b_read) = settled::<T, T::Kernel, _>(b)?;
         self.blocking(|inner| inner.reduce_pair(&a, &b, what))
@@ -517,6 +524,34 @@ impl Reducer {
     ) -> Result<()> {
         self.enqueue_two_to_one(a, b, out, stream, |inner, a, b, out, on| {
             inner.enqueue_dot(a, b, single("out", out)?, on)
+        })
+    }
+
+    /// Enqueues [`Reducer::reduce_pair`] on `stream`, its result to `out`:
+    /// a [`PairReduction`](crate::PairReduction) ([`crate::ExactDot`], a user
+    /// operator's pairs) of `a` and `b`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut reducer = reduce::cudarc::Reducer::new(&ctx)?;
+    /// let (a, b) = (stream.clone_htod(&[1e30f64, 1.0, 1e30])?, stream.clone_htod(&[1.0f64, 3.0, -1.0])?);
+    /// let mut out = stream.alloc_zeros::<f64>(1)?;
+    /// reducer.reduce_pair_into(&a, &b, reduce::ExactDot, &mut out, &stream)?;
+    /// assert_eq!(stream.clone_dtoh(&out)?, [3.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_pair_into<T: DeviceCopy, W: crate::PairReduction<T>>(
+        &mut self,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        what: W,
+        out: &mut impl DevicePtrMut<T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        self.enqueue_two_to_one(a, b, out, stream, |inner, a, b, out, on| {
+            what.enqueue(inner, a, b, single("out", out)?, on)
         })
     }
 
@@ -759,14 +794,7 @@ macro_rules! cudarc_input {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.dot(self, other))
             }
 
-            fn reduce_pair<O: crate::user::Operator<T::Kernel>>(
-                &self,
-                other: &Self,
-                what: &crate::User<T::Kernel, O>,
-            ) -> Result<T::Kernel>
-            where
-                T::Kernel: crate::user::Scalar,
-            {
+            fn reduce_pair<W: crate::PairReduction<T::Kernel>>(&self, other: &Self, what: W) -> Result<T::Kernel> {
                 with_reducer(::cudarc::driver::DeviceSlice::stream(self).context(), |r| r.reduce_pair(self, other, what))
             }
         }

@@ -201,6 +201,11 @@ pub trait FloatElement: Element {
     /// rounded once ([`ExactSumOfSquares::fold`](crate::ExactSumOfSquares::fold)).
     #[doc(hidden)]
     fn exact_sum_of_squares(values: &[Self]) -> Self;
+    /// The exact sum of the products `a[i] * b[i]` (each rounded to
+    /// `Self`) of two slices of one length, rounded once
+    /// ([`ExactDot::fold`](crate::ExactDot::fold)).
+    #[doc(hidden)]
+    fn exact_dot(a: &[Self], b: &[Self]) -> Self;
     /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
     /// (`kernels_gpu::element::Element::canonical`) for results the host
     /// computes.
@@ -218,21 +223,19 @@ macro_rules! float_element {
                 self / count as $t
             }
             fn exact_sum(values: &[Self]) -> Self {
-                let mut sum = kernels_gpu::exact::Exact::<$t>::new();
-                values.iter().for_each(|&value| sum.add(value));
-                sum.round()
+                exact_sum_of(values.iter().copied())
             }
             fn exact_nan_sum(values: &[Self]) -> Self {
                 // A NaN adds `+0.0`, as the kernels' map makes it.
-                let mut sum = kernels_gpu::exact::Exact::<$t>::new();
-                values.iter().for_each(|&value| sum.add(if value.is_nan() { 0.0 } else { value }));
-                sum.round()
+                exact_sum_of(values.iter().map(|&value| if value.is_nan() { 0.0 } else { value }))
             }
             fn exact_sum_of_squares(values: &[Self]) -> Self {
                 // Each square rounded to the type, as the kernels' map squares.
-                let mut sum = kernels_gpu::exact::Exact::<$t>::new();
-                values.iter().for_each(|&value| sum.add(value * value));
-                sum.round()
+                exact_sum_of(values.iter().map(|&value| value * value))
+            }
+            fn exact_dot(a: &[Self], b: &[Self]) -> Self {
+                // Each product rounded to the type, as the kernels multiply.
+                exact_sum_of(a.iter().zip(b).map(|(&a, &b)| a * b))
             }
             fn canonical(self) -> Self {
                 kernels_gpu::element::Element::canonical(self)
@@ -241,6 +244,14 @@ macro_rules! float_element {
     )*};
 }
 float_element!(f32, f64);
+
+/// The exact sum of `terms` rounded once: the CPU's fold of the exact
+/// reductions.
+fn exact_sum_of<T: kernels_gpu::exact::ExactFloat>(terms: impl Iterator<Item = T>) -> T {
+    let mut sum = kernels_gpu::exact::Exact::<T>::new();
+    terms.for_each(|term| sum.add(term));
+    sum.round()
+}
 
 /// An input type that the kernels read into the wider accumulator type `A`:
 /// each element is converted to `A` as it is read and the whole reduction

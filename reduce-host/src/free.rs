@@ -8,11 +8,11 @@ use crate::element::{ArgInput, Element, FloatElement, MeanInput};
 use crate::error::Result;
 use crate::input::DeviceInput;
 use crate::over::Over;
-use crate::reduction::{ArgMax, ArgMin, Mean, Reduction};
-use crate::user::{Operator, Scalar, User};
+use crate::reduction::{ArgMax, ArgMin, Mean, PairReduction, Reduction};
 use crate::Op;
 #[cfg(doc)]
 use crate::{Error, Reducer, Var};
+use cust_core::DeviceCopy;
 
 /// Reduces the whole of `input` with `what` and returns the result: an
 /// [`Op`] gives a `T`, [`ArgMax`] an `(index, value)`, [`Var`] the
@@ -114,14 +114,25 @@ pub fn dot<T: Element, I: DeviceInput<T, Kernel = T>>(a: &I, b: &I) -> Result<T>
     a.dot(b)
 }
 
-/// A user operator over two inputs on the GPU: its `combine` of its
-/// `map_pair` of each pair `(a[i], b[i])`
+/// A reduction of the pairs `(a[i], b[i])` of two inputs on the GPU
 /// ([`Reducer::reduce_pair`](crate::Reducer::reduce_pair), whose example
-/// is the squared distance); [`Error::LengthMismatch`] if the lengths differ.
-pub fn reduce_pair<T: Scalar, O: Operator<T>, I: DeviceInput<T, Kernel = T>>(
+/// is a user operator's squared distance): [`ExactDot`](crate::ExactDot),
+/// or a user operator (`&`[`User`](crate::User)) with its `map_pair`;
+/// [`Error::LengthMismatch`] if the lengths differ.
+///
+/// ```no_run
+/// # fn main() -> Result<(), reduce::Error> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?;
+/// let a = DeviceBuffer::from_slice(&[1e30f32, 1.0, 1e30])?;
+/// let b = DeviceBuffer::from_slice(&[1.0f32, 3.0, -1.0])?;
+/// assert_eq!(reduce::reduce_pair(&a, &b, reduce::ExactDot)?, 3.0); // the same bits on every GPU
+/// # Ok(()) }
+/// ```
+pub fn reduce_pair<T: DeviceCopy, W: PairReduction<T>, I: DeviceInput<T, Kernel = T>>(
     a: &I,
     b: &I,
-    what: &User<T, O>,
+    what: W,
 ) -> Result<T> {
     a.reduce_pair(b, what)
 }

@@ -74,13 +74,7 @@ pub trait DeviceInput<T>: sealed::Sealed {
 
     /// [`crate::reduce_pair`] of this buffer and `other`.
     #[doc(hidden)]
-    fn reduce_pair<O: crate::user::Operator<Self::Kernel>>(
-        &self,
-        other: &Self,
-        what: &crate::User<Self::Kernel, O>,
-    ) -> Result<Self::Kernel>
-    where
-        Self::Kernel: crate::user::Scalar;
+    fn reduce_pair<W: crate::PairReduction<Self::Kernel>>(&self, other: &Self, what: W) -> Result<Self::Kernel>;
 }
 
 /// cust's buffers, reduced by this thread's reducer for the current context.
@@ -132,10 +126,7 @@ mod cust_buffers {
                         with_thread_reducer(|r| r.dot(slice(self), slice(other)))
                     }
 
-                    fn reduce_pair<O: crate::user::Operator<T>>(&self, other: &Self, what: &crate::User<T, O>) -> Result<T>
-                    where
-                        T: crate::user::Scalar,
-                    {
+                    fn reduce_pair<W: crate::PairReduction<T>>(&self, other: &Self, what: W) -> Result<T> {
                         with_thread_reducer(|r| r.reduce_pair(slice(self), slice(other), what))
                     }
                 }

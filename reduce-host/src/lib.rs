@@ -30,7 +30,10 @@
 //! The shortcuts [`sum`], [`product`], [`max`], [`min`], [`mean`],
 //! [`norm_l2`], [`argmax`] and [`argmin`] are `reduce` with one reduction;
 //! [`dot`] ([`Reducer::dot`], [`Scope::dot_into`]) sums the products of two
-//! buffers. A whole-input reduction is a single kernel launch that reads the
+//! buffers; [`reduce_pair`] ([`Reducer::reduce_pair`],
+//! [`Scope::reduce_pair_into`]) reduces the pairs of two buffers with a
+//! [`PairReduction`]: [`ExactDot`] (the dot product, the same bits on
+//! every GPU) or a user operator. A whole-input reduction is a single kernel launch that reads the
 //! input once with 16-byte loads; one over segments or rows is one launch;
 //! one over axes is one launch per reduced axis left after merging.
 //! The tutorial kernels, the
@@ -87,8 +90,8 @@
 //!
 //! Buffers of cudarc (as candle and burn hold them) are reduced by
 //! `reduce::cudarc`, with the `cudarc` feature, with the same reductions
-//! and places: blocking calls (`reduce`, `reduce_over`), and `reduce_into`
-//! and `dot_into`, which enqueue into cudarc buffers on cudarc streams,
+//! and places: blocking calls (`reduce`, `reduce_over`), and `reduce_into`,
+//! `dot_into` and `reduce_pair_into`, which enqueue into cudarc buffers on cudarc streams,
 //! safely, through cudarc's event tracking.
 //!
 //! Data sharded over several GPUs (of one node or several) is reduced as one
@@ -124,7 +127,7 @@
 //! |---|---|---|---|
 //! | the free functions | any [`DeviceInput`]: cust's `DeviceBuffer`/`DeviceSlice`, cudarc's `CudaSlice`/`CudaView`/`CudaViewMut` | new buffers of the input's kind | the call waits |
 //! | [`Reducer::reduce`], [`Reducer::reduce_over`] | its backend's slices (cust's `DeviceSlice`; host slices on the emulator) | new buffers of that kind | the call waits |
-//! | [`Scope::reduce_into`], [`Scope::dot_into`] | [`Input`]: `&` a `DeviceBuffer`/`DeviceBox`, part of one ([`Input::get`]), another runtime's memory ([`Input::from_raw`], `unsafe`) | [`Output`]: `&mut` the same, or parts of them | the scope's borrows, until it has waited |
+//! | [`Scope::reduce_into`], [`Scope::dot_into`], [`Scope::reduce_pair_into`] | [`Input`]: `&` a `DeviceBuffer`/`DeviceBox`, part of one ([`Input::get`]), another runtime's memory ([`Input::from_raw`], `unsafe`) | [`Output`]: `&mut` the same, or parts of them | the scope's borrows, until it has waited |
 //! | `reduce::cudarc::Reducer`'s (feature `cudarc`) | cudarc's `DevicePtr`: its slices and views | cudarc's `DevicePtrMut`: `&mut` its slices and mutable views | cudarc's event tracking |
 //!
 //! The two enqueueing forms take their own runtime's buffers because what
@@ -346,8 +349,8 @@ pub use over::Over;
 pub use policy::Policy;
 pub use reducer::Reducer;
 pub use reduction::{
-    All, Any, ArgMax, ArgMin, Cast, Count, ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, LogSumExp, Mean,
-    MeanVar, Reduction, Std, Var, Widened,
+    All, Any, ArgMax, ArgMin, Cast, Count, ExactDot, ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, LogSumExp,
+    Mean, MeanVar, PairReduction, Reduction, Std, Var, Widened,
 };
 #[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};

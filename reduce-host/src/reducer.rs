@@ -14,8 +14,8 @@ use crate::element::{ArgInput, Element, ElementType, FloatElement, WidensTo};
 use crate::error::{Error, Result};
 #[cfg(feature = "cust")]
 use crate::policy::Policy;
+use crate::reduction::PairReduction;
 use crate::shape::{self, LaunchShape};
-use crate::user::{Operator, Scalar, User};
 #[cfg(feature = "cust")]
 use cust::memory::DeviceSlice;
 #[cfg(feature = "cust")]
@@ -23,7 +23,8 @@ use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{
-    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Finish, Kernel, ReduceArgs, EXACT_MEAN, EXACT_STATES_IN,
+    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, Finish, Kernel, ReduceArgs, EXACT_MEAN,
+    EXACT_STATES_IN,
 };
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
@@ -184,16 +185,18 @@ impl<B: Backend> Reducer<B> {
         self.blocking(|reducer, out| reducer.enqueue_dot(a, b, out, None))
     }
 
-    /// A user operator over two inputs: its `combine` over its `map_pair`
-    /// of each pair `(a[i], b[i])` (by default `a[i] * b[i]`: a dot product
-    /// in the operator's combine), on the GPU or the emulator; the
+    /// A reduction of the pairs `(a[i], b[i])` of two inputs
+    /// ([`PairReduction`]), returned to the host: [`ExactDot`](crate::ExactDot)
+    /// (the dot product, the same bits on every GPU), or a user operator
+    /// (`&`[`User`](crate::User)): its `combine` over its `map_pair` of each pair (by
+    /// default `a[i] * b[i]`: a dot product in the operator's combine), the
     /// identity if both are empty. [`Error::LengthMismatch`] if their
     /// lengths differ.
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {
     /// use reduce::user::{Operator, Value};
-    /// use reduce::{emulated::Emulator, User};
+    /// use reduce::{emulated::Emulator, ExactDot, User};
     /// /// The squared distance Σ (a - b)².
     /// #[derive(Clone, Copy, Debug)]
     /// struct SquaredDistance;
@@ -211,27 +214,16 @@ impl<B: Backend> Reducer<B> {
     /// let what = User::new(SquaredDistance)?;
     /// let mut emulator = Emulator::default();
     /// assert_eq!(emulator.reduce_pair(&[1.0, 2.0, 3.0], &[1.0, 4.0, 6.0], &what)?, 13.0);
+    /// assert_eq!(emulator.reduce_pair(&[1.0, 2.0, 3.0], &[1.0, 4.0, 6.0], ExactDot)?, 27.0);
     /// # Ok(()) }
     /// ```
-    pub fn reduce_pair<T: Scalar, O: Operator<T>>(
+    pub fn reduce_pair<T: DeviceCopy, W: PairReduction<T>>(
         &mut self,
         a: &B::Slice<T>,
         b: &B::Slice<T>,
-        what: &User<T, O>,
+        what: W,
     ) -> Result<T> {
-        self.with_user(what.program(), |reducer| {
-            reducer.blocking(|reducer, out| {
-                reducer.enqueue_two(
-                    Kernel::UserPair {
-                        element: T::TYPE.kernel(),
-                    },
-                    a,
-                    b,
-                    out,
-                    None,
-                )
-            })
-        })
+        self.blocking(|reducer, out| what.enqueue(reducer, a, b, out, None))
     }
 
     #[doc(hidden)]
@@ -306,6 +298,38 @@ impl<B: Backend> Reducer<B> {
             Access::write::<T>("out", out, 1),
         ];
         self.launch_exact::<T>(of, input, len, 0, out, &accesses, stream)
+    }
+
+    /// Enqueues the exact dot product of `a` and `b` ([`crate::ExactDot`]),
+    /// its result to `out`: one launch, as [`Reducer::enqueue_exact_sum`].
+    pub(crate) fn enqueue_exact_dot<T: FloatElement>(
+        &mut self,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let (a, b, len) = checked_pair::<B, T>(a, b)?;
+        let accesses = [
+            Access::read::<T>("a", a, len),
+            Access::read::<T>("b", b, len),
+            Access::write::<T>("out", out, 1),
+        ];
+        let kernel = Kernel::ExactDot {
+            element: T::TYPE.kernel(),
+        };
+        let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
+        self.launch_whole(kernel, len, T::TYPE.size(), &accesses, stream, |partials, ticket| {
+            ExactDotArgs {
+                a,
+                b,
+                len: len as u64,
+                partials,
+                ticket,
+                scratch,
+                out,
+            }
+        })
     }
 
     /// Enqueues, on the own stream, the exact sum of `input` as an exact

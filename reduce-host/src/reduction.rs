@@ -23,6 +23,10 @@
 //! `Widened::<f32>::new(Op::Sum).cast::<f16>()`: accumulated wide as
 //! without the cast, then each result rounded once (see [`Cast`]).
 //!
+//! Two inputs reduced pair by pair, `(a[i], b[i])`, are a
+//! [`PairReduction`]: [`ExactDot`] and a user operator's pairs, over the
+//! whole of both ([`Reducer::reduce_pair`]).
+//!
 //! *Where* it is computed is an [`Over`]: the whole input, each
 //! segment, each row, or along axes of a strided view. Every reduction runs
 //! over every [`Over`], except these, which have no kernel and are
@@ -41,7 +45,7 @@ use crate::segmented::{Layout, PerSegment};
 use crate::statistics::{checked_correction, Call, Destination, LogSumExpInput, MomentsInput, Predicate};
 use crate::user::{Operator, Scalar, User};
 use cust_core::DeviceCopy;
-use kernels_gpu::abi::{self, Finish};
+use kernels_gpu::abi::{self, Finish, Kernel};
 use std::marker::PhantomData;
 
 pub(crate) mod sealed {
@@ -115,6 +119,25 @@ pub trait Reduction<In: DeviceCopy>: Copy + std::fmt::Debug + sealed::Sealed {
     /// The outputs of `results`: the values, and the means where it has them.
     #[doc(hidden)]
     fn outputs<X>(results: Self::Results<X>) -> (X, Option<X>);
+}
+
+/// A reduction of the pairs `(a[i], b[i])` of two inputs of `T`s of one
+/// length, over the whole of both: what [`Reducer::reduce_pair`]
+/// computes. [`ExactDot`] (the dot product, the same bits on every GPU)
+/// and a user operator (`&`[`User`], with its `map_pair`). Sealed, as
+/// [`Reduction`]; the plain dot product is [`Reducer::dot`].
+pub trait PairReduction<T: DeviceCopy>: Copy + std::fmt::Debug + sealed::Sealed {
+    /// Enqueues the reduction of the pairs of `a` and `b` on `stream`, its
+    /// result to `out`; [`Error::LengthMismatch`] if their lengths differ.
+    #[doc(hidden)]
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()>;
 }
 
 /// The reductions whose results are one output: every one but [`MeanVar`].
@@ -204,6 +227,25 @@ fn enqueue_per_segment<B: Backend, T: Element>(
 }
 
 impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
+
+/// A user's [`Operator`] over the pairs of two inputs: its `combine` of
+/// its `map_pair` of each pair `(a[i], b[i])`; see
+/// [`Reducer::reduce_pair`].
+impl<T: Scalar, O: Operator<T>> PairReduction<T> for &User<T, O> {
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let kernel = Kernel::UserPair {
+            element: T::TYPE.kernel(),
+        };
+        reducer.with_user(self.program(), |reducer| reducer.enqueue_two(kernel, a, b, out, stream))
+    }
+}
 
 /// A user's [`Operator`] over `T`s, computed in `T`:
 /// see [`User`].
@@ -820,6 +862,83 @@ impl ExactMean {
 }
 
 exact_sum_reduction!(ExactMean, Mean);
+
+/// The dot product `Σ a[i]·b[i]` of `f32`s or `f64`s, exactly: each
+/// product rounded to the element type (as [`Reducer::dot`] forms it), the
+/// products summed exactly, the sum rounded once. So **the same bits on
+/// every GPU, grid, launch shape, alignment and order**, as
+/// [`ExactDot::fold`] gives on the CPU, and as [`ExactSumOfSquares`] gives
+/// for `a` with itself. Error against the exact `Σ a[i]·b[i]`: at most ε
+/// (2^-24 for `f32`, 2^-53 for `f64`) times `Σ |a[i]·b[i]|` (the
+/// products' roundings), plus half an ulp of the result, whatever the
+/// length (a float dot product's bound grows with it); no cancellation
+/// error beyond the products' own.
+///
+/// Specials follow IEEE 754's sum of the rounded products: a NaN, or an
+/// infinity times zero, or `+inf` with `-inf` among the products, gives
+/// NaN (the canonical one); otherwise an infinite or overflowing product
+/// gives that infinity; no pairs give `+0.0`.
+///
+/// Over the whole of both inputs, in every form: blocking
+/// ([`Reducer::reduce_pair`], the free [`reduce_pair`](crate::reduce_pair),
+/// cudarc's `reduce_pair`, the emulator) or enqueued
+/// ([`Scope::reduce_pair_into`](crate::Scope::reduce_pair_into), cudarc's
+/// `reduce_pair_into`); [`Error::LengthMismatch`] if their lengths differ. Cost:
+/// one launch, as [`Reducer::dot`], its products added as
+/// [`ExactSumOfSquares`] adds its squares (three `f64`s per partial sum;
+/// a sum whose bits spread over more than about 150 is summed again
+/// exactly by one block).
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ExactDot};
+/// let a = [1e30f32, 1.0, 1e30];
+/// let b = [1.0f32, 3.0, -1.0]; // a float dot product gives 0 or 3, by its tree
+/// let mut emulator = Emulator::default();
+/// assert_eq!(emulator.reduce_pair(&a, &b, ExactDot)?, 3.0);
+/// assert_eq!(ExactDot::fold(&a, &b)?, 3.0); // the same on the CPU
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExactDot;
+
+impl ExactDot {
+    /// The exact sum of the products `a[i] * b[i]` (each rounded to `T`),
+    /// rounded once, on the CPU: the bits the GPU and the emulator give
+    /// for the same values. [`Error::LengthMismatch`] if the lengths differ.
+    ///
+    /// ```
+    /// use reduce::ExactDot;
+    /// let (a, b) = ([0.1f64, 0.2, 0.3], [1.0, 1.0, 1.0]);
+    /// assert_eq!(ExactDot::fold(&a, &b)?, 0.6); // a float dot product gives 0.6000000000000001
+    /// assert!(ExactDot::fold(&a, &b[..2]).is_err());
+    /// # Ok::<(), reduce::Error>(())
+    /// ```
+    pub fn fold<T: FloatElement>(a: &[T], b: &[T]) -> Result<T> {
+        if a.len() != b.len() {
+            return Err(Error::LengthMismatch {
+                left: a.len(),
+                right: b.len(),
+            });
+        }
+        Ok(T::exact_dot(a, b))
+    }
+}
+
+impl sealed::Sealed for ExactDot {}
+
+impl<T: FloatElement> PairReduction<T> for ExactDot {
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        reducer.enqueue_exact_dot(a, b, out, stream)
+    }
+}
 
 /// The variance family's settings: the correction and the accumulator.
 macro_rules! moments_reduction {

@@ -1328,7 +1328,8 @@ fn a_user_operator_over_cudarc_buffers() {
 }
 
 /// `ExactSum`, `ExactNanSum` and `ExactSumOfSquares` over cudarc buffers,
-/// blocking and `reduce_into` (rows too), at an offset: the CPU folds' bits.
+/// blocking and `reduce_into` (rows too), at an offset, and `ExactDot` of
+/// two views, blocking and `reduce_pair_into`: the CPU folds' bits.
 #[test]
 fn exact_sums_over_cudarc_buffers() {
     let Some(ctx) = context("exact_sums_over_cudarc_buffers") else {
@@ -1400,4 +1401,20 @@ fn exact_sums_over_cudarc_buffers() {
         let want = reduce::ExactSumOfSquares::fold(&data[1 + row * 1000..1 + (row + 1) * 1000]);
         assert_eq!(got.to_bits(), want.to_bits(), "ExactSumOfSquares row {row}");
     }
+    // `ExactDot` of two views at different offsets (the element path), and
+    // of one with itself (its sum of squares).
+    let (a, b) = (input.slice(1..1_000_001), input.slice(2..1_000_002));
+    let want = reduce::ExactDot::fold(&data[1..1_000_001], &data[2..1_000_002]).unwrap();
+    let got = reducer.reduce_pair(&a, &b, reduce::ExactDot).unwrap();
+    assert_eq!(got.to_bits(), want.to_bits(), "ExactDot: {got:e} against {want:e}");
+    reducer
+        .reduce_pair_into(&a, &b, reduce::ExactDot, &mut out, &stream)
+        .unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert_eq!(into[0].to_bits(), want.to_bits(), "ExactDot reduce_pair_into");
+    let itself = reducer.reduce_pair(&a, &a, reduce::ExactDot).unwrap();
+    let want = reduce::ExactSumOfSquares::fold(&data[1..1_000_001]);
+    assert_eq!(itself.to_bits(), want.to_bits(), "ExactDot of a view with itself");
+    let short = reducer.reduce_pair(&a, &input.slice(0..3), reduce::ExactDot);
+    assert!(matches!(short, Err(reduce::Error::LengthMismatch { .. })), "{short:?}");
 }

@@ -40,6 +40,7 @@ macro_rules! for_each_kernel_args {
             DivideArgs [out len count],
             ConvertArgs [input len out],
             ExactArgs [input len partials ticket scratch out form],
+            ExactDotArgs [a b len partials ticket scratch out],
         }
     };
 }
@@ -105,4 +106,5 @@ kernel_args_words!(
     DivideArgs: DivideByCount,
     ConvertArgs: Convert,
     ExactArgs: ExactSum | ExactState,
+    ExactDotArgs: ExactDot,
 );

@@ -8,8 +8,8 @@ use super::plans::SegmentSchedule;
 use super::scalar::Scalar;
 #[cfg(doc)]
 use super::{
-    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, Finish, LadderArgs, ReduceArgs,
-    SeedDotArgs, SegmentedArgs,
+    ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, Finish, LadderArgs,
+    ReduceArgs, SeedDotArgs, SegmentedArgs,
 };
 #[cfg(not(target_arch = "nvptx64"))]
 use core::fmt;
@@ -85,6 +85,11 @@ pub enum Kernel {
     /// The exact sum's state forms (a state of `element`s, a merge of
     /// states): [`ExactArgs`] with its `form`.
     ExactState { op: Op, element: Scalar },
+    /// The exact dot product of two inputs of `element`s: each product
+    /// `a[i] * b[i]` rounded to `element` (as [`Kernel::Dot`] forms it), the
+    /// products summed exactly, rounded once: [`ExactDotArgs`]
+    /// (`crate::expansion::ExactProducts`).
+    ExactDot { element: Scalar },
     /// The exact sum of each segment (or row) of `element`s, rounded once
     /// (with `mean`, then divided by its length: `ExactMean`, `op`
     /// [`Op::Sum`]), in the fixed-order schedule: [`SegmentedArgs`]
@@ -137,7 +142,7 @@ impl Op {
 /// `(statistic_segments, stem, input, accumulator)`, `(statistic_states, stem, accumulator)`,
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
-/// `(exact_sum, stem, type)`, `(exact_state, stem, type)`, `(exact_segments, stem, type)`,
+/// `(exact_sum, stem, type)`, `(exact_state, stem, type)`, `(exact_dot, type)`, `(exact_segments, stem, type)`,
 /// `(exact_segments_per_thread, stem, type)`,
 /// `(exact_axis, stem, type)`, `(gather, type)`.
 #[macro_export]
@@ -232,6 +237,9 @@ macro_rules! kernel_name {
     (exact_state, $stem:ident, $t:ident) => {
         concat!("reduce_exact_", stringify!($stem), "_state_", stringify!($t))
     };
+    (exact_dot, $t:ident) => {
+        concat!("reduce_exact_dot_", stringify!($t))
+    };
     (exact_segments, $stem:ident, $t:ident) => {
         concat!("segmented_exact_", stringify!($stem), "_", stringify!($t))
     };
@@ -262,8 +270,8 @@ macro_rules! kernel_name {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
     /// Every whole-input kernel that reads `Scalar`s: [`Kernel::Reduce`],
-    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`], [`Kernel::Dot`] and
-    /// [`Kernel::ExactSum`];
+    /// [`Kernel::Widened`] (by input), [`Kernel::Arg`], [`Kernel::Dot`],
+    /// [`Kernel::ExactSum`] (and its state forms) and [`Kernel::ExactDot`];
     /// and [`Kernel::DivideByCount`] of `Scalar` results and
     /// [`Kernel::Convert`] from them.
     Whole(Scalar),
@@ -312,6 +320,7 @@ impl Kernel {
             | Kernel::DivideByCount { element }
             | Kernel::ExactSum { element, .. }
             | Kernel::ExactState { element, .. }
+            | Kernel::ExactDot { element }
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
@@ -432,8 +441,9 @@ mod tests {
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
         // division, the conversions to f16 and bf16, the exact sum and its
-        // state forms, each plain, NaN-ignoring and of squares.
-        assert_eq!(members.len(), 22, "{members:?}");
+        // state forms, each plain, NaN-ignoring and of squares, the exact dot.
+        assert_eq!(members.len(), 23, "{members:?}");
+        assert!(members.contains(&"reduce_exact_dot_f32"));
         assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_nan_sum_f32") && members.contains(&"reduce_exact_nan_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_sum_of_squares_state_f32"));

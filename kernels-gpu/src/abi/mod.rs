@@ -67,8 +67,8 @@ mod args;
 mod tables;
 
 pub use args::{
-    ArgArgs, AxisArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, KernelArgs, LadderArgs, ReduceArgs, SeedDotArgs,
-    SegmentedArgs, MAX_KERNEL_WORDS,
+    ArgArgs, AxisArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, KernelArgs, LadderArgs, ReduceArgs,
+    SeedDotArgs, SegmentedArgs, MAX_KERNEL_WORDS,
 };
 pub use kernel::Kernel;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -164,6 +164,7 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactState { op: Op::SumOfSquares, element: scalar!($t) },
                 kernel_name!(exact_state, sum_of_squares, $t),
             ),
+            (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
                 kernel_name!(exact_segments, sum, $t),
@@ -284,11 +285,11 @@ mod tests {
         // divisions (the means); 4 conversions (the casts); 2 types' exact
         // sums, NaN-ignoring exact sums and exact sums of squares, whole, as
         // states, over segments (by teams and per thread) and along an axis,
-        // their exact means over segments (by teams and per thread), and
-        // the 2 types' gathers.
+        // their exact means over segments (by teams and per thread), the 2
+        // types' exact dots and gathers.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2
         );
         assert_eq!(
             Kernel::Ladder {

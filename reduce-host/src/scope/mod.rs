@@ -145,7 +145,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::over::{Over, Target};
 use crate::reducer::Reducer;
-use crate::reduction::Reduction;
+use crate::reduction::{PairReduction, Reduction};
 #[cfg(doc)]
 use cust::memory::{DeviceBox, DeviceBuffer};
 use cust_core::DeviceCopy;
@@ -418,5 +418,36 @@ impl<'b> Scope<'_, 'b> {
         let out = out.into().single("out")?;
         self.reducer
             .enqueue_dot(&a.into().slice(), &b.into().slice(), out, Some(stream.into().handle()))
+    }
+
+    /// [`Reducer::reduce_pair`], enqueued on `stream`, its result to `out`:
+    /// a [`PairReduction`] ([`ExactDot`](crate::ExactDot), a user operator's
+    /// pairs) of `a` and `b`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::memory::{DeviceBox, DeviceBuffer};
+    /// use cust::prelude::*;
+    /// use reduce::{ExactDot, Reducer};
+    /// let _ctx = cust::quick_init()?;
+    /// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    /// let a = DeviceBuffer::from_slice(&[1e30f32, 1.0, 1e30])?;
+    /// let b = DeviceBuffer::from_slice(&[1.0f32, 3.0, -1.0])?;
+    /// let mut dot = DeviceBox::new(&0.0f32)?;
+    /// Reducer::new()?.scope(|scope| scope.reduce_pair_into(&a, &b, ExactDot, &mut dot, &stream))?;
+    /// assert_eq!(dot.as_host_value()?, 3.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_pair_into<T: DeviceCopy + 'b, W: PairReduction<T>>(
+        &mut self,
+        a: impl Into<Input<'b, T>>,
+        b: impl Into<Input<'b, T>>,
+        what: W,
+        out: impl Into<Output<'b, T>>,
+        stream: impl Into<ScopeStream<'b>>,
+    ) -> Result<()> {
+        let out = out.into().single("out")?;
+        let stream = Some(stream.into().handle());
+        what.enqueue(self.reducer, &a.into().slice(), &b.into().slice(), out, stream)
     }
 }

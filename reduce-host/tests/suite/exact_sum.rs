@@ -5,7 +5,7 @@
 //! reference (Shewchuk's partials, `math.fsum`) where one applies. And
 //! `ExactMean`, the exact sum divided by the count, `ExactNanSum`, the
 //! exact sum of the elements that are not NaN, and `ExactSumOfSquares`:
-//! their folds' bits over every place.
+//! their folds' bits over every place. (`ExactDot`: `exact_dot.rs`.)
 
 use crate::common;
 use common::*;
@@ -18,7 +18,7 @@ use reduce::{ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, FloatElement, 
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
 /// the exact sum rounded once, by another method than the library's.
-fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
+pub(crate) fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
     let mut partials: Vec<f64> = Vec::new();
     for mut x in values {
         let mut kept = 0;
@@ -64,7 +64,7 @@ fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
 /// The kinds of input: typical data (the fast path) and inputs whose
 /// exact sum spans more bits than two `f64`s hold (the exact pass).
 #[derive(Clone, Copy, Debug)]
-enum Kind {
+pub(crate) enum Kind {
     /// Uniform in (-1, 1).
     Uniform,
     /// Normal-ish, a few thousand times larger, with exact zeros.
@@ -78,7 +78,7 @@ enum Kind {
     Specials,
 }
 
-const KINDS: [Kind; 5] = [
+pub(crate) const KINDS: [Kind; 5] = [
     Kind::Uniform,
     Kind::Scaled,
     Kind::Cancelling,
@@ -86,7 +86,9 @@ const KINDS: [Kind; 5] = [
     Kind::Specials,
 ];
 
-trait ExactTest: TestElement + FloatElement + rand::distributions::uniform::SampleUniform + std::fmt::LowerExp {
+pub(crate) trait ExactTest:
+    TestElement + FloatElement + rand::distributions::uniform::SampleUniform + std::fmt::LowerExp
+{
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
     /// A random value with an exponent anywhere in the type's finite range.
@@ -129,7 +131,7 @@ impl ExactTest for f64 {
     }
 }
 
-fn random_input<T: ExactTest>(rng: &mut StdRng, kind: Kind, n: usize) -> Vec<T> {
+pub(crate) fn random_input<T: ExactTest>(rng: &mut StdRng, kind: Kind, n: usize) -> Vec<T> {
     let mut values: Vec<T> = match kind {
         Kind::Uniform => (0..n).map(|_| T::from_f64(rng.gen_range(-1.0..1.0))).collect(),
         Kind::Scaled => (0..n)
@@ -161,7 +163,7 @@ fn random_input<T: ExactTest>(rng: &mut StdRng, kind: Kind, n: usize) -> Vec<T> 
 /// against `fsum` where that applies (finite inputs; every `f64` sum, and
 /// `f32` sums whose `f64` rounding is an `f32`: kernels-gpu's own tests
 /// check the fold's `f32` rounding against fsum in full).
-fn reference<T: ExactTest>(values: &[T]) -> T {
+pub(crate) fn reference<T: ExactTest>(values: &[T]) -> T {
     let folded = ExactSum::fold(values);
     if values.iter().all(|x| x.to_f64().is_finite()) {
         let wide = fsum(values.iter().map(|x| x.to_f64()));
@@ -188,7 +190,7 @@ fn exact_sum_on<B: TestBackend, T: ExactTest>(tester: &mut Tester<B>, values: &[
     tester.reducer.reduce(B::slice(&staged), ExactSum).unwrap()
 }
 
-fn same_bits<T: ExactTest>(got: T, want: T) -> bool {
+pub(crate) fn same_bits<T: ExactTest>(got: T, want: T) -> bool {
     got.to_bits() == want.to_bits() || (got.to_f64().is_nan() && want.to_f64().is_nan())
 }
 

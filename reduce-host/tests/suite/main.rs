@@ -27,6 +27,7 @@ mod cast;
 mod dot;
 mod emulator_faults;
 mod errors;
+mod exact_dot;
 mod exact_sum;
 mod kernel_sweep;
 mod ladder_rungs;
