@@ -55,6 +55,8 @@
 //! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384;
 //! for `exact_parts`, rows of 2^18, 2^21, 2^22 and 2^23 rows
 //! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...).
+//! `REDUCE_BENCH_BATCH=k` times `k` calls in a row between each pair of
+//! events (their mean: the host's per-call work hidden behind the GPU's).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
 //! quick rounds at small sizes). `REDUCE_BENCH_INPUTS=normal,...` times
 //! `exact` on the inputs named only (`small`, `uniform`, `uniform53`,
@@ -206,7 +208,11 @@ fn bench_arg<T: ArgInput>(
 
 /// The median time of one call, in µs: 3 warm-up calls, then device events
 /// around each of 200 calls (30 from 2^24 elements up), all in one scope of
-/// `reducer`. `call(i, scope)` enqueues call `i` on `stream`.
+/// `reducer`. `call(i, scope)` enqueues call `i` on `stream`. With
+/// `REDUCE_BENCH_BATCH=k`, the events go around `k` calls in a row and
+/// time their mean: the host's enqueueing of one call then overlaps the
+/// GPU's work on the last (so a per-call cost the host adds between the
+/// start event and the kernel drops out).
 fn median_us<'b>(
     reducer: &mut Reducer,
     n: usize,
@@ -214,6 +220,11 @@ fn median_us<'b>(
     (start, stop): (&Event, &Event),
     mut call: impl FnMut(usize, &mut Scope<'_, 'b>) -> reduce::Result<()>,
 ) -> Result<f64, Box<dyn std::error::Error>> {
+    let batch = std::env::var("REDUCE_BENCH_BATCH")
+        .ok()
+        .and_then(|k| k.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
     let mut times_ms = reducer.scope(|scope| {
         for warm_up in 0..3 {
             call(warm_up, scope)?;
@@ -223,10 +234,12 @@ fn median_us<'b>(
         let mut times_ms = Vec::with_capacity(iterations);
         for i in 0..iterations {
             start.record(stream)?;
-            call(i, scope)?;
+            for k in 0..batch {
+                call(i * batch + k, scope)?;
+            }
             stop.record(stream)?;
             stop.synchronize()?;
-            times_ms.push(stop.elapsed_time_f32(start)?);
+            times_ms.push(stop.elapsed_time_f32(start)? / batch as f32);
         }
         Ok(times_ms)
     })?;

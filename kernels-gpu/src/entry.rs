@@ -414,7 +414,7 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     // The total is thread 0's; the exact pass, if it needs one, the block's.
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
     let result = if inexact {
-        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), |index| {
+        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), move |index| {
             expansion::mapped_element::<T, M>(input, index)
         })
     } else {
@@ -463,7 +463,7 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     };
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
     if inexact {
-        expansion::sum_exactly_as_state::<T>(args.len, scratch, out, |index| {
+        expansion::sum_exactly_as_state::<T>(args.len, scratch, out, move |index| {
             expansion::mapped_element::<T, M>(input, index)
         });
     } else if device::thread_idx_x() == 0 {
@@ -531,7 +531,7 @@ where
     let inexact =
         block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !<WideSum as FastExact<T>>::is_exact(total));
     let result = if inexact {
-        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), |index| {
+        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), move |index| {
             products.product(index)
         })
     } else {

@@ -38,7 +38,7 @@
 //! Which fast accumulator a kernel carries is its map's ([`ExactMap`]):
 //! the elements and the NaN-ignoring sum's take the [`Expansion`]
 //! ([`ExactSum`]); the squares, whose bits spread twice as wide, a
-//! three-`f64` [`Wide`](crate::wide::Wide) ([`WideSum`], [`crate::wide`]).
+//! three-`f64` [`Wide`] ([`WideSum`], [`crate::wide`]).
 //! [`FastExact`] is what the kernels ask of either.
 
 use crate::abi::{Finish, VECTOR_BYTES};
@@ -248,7 +248,7 @@ impl<T: Element> Operator<T> for ExactSum {
 
 /// How an exact sum's fast path adds `T`s: its accumulator, and whether
 /// that holds the exact sum at the end. [`ExactSum`]'s [`Expansion`] for
-/// the elements, [`WideSum`]'s [`Wide`](crate::wide::Wide) for values over more bits (the
+/// the elements, [`WideSum`]'s [`Wide`] for values over more bits (the
 /// squares of the elements); which one an [`ExactMap`] says.
 pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
     /// The partial sums the threads carry and the collectives combine.
@@ -284,7 +284,7 @@ fn exact_of_expansion<T: ExactElement>(total: Expansion) -> Exact<T> {
 /// A map the exact sums read their elements through, and the fast path
 /// its values need: the elements and the NaN-ignoring sum's (NaN as zero)
 /// span what an [`Expansion`] holds; their squares twice as many bits, so
-/// [`Wide`](crate::wide::Wide)s ([`crate::wide`]).
+/// [`Wide`]s ([`crate::wide`]).
 pub trait ExactMap<T: ExactElement>: ElementMap<T> {
     type Fast: FastExact<T>;
 }
@@ -701,6 +701,10 @@ unsafe fn read_state<T: ExactElement>(scratch: u64, adds: u32) -> Exact<T> {
 /// (the elements, mapped; or products), each thread into an [`Exact`],
 /// which it adds to the words at `scratch` (zeroed here first); thread 0
 /// gets the exact sum rounded.
+///
+/// `value` is best a `move` closure: one holding a reference makes its
+/// caller keep the referent in local memory, a store on every thread's
+/// path, not only the exact pass's.
 ///
 /// # Safety
 /// Every thread of the block calls it together; `value` may be called
