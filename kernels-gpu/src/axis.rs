@@ -32,7 +32,7 @@ use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::exact::Exact;
-use crate::expansion::{self, ExactElement, ExactMap, FastAcc, FastExact};
+use crate::expansion::{self, ExactElement, ExactMap, FastAcc, FastAccumulator, FastExact};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::map::ElementMap;
@@ -390,7 +390,7 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
 
     #[inline(always)]
     unsafe fn write(acc: FastAcc<T, M>, output: &Output, o: u64, elements: Elements) {
-        let sum = if M::Fast::is_exact(acc) {
+        let sum = if acc.is_exact() {
             M::Fast::round(acc)
         } else {
             sum_exactly_along::<T, M>(elements)

@@ -15,7 +15,7 @@ use crate::convert::Narrow;
 use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
-use crate::expansion::{self, ExactElement, ExactInput, ExactMap, ExactProducts, FastAcc, FastExact};
+use crate::expansion::{self, ExactElement, ExactInput, ExactMap, ExactProducts, FastAcc, FastAccumulator, FastExact};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
@@ -412,7 +412,7 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
     let result = if inexact {
         expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), move |index| {
             expansion::mapped_element::<T, M>(input, index)
@@ -461,13 +461,13 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     let Some(total) = exact_expansion::<T, M>(input, &args) else {
         return;
     };
-    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !M::Fast::is_exact(total));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
     if inexact {
         expansion::sum_exactly_as_state::<T>(args.len, scratch, out, move |index| {
             expansion::mapped_element::<T, M>(input, index)
         });
     } else if device::thread_idx_x() == 0 {
-        expansion::store_state(M::Fast::exact_of(total), out);
+        expansion::store_state(total.exact_of::<T>(), out);
     }
 }
 
@@ -528,10 +528,12 @@ where
     let Some(total) = fast_total::<T, WideSum, _>(products, args.len, args.partials, args.ticket) else {
         return;
     };
-    let inexact =
-        block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !<WideSum as FastExact<T>>::is_exact(total));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
     let result = if inexact {
-        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), move |index| {
+        // By reference: captured by value, `products` took the `f64`
+        // kernel from 56 registers to 71 and its 2^24 pairs from 75 µs to
+        // 95 (H200); by reference it is one local store per thread.
+        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), |index| {
             products.product(index)
         })
     } else {

@@ -45,10 +45,10 @@ use crate::abi::{Finish, VECTOR_BYTES};
 use crate::device::{self, block_dim_x, thread_idx_x};
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::{Exact, ExactFloat};
-use crate::map::{ElementMap, Identity, NanToZero, Square};
+use crate::map::{ElementMap, Identity, Multiply, NanToZero, Square};
 use crate::op::{AnyElement, Operator};
 use crate::statistic::Real;
-use crate::thread::{self, Source};
+use crate::thread::{self, Pairs, Source};
 use crate::wide::{Wide, WideSum};
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -137,16 +137,6 @@ fn exponent_field(x: f64) -> u32 {
 }
 
 impl Expansion {
-    /// The sum of no values.
-    pub const ZERO: Expansion = Expansion {
-        hi: 0.0,
-        lo: 0.0,
-        finest: NO_VALUE,
-        largest: 0,
-        adds: 0,
-        inexact: false,
-    };
-
     /// `self + value`, where `value` is a multiple of `2^(finest - 1075)`.
     #[inline(always)]
     pub fn plus(self, value: f64, finest: u32) -> Expansion {
@@ -179,11 +169,43 @@ impl Expansion {
         }
     }
 
-    /// Whether `hi + lo` is the exact sum of the values that made it:
-    /// finite, and no thread's partial sum of errors can have needed more
+    /// `hi` and `lo` as the rounded sum and what it leaves out (less than
+    /// half an ulp of `hi`): one more TwoSum.
+    #[inline(always)]
+    pub fn renormalised(self) -> Expansion {
+        let (hi, lo) = two_sum(self.hi, self.lo);
+        Expansion { hi, lo, ..self }
+    }
+}
+
+/// A fast path's partial sum ([`Expansion`], [`Wide`]): the sum of no
+/// values, whether it holds its values' sum exactly, and that sum handed
+/// to the exact accumulators.
+pub trait FastAccumulator: Accumulator {
+    /// The sum of no values.
+    const ZERO: Self;
+    /// Whether it holds the exact sum of the values added.
+    fn is_exact(self) -> bool;
+    /// The exact sum it holds (exact, finite) as an accumulator of `T`s,
+    /// for a [`store_state`]: each word is a sum of `T`s or an error of
+    /// one, so a multiple of `T`'s unit.
+    fn exact_of<T: ExactElement>(self) -> Exact<T>;
+}
+
+impl FastAccumulator for Expansion {
+    const ZERO: Expansion = Expansion {
+        hi: 0.0,
+        lo: 0.0,
+        finest: NO_VALUE,
+        largest: 0,
+        adds: 0,
+        inexact: false,
+    };
+
+    /// Finite, and no thread's partial sum of errors can have needed more
     /// than 53 bits (see the [module](self) docs).
     #[inline(always)]
-    pub fn is_exact(self) -> bool {
+    fn is_exact(self) -> bool {
         // Each error is at most 2^(largest - 1076) and a multiple of
         // 2^(finest - 1075): `adds` of them fit 53 bits (with a bit to
         // spare) when ceil(log2 adds) + largest <= finest + 52.
@@ -192,12 +214,12 @@ impl Expansion {
         finite && !self.inexact && adds_bits + self.largest <= self.finest + 52
     }
 
-    /// `hi` and `lo` as the rounded sum and what it leaves out (less than
-    /// half an ulp of `hi`): one more TwoSum.
-    #[inline(always)]
-    pub fn renormalised(self) -> Expansion {
-        let (hi, lo) = two_sum(self.hi, self.lo);
-        Expansion { hi, lo, ..self }
+    #[inline(never)]
+    fn exact_of<T: ExactElement>(self) -> Exact<T> {
+        let mut exact = Exact::<T>::new();
+        exact.add_f64(self.hi);
+        exact.add_f64(self.lo);
+        exact
     }
 }
 
@@ -252,9 +274,7 @@ impl<T: Element> Operator<T> for ExactSum {
 /// squares of the elements); which one an [`ExactMap`] says.
 pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
     /// The partial sums the threads carry and the collectives combine.
-    type Acc: Accumulator;
-    /// The sum of no values.
-    const ZERO: Self::Acc;
+    type Acc: FastAccumulator;
     /// `acc` plus the lanes of one vector.
     fn add_vector(acc: Self::Acc, words: [u32; 4]) -> Self::Acc;
     /// `acc` plus one element.
@@ -262,23 +282,8 @@ pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
     /// `acc` plus eight elements read one by one (along an axis), added
     /// as cheaply as a vector's lanes.
     fn add_eight(acc: Self::Acc, values: [T; 8]) -> Self::Acc;
-    /// Whether `acc` is the exact sum of the values added.
-    fn is_exact(acc: Self::Acc) -> bool;
     /// The exact sum `acc` holds (exact, finite) rounded once to `T`.
     fn round(acc: Self::Acc) -> T;
-    /// The exact sum `acc` holds (exact, finite) as an accumulator, for a
-    /// [`store_state`].
-    fn exact_of(acc: Self::Acc) -> Exact<T>;
-}
-
-/// The exact sum an [`Expansion`] holds (exact, finite), as an accumulator.
-#[inline(always)]
-fn exact_of_expansion<T: ExactElement>(total: Expansion) -> Exact<T> {
-    let mut exact = Exact::<T>::new();
-    // Both are multiples of the values' finest last bit, so of `T`'s unit.
-    exact.add_f64(total.hi);
-    exact.add_f64(total.lo);
-    exact
 }
 
 /// A map the exact sums read their elements through, and the fast path
@@ -360,7 +365,6 @@ impl ExactElement for f32 {
 
 impl FastExact<f32> for ExactSum {
     type Acc = Expansion;
-    const ZERO: Expansion = Expansion::ZERO;
 
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
@@ -441,16 +445,6 @@ impl FastExact<f32> for ExactSum {
             low
         }
     }
-
-    #[inline(always)]
-    fn is_exact(acc: Expansion) -> bool {
-        acc.is_exact()
-    }
-
-    #[inline(never)]
-    fn exact_of(total: Expansion) -> Exact<f32> {
-        exact_of_expansion(total)
-    }
 }
 
 impl ExactElement for f64 {
@@ -464,7 +458,6 @@ impl ExactElement for f64 {
 
 impl FastExact<f64> for ExactSum {
     type Acc = Expansion;
-    const ZERO: Expansion = Expansion::ZERO;
 
     #[inline(always)]
     fn add_vector(acc: Expansion, words: [u32; 4]) -> Expansion {
@@ -490,16 +483,6 @@ impl FastExact<f64> for ExactSum {
     fn round(total: Expansion) -> f64 {
         // TwoSum's sum is `hi + lo` rounded once.
         total.renormalised().hi
-    }
-
-    #[inline(always)]
-    fn is_exact(acc: Expansion) -> bool {
-        acc.is_exact()
-    }
-
-    #[inline(never)]
-    fn exact_of(total: Expansion) -> Exact<f64> {
-        exact_of_expansion(total)
     }
 }
 
@@ -565,7 +548,7 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
 
     #[inline(always)]
     unsafe fn element(&self, index: u64) -> FastAcc<T, M> {
-        self.fold_element::<M::Fast>(M::Fast::ZERO, index)
+        self.fold_element::<M::Fast>(FastAcc::<T, M>::ZERO, index)
     }
 
     /// One addition, as a vector's lanes are added, not the combination of
@@ -581,12 +564,11 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
 }
 
 /// Two arrays of `T`s read for the exact dot product: each pair's product
-/// `a[i] * b[i]` rounded to `T` (as the dot product's
-/// [`Multiply`](crate::map::Multiply) forms it), added by [`WideSum`]
-/// (products spread over twice their factors' bits, as squares do).
+/// `a[i] * b[i]` rounded to `T`, read as the dot product reads it
+/// ([`Pairs`]`<`[`Multiply`]`>`), added by [`WideSum`] (products spread
+/// over twice their factors' bits, as squares do).
 pub struct ExactProducts<T> {
-    pub a: u64,
-    pub b: u64,
+    pairs: Pairs<Multiply>,
     element: PhantomData<T>,
 }
 
@@ -602,8 +584,7 @@ impl<T: ExactElement> ExactProducts<T> {
     #[inline(always)]
     pub fn new(a: u64, b: u64) -> Self {
         ExactProducts {
-            a,
-            b,
+            pairs: Pairs::new(a, b),
             element: PhantomData,
         }
     }
@@ -614,8 +595,7 @@ impl<T: ExactElement> ExactProducts<T> {
     /// `index` is in range of both arrays.
     #[inline(always)]
     pub unsafe fn product(&self, index: u64) -> T {
-        let offset = index * size_of::<T>() as u64;
-        thread::load_element::<T>(self.a + offset).mul(thread::load_element::<T>(self.b + offset))
+        Source::<T>::element(&self.pairs, index)
     }
 }
 
@@ -627,18 +607,13 @@ where
 
     #[inline(always)]
     fn common_misalignment(&self) -> Option<u64> {
-        let misalignment = self.a % VECTOR_BYTES;
-        (misalignment == self.b % VECTOR_BYTES).then_some(misalignment)
+        Source::<T>::common_misalignment(&self.pairs)
     }
 
+    /// The vector's products, as `T`s.
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        let offset = index * size_of::<T>() as u64;
-        let (a, b) = (
-            device::load_global_nc_v4(self.a + offset),
-            device::load_global_nc_v4(self.b + offset),
-        );
-        thread::pack_lanes(|k| T::vector_lane(a, k).mul(T::vector_lane(b, k)))
+        Source::<T>::vector(&self.pairs, index)
     }
 
     #[inline(always)]
@@ -648,7 +623,7 @@ where
 
     #[inline(always)]
     unsafe fn element(&self, index: u64) -> Wide {
-        self.fold_element::<WideSum>(<WideSum as FastExact<T>>::ZERO, index)
+        self.fold_element::<WideSum>(Wide::ZERO, index)
     }
 
     /// One addition, as a vector's lanes are added.
@@ -865,10 +840,7 @@ pub(crate) mod tests {
                     "n = {n}"
                 );
                 // As a state: the same sum.
-                assert_eq!(
-                    <ExactSum as FastExact<f64>>::exact_of(total).round().to_bits(),
-                    exact(&values).to_bits()
-                );
+                assert_eq!(total.exact_of::<f64>().round().to_bits(), exact(&values).to_bits());
             }
         }
     }
@@ -972,10 +944,7 @@ pub(crate) mod tests {
         let mut reference = Exact::<f32>::new();
         typical.iter().flatten().for_each(|&x| reference.add(x));
         assert!(total.is_exact(), "{total:?}");
-        assert_eq!(
-            <ExactSum as FastExact<f32>>::exact_of(total).parts().0,
-            reference.parts().0
-        );
+        assert_eq!(total.exact_of::<f32>().parts().0, reference.parts().0);
         // Specials and overflow never do.
         for values in [
             vec![1.0, f64::INFINITY],

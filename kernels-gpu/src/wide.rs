@@ -23,7 +23,7 @@
 
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::Exact;
-use crate::expansion::{f32_lanes, two_sum, ExactElement, FastExact};
+use crate::expansion::{f32_lanes, two_sum, ExactElement, FastAccumulator, FastExact};
 use crate::op::Operator;
 
 /// A partial sum `hi + mid + lo`, or, with `lo` NaN, a sum it could not
@@ -62,6 +62,29 @@ impl Accumulator for Wide {
     }
 }
 
+impl FastAccumulator for Wide {
+    const ZERO: Wide = Wide {
+        hi: 0.0,
+        mid: 0.0,
+        lo: 0.0,
+    };
+
+    /// Every word finite: no addition lost bits (`lo` NaN says one did).
+    #[inline(always)]
+    fn is_exact(self) -> bool {
+        self.hi.is_finite() && self.mid.is_finite() && self.lo.is_finite()
+    }
+
+    #[inline(never)]
+    fn exact_of<T: ExactElement>(self) -> Exact<T> {
+        let mut exact = Exact::<T>::new();
+        exact.add_f64(self.hi);
+        exact.add_f64(self.mid);
+        exact.add_f64(self.lo);
+        exact
+    }
+}
+
 /// `lo` if `lost` is zero, else NaN: the flag of a sum not held exactly
 /// (a NaN `lost`, from an infinity, NaN or overflow, is not zero either).
 #[inline(always)]
@@ -74,13 +97,6 @@ fn kept(lo: f64, lost: f64) -> f64 {
 }
 
 impl Wide {
-    /// The sum of no values.
-    pub const ZERO: Wide = Wide {
-        hi: 0.0,
-        mid: 0.0,
-        lo: 0.0,
-    };
-
     /// `self + value`: three TwoSums, the last one's error checked.
     #[inline(always)]
     pub fn plus(self, value: f64) -> Wide {
@@ -92,12 +108,6 @@ impl Wide {
             mid,
             lo: kept(lo, lost),
         }
-    }
-
-    /// Whether `hi + mid + lo` is the exact sum of the values added.
-    #[inline(always)]
-    pub fn is_exact(self) -> bool {
-        self.hi.is_finite() && self.mid.is_finite() && self.lo.is_finite()
     }
 
     /// `hi + mid + lo` rounded to nearest (ties to even) or, with
@@ -184,7 +194,6 @@ impl<T: Element> Operator<T> for WideSum {
 
 impl FastExact<f32> for WideSum {
     type Acc = Wide;
-    const ZERO: Wide = Wide::ZERO;
 
     #[inline(always)]
     fn add_vector(acc: Wide, words: [u32; 4]) -> Wide {
@@ -211,25 +220,14 @@ impl FastExact<f32> for WideSum {
     }
 
     #[inline(always)]
-    fn is_exact(acc: Wide) -> bool {
-        acc.is_exact()
-    }
-
-    #[inline(always)]
     fn round(acc: Wide) -> f32 {
         // Rounded to odd in `f64`, then to nearest in `f32`: correctly rounded.
         acc.sum(true) as f32
-    }
-
-    #[inline(never)]
-    fn exact_of(acc: Wide) -> Exact<f32> {
-        exact_of_wide(acc)
     }
 }
 
 impl FastExact<f64> for WideSum {
     type Acc = Wide;
-    const ZERO: Wide = Wide::ZERO;
 
     #[inline(always)]
     fn add_vector(acc: Wide, words: [u32; 4]) -> Wide {
@@ -248,30 +246,9 @@ impl FastExact<f64> for WideSum {
     }
 
     #[inline(always)]
-    fn is_exact(acc: Wide) -> bool {
-        acc.is_exact()
-    }
-
-    #[inline(always)]
     fn round(acc: Wide) -> f64 {
         acc.sum(false)
     }
-
-    #[inline(never)]
-    fn exact_of(acc: Wide) -> Exact<f64> {
-        exact_of_wide(acc)
-    }
-}
-
-/// The exact sum a [`Wide`] holds (exact, finite), as an accumulator: each
-/// word is a sum of `T`s or an error of one, so a multiple of `T`'s unit.
-#[inline(always)]
-fn exact_of_wide<T: ExactElement>(acc: Wide) -> Exact<T> {
-    let mut exact = Exact::<T>::new();
-    exact.add_f64(acc.hi);
-    exact.add_f64(acc.mid);
-    exact.add_f64(acc.lo);
-    exact
 }
 
 #[cfg(test)]
@@ -332,7 +309,7 @@ mod tests {
                     exact(&single).to_bits(),
                     "f32, n = {n}"
                 );
-                assert_eq!(exact_of_wide::<f32>(total).round().to_bits(), exact(&single).to_bits());
+                assert_eq!(total.exact_of::<f32>().round().to_bits(), exact(&single).to_bits());
                 let total = fold_and_combine(&double, chunk);
                 assert!(total.is_exact(), "f64, n = {n}, chunks of {chunk}: {total:?}");
                 assert_eq!(
@@ -340,7 +317,7 @@ mod tests {
                     exact(&double).to_bits(),
                     "f64, n = {n}"
                 );
-                assert_eq!(exact_of_wide::<f64>(total).round().to_bits(), exact(&double).to_bits());
+                assert_eq!(total.exact_of::<f64>().round().to_bits(), exact(&double).to_bits());
             }
         }
         // The `f32` vectors' path: four lanes at a time.

@@ -25,7 +25,7 @@ use crate::backend::Backend;
 use crate::element::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::op::Op;
-use crate::reducer::{checked_pair, checked_parts, Reducer};
+use crate::reducer::{checked_parts, pair_to_one, Reducer};
 #[cfg(feature = "cust")]
 use crate::scope::{Input, Output, Scope, ScopeStream};
 use crate::shape::{self, LaunchShape};
@@ -375,7 +375,7 @@ fn enqueue_dot<B: Backend, T: Element>(
     out: u64,
     stream: Option<StreamHandle>,
 ) -> Result<()> {
-    let (a, b, len) = checked_pair::<B, T>(a, b)?;
+    let ((a, b, len), accesses) = pair_to_one::<B, T>(a, b, out)?;
     let seed = Kernel::SeedDot {
         kind: kernel.kernel(),
         element: T::TYPE.kernel(),
@@ -387,11 +387,6 @@ fn enqueue_dot<B: Backend, T: Element>(
         });
     }
     let blocks = seed_dot_blocks(len)?;
-    let accesses = [
-        Access::read::<T>("a", a, len),
-        Access::read::<T>("b", b, len),
-        Access::write::<T>("out", out, 1),
-    ];
     let launch = Launch {
         kernel: seed,
         shape: LaunchShape {

@@ -309,12 +309,7 @@ impl<B: Backend> Reducer<B> {
         out: u64,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let (a, b, len) = checked_pair::<B, T>(a, b)?;
-        let accesses = [
-            Access::read::<T>("a", a, len),
-            Access::read::<T>("b", b, len),
-            Access::write::<T>("out", out, 1),
-        ];
+        let ((a, b, len), accesses) = pair_to_one::<B, T>(a, b, out)?;
         let kernel = Kernel::ExactDot {
             element: T::TYPE.kernel(),
         };
@@ -557,12 +552,7 @@ impl<B: Backend> Reducer<B> {
         out: u64,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let (a, b, len) = checked_pair::<B, T>(a, b)?;
-        let accesses = [
-            Access::read::<T>("a", a, len),
-            Access::read::<T>("b", b, len),
-            Access::write::<T>("out", out, 1),
-        ];
+        let ((a, b, len), accesses) = pair_to_one::<B, T>(a, b, out)?;
         self.launch_whole(kernel, len, T::TYPE.size(), &accesses, stream, |partials, ticket| {
             DotArgs {
                 a,
@@ -796,6 +786,22 @@ pub(crate) fn checked_pair<B: Backend, T: DeviceCopy>(a: &B::Slice<T>, b: &B::Sl
         });
     }
     Ok((a, b, len))
+}
+
+/// `a` and `b` checked as a pair ([`checked_pair`]), with the accesses of
+/// a launch that reads both and writes one `T` to `out`.
+pub(crate) fn pair_to_one<B: Backend, T: DeviceCopy>(
+    a: &B::Slice<T>,
+    b: &B::Slice<T>,
+    out: u64,
+) -> Result<((u64, u64, usize), [Access; 3])> {
+    let (a, b, len) = checked_pair::<B, T>(a, b)?;
+    let accesses = [
+        Access::read::<T>("a", a, len),
+        Access::read::<T>("b", b, len),
+        Access::write::<T>("out", out, 1),
+    ];
+    Ok(((a, b, len), accesses))
 }
 
 /// What an exact kernel gives per part: the exact sum of which values,

@@ -15,7 +15,7 @@ use crate::abi::{Finish, SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::exact::Exact;
-use crate::expansion::{finished, ExactElement, ExactInput, ExactMap, FastAcc, FastExact};
+use crate::expansion::{finished, ExactElement, ExactInput, ExactMap, FastAcc, FastAccumulator, FastExact};
 use crate::grid;
 use crate::op::{Max, Sum};
 use crate::place::Results;
@@ -69,7 +69,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
             )
         };
         let (begin, end) = if unit < units { segments.bounds(segment) } else { (0, 0) };
-        let mut acc = M::Fast::ZERO;
+        let mut acc = FastAcc::<T, M>::ZERO;
         if unit < units {
             let team = Team {
                 worker: part,
@@ -99,7 +99,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
                 (false, team_total)
             }
         };
-        let inexact = holder && !M::Fast::is_exact(total);
+        let inexact = holder && !total.is_exact();
         // Where a lane of the warp holds a total that is not exact, the
         // warp sums its segments again exactly, with warp reductions only
         // (no barrier: other warps go on): each team of up to 32 lanes its
@@ -156,7 +156,7 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLA
             end - begin,
             Team::single(),
         );
-        let result = if M::Fast::is_exact(total) {
+        let result = if total.is_exact() {
             M::Fast::round(total)
         } else {
             sum_exactly_in_warp::<T, M>(input, begin, end, 1, 0)
