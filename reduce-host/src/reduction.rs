@@ -761,7 +761,9 @@ exact_sum_reduction!(ExactNanSum, NotNan);
 /// error of at most ε, 2^-24 for `f32`, 2^-53 for `f64`) and the sum's
 /// (half an ulp), so a relative error of at most about 2ε (under 1.5 ulps
 /// of the result), whatever the length (a float sum's bound grows with
-/// it). Its square root is an L2 norm with the same guarantee
+/// it); a square below the smallest normal number is rounded to the
+/// subnormals' fixed step instead (an absolute error of at most half the
+/// smallest subnormal each). Its square root is an L2 norm with the same guarantee
 /// (`sqrt` is correctly rounded: [`FloatElement::sqrt`]).
 ///
 /// Specials: a NaN gives NaN (the canonical one); otherwise an infinity,
@@ -870,9 +872,10 @@ exact_sum_reduction!(ExactMean, Mean);
 /// [`ExactDot::fold`] gives on the CPU, and as [`ExactSumOfSquares`] gives
 /// for `a` with itself. Error against the exact `Σ a[i]·b[i]`: at most ε
 /// (2^-24 for `f32`, 2^-53 for `f64`) times `Σ |a[i]·b[i]|` (the
-/// products' roundings), plus half an ulp of the result, whatever the
-/// length (a float dot product's bound grows with it); no cancellation
-/// error beyond the products' own.
+/// products' roundings; a product below the smallest normal number is
+/// off by at most half the smallest subnormal instead), plus half an ulp
+/// of the result, whatever the length (a float dot product's bound grows
+/// with it); no cancellation error beyond the products' own.
 ///
 /// Specials follow IEEE 754's sum of the rounded products: a NaN, or an
 /// infinity times zero, or `+inf` with `-inf` among the products, gives
