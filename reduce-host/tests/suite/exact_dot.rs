@@ -251,3 +251,65 @@ fn exact_dots_into_a_scope_are_the_folds_bits() {
         );
     }
 }
+
+/// The stated bound against the exact dot product: `|result − Σ a·b| ≤
+/// Σ|a·b − fl(a·b)| + ½ ulp(result)` (the products' own rounding errors,
+/// at most u·Σ|a·b|, u = 2^-24 for `f32`, 2^-53 for `f64`, with normal
+/// products), checked against `fsum` of the exact products (an `f32`
+/// product is exact in an `f64`; an `f64` product is `p + e` with
+/// `e = fma(a, b, −p)`), whose own rounding adds half an ulp. Cancelling
+/// inputs, where a float dot product's error is many ulps of its result;
+/// with `b` powers of two every product is exact, so the bound is the
+/// roundings' alone: a float dot product fails it.
+#[test]
+fn exact_dot_error_is_within_its_bound() {
+    use crate::exact_sum::fsum;
+    let mut rng = rng("exact_dot_error_is_within_its_bound");
+    let ulp = |x: f64, bits: i32| {
+        let exponent = if x == 0.0 { -1022 } else { x.abs().log2().floor() as i32 };
+        2f64.powi(exponent.max(-1022) - (bits - 1))
+    };
+    let power_of_two = |y: f64| {
+        if y == 0.0 {
+            1.0
+        } else {
+            y.signum() * 2f64.powi(y.abs().log2().floor() as i32)
+        }
+    };
+    for round in 0..400 {
+        let n = rng.gen_range(1..2000);
+        let exact_products = round % 2 == 1;
+        let (a, mut b) = random_pair::<f32>(&mut rng, Kind::Cancelling, n);
+        if exact_products {
+            b.iter_mut().for_each(|y| *y = power_of_two(f64::from(*y)) as f32);
+        }
+        let got = f64::from(ExactDot::fold(&a, &b).unwrap());
+        let exact = fsum(a.iter().zip(&b).map(|(&x, &y)| f64::from(x) * f64::from(y)));
+        let lost: f64 = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| (f64::from(x) * f64::from(y) - f64::from(x * y)).abs())
+            .sum();
+        assert!(!exact_products || lost == 0.0);
+        let bound = lost + 0.5 * ulp(got, 24) + 0.5 * ulp(exact, 53);
+        assert!(
+            (got - exact).abs() <= bound,
+            "f32 n = {n}: {got:e} against {exact:e}, bound {bound:e}"
+        );
+
+        let (a, mut b) = random_pair::<f64>(&mut rng, Kind::Cancelling, n);
+        if exact_products {
+            b.iter_mut().for_each(|y| *y = power_of_two(*y));
+        }
+        let got = ExactDot::fold(&a, &b).unwrap();
+        let errors: Vec<f64> = a.iter().zip(&b).map(|(&x, &y)| x.mul_add(y, -(x * y))).collect();
+        let exact = fsum(a.iter().zip(&b).map(|(&x, &y)| x * y).chain(errors.iter().copied()));
+        let lost: f64 = errors.iter().map(|e| e.abs()).sum();
+        assert!(!exact_products || lost == 0.0);
+        let bound = lost * (1.0 + 1e-12) + 0.5 * ulp(got, 53) + 0.5 * ulp(exact, 53);
+        assert!(
+            (got - exact).abs() <= bound,
+            "f64 n = {n}: {got:e} against {exact:e}, bound {bound:e}"
+        );
+    }
+}
