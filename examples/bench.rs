@@ -259,7 +259,7 @@ fn median_us<'b>(
 /// values with the same values reversed (two arrays read: their GB/s count
 /// both), but on the NaNs. Checks that the exact sums equal their folds on
 /// the CPU.
-fn bench_exact<T: FromSmall + FloatElement + Uniform>(
+fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
     reducer: &mut Reducer,
     name: &str,
     sizes: &[usize],
@@ -318,6 +318,13 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                     return Err(format!("{name} {data} n={n}: exact dot {dot:?}, fold {dot_folded:?}").into());
                 }
             }
+            let sample = reduce::ExactVar::new(1.0)?;
+            let (variance, variance_folded) = (reducer.reduce(&buffers[0], sample)?, sample.fold(&host));
+            if format!("{variance:?}") != format!("{variance_folded:?}") {
+                return Err(
+                    format!("{name} {data} n={n}: exact variance {variance:?}, fold {variance_folded:?}").into(),
+                );
+            }
             let sum = reducer.reduce(&buffers[0], if with_nans { Op::NanSum } else { Op::Sum })?;
             println!("exact,{name},{data},values,{n},{exact:?},{sum:?}");
             let out = Output::from(&mut out);
@@ -332,6 +339,8 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                     "exact_sum_of_squares",
                     "dot",
                     "exact_dot",
+                    "var",
+                    "exact_var",
                 ],
             };
             for &what in timed {
@@ -350,6 +359,8 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
                             scope.reduce_into(input, reduce::ExactSumOfSquares, Over::Whole, out, &stream)
                         }
                         "sum_of_squares" => scope.reduce_into(input, Op::SumOfSquares, Over::Whole, out, &stream),
+                        "var" => scope.reduce_into(input, Var::<T>::new(1.0)?, Over::Whole, out, &stream),
+                        "exact_var" => scope.reduce_into(input, sample, Over::Whole, out, &stream),
                         _ => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
                     }
                 })?;
@@ -364,7 +375,7 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform>(
 /// Exact and default sums over rows and segments of 2^30 bytes of
 /// uniform values, in the same process, one after the other; the first
 /// and last part of each layout checked against the fold.
-fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
+fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
     reducer: &mut Reducer,
     name: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -438,15 +449,22 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
             .reduce_over(&buffers[0], reduce::ExactSumOfSquares, blocking_over)?
             .values
             .as_host_vec()?;
+        let sample = reduce::ExactVar::new(1.0)?;
+        let variances = reducer
+            .reduce_over(&buffers[0], sample, blocking_over)?
+            .values
+            .as_host_vec()?;
         let checked = [0, segments - 1];
         for (&s, range) in checked.iter().zip(ranges) {
             let folded = reduce::ExactSum::fold(&host[range.clone()]);
             let mean = reduce::ExactMean::fold(&host[range.clone()]);
-            let square = reduce::ExactSumOfSquares::fold(&host[range]);
-            let got = format!("{:?} {:?} {:?}", results[s], means[s], squares[s]);
-            if got != format!("{folded:?} {mean:?} {square:?}") {
-                let got = format!("exact sum, mean, sum of squares {got}");
-                return Err(format!("{name} {layout}: part {s} {got}; folds {folded:?}, {mean:?}, {square:?}").into());
+            let square = reduce::ExactSumOfSquares::fold(&host[range.clone()]);
+            let variance = sample.fold(&host[range]);
+            let got = format!("{:?} {:?} {:?} {:?}", results[s], means[s], squares[s], variances[s]);
+            if got != format!("{folded:?} {mean:?} {square:?} {variance:?}") {
+                let got = format!("exact sum, mean, sum of squares, variance {got}");
+                let folds = format!("{folded:?}, {mean:?}, {square:?}, {variance:?}");
+                return Err(format!("{name} {layout}: part {s} {got}; folds {folds}").into());
             }
         }
         let timing = (&stream, (&start, &stop));
@@ -495,10 +513,11 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform>(
 }
 
 /// Prints the median times of `Op::Sum`, `ExactSum`, `ExactMean`,
-/// `ExactNanSum`, `Op::SumOfSquares` and `ExactSumOfSquares` over `over()`
+/// `ExactNanSum`, `Op::SumOfSquares`, `ExactSumOfSquares`, `Var` and
+/// `ExactVar` (both with correction 1, `Var` in the input's type) over `over()`
 /// of the rotated `buffers`, `results` results each, into one output, as
 /// `exact_parts,{label},{what},{n},{µs},{GB/s}`.
-fn time_sum_and_exact<'b, T: FloatElement + Default>(
+fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T>>(
     reducer: &mut Reducer,
     buffers: &[DeviceBuffer<T>],
     results: usize,
@@ -517,6 +536,8 @@ fn time_sum_and_exact<'b, T: FloatElement + Default>(
         "exact_nan_sum",
         "sum_of_squares",
         "exact_sum_of_squares",
+        "var",
+        "exact_var",
     ];
     for what in whats {
         let out = Output::from(&mut out);
@@ -528,6 +549,8 @@ fn time_sum_and_exact<'b, T: FloatElement + Default>(
                 "exact_nan_sum" => scope.reduce_into(input, reduce::ExactNanSum, over(), out, stream),
                 "sum_of_squares" => scope.reduce_into(input, Op::SumOfSquares, over(), out, stream),
                 "exact_sum_of_squares" => scope.reduce_into(input, reduce::ExactSumOfSquares, over(), out, stream),
+                "var" => scope.reduce_into(input, Var::<T>::new(1.0)?, over(), out, stream),
+                "exact_var" => scope.reduce_into(input, reduce::ExactVar::new(1.0)?, over(), out, stream),
                 _ => scope.reduce_into(input, Op::Sum, over(), out, stream),
             }
         })?;

@@ -363,7 +363,7 @@ pub struct Elements {
 /// [`Finish::Mean`] (`ExactMean`).
 pub struct ExactAlong<T, M>(PhantomData<(T, M)>);
 
-impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
+impl<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>> AxisFold for ExactAlong<T, M> {
     type Value = T;
     type Acc = FastAcc<T, M>;
     type Merge = M::Fast;
@@ -395,7 +395,7 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
         } else {
             sum_exactly_along::<T, M>(elements)
         };
-        let result = expansion::finished(sum, elements.count, output.finish);
+        let result = expansion::ExactFinish::plain(output.finish).of::<T, M>(sum, elements.count);
         thread::store_result(output.at::<T>(output.out, o), result)
     }
 }
@@ -405,7 +405,7 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
 /// # Safety
 /// `elements` are readable, not written during the launch.
 #[inline(never)]
-unsafe fn sum_exactly_along<T: ExactElement, M: ExactMap<T>>(elements: Elements) -> T {
+unsafe fn sum_exactly_along<T: ExactElement, M: ExactMap<T> + ElementMap<T>>(elements: Elements) -> T {
     let mut exact = Exact::<T>::new();
     let mut address = elements.first;
     for _ in 0..elements.count {

@@ -15,7 +15,9 @@ use crate::convert::Narrow;
 use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
-use crate::expansion::{self, ExactElement, ExactInput, ExactMap, ExactProducts, FastAcc, FastAccumulator, FastExact};
+use crate::expansion::{
+    self, ExactElement, ExactFinish, ExactInput, ExactMap, ExactProducts, FastAcc, FastAccumulator, FastExact,
+};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::ladder::{self, dot::AtomicAdd, load::LoadShape, tree::TreeShape};
@@ -160,9 +162,18 @@ pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const PER_THREAD: 
         device::to_global(args.input),
         Results::in_order(device::to_global(args.out)),
     );
-    let finish = if MEAN { Finish::Mean } else { Finish::Value };
+    // The mean's kernels are their own; the variance's read their finish
+    // (with its correction); the sums' is a constant.
+    let finish = match (MEAN, M::READS_SHIFTS) {
+        (true, _) => ExactFinish::plain(Finish::Mean),
+        (false, true) => ExactFinish {
+            finish: Finish::from_bits(args.finish),
+            correction: f64::from_bits(args.finish_param),
+        },
+        (false, false) => ExactFinish::plain(Finish::Value),
+    };
     if PER_THREAD {
-        return segment::reduce_exact_per_thread::<T, M, false>(input, segments, out, finish);
+        return segment::reduce_exact_per_thread::<T, M, false>(input, segments, out, args.shifts, finish);
     }
     segment::reduce_exact::<T, M, false>(
         input,
@@ -171,6 +182,7 @@ pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const PER_THREAD: 
         device::to_global(args.partials),
         device::to_global(args.tickets),
         out,
+        args.shifts,
         finish,
     )
 }
@@ -193,7 +205,7 @@ pub unsafe fn axis<T: Element + Widen<T>, M: ElementMap<T>, O: Operator<T>>(args
 /// # Safety
 /// As [`axis()`].
 #[inline(always)]
-pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ExactMap<T>>(args: AxisArgs) {
+pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>>(args: AxisArgs) {
     axis_fold::<axis::ExactAlong<T, M>>(args)
 }
 
@@ -397,8 +409,9 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// The exact sum's entry point: every element (mapped by `M`: NaN as zero
 /// for the NaN-ignoring sum) added exactly, the total
 /// rounded once; the fast path and, where it cannot be exact, the last
-/// block's exact pass (see [`crate::expansion`]); with
-/// [`abi::EXACT_MEAN`] in `form`, divided by `len` ([`expansion::finished`]).
+/// block's exact pass (see [`crate::expansion`]); finished as `form`
+/// says ([`abi::exact_finish`], [`ExactFinish::of`]: with
+/// [`abi::EXACT_MEAN`] divided by `len`); the map of the part at `shifts`.
 /// Otherwise as [`reduce`], with `scratch` for the exact pass.
 ///
 /// # Safety
@@ -408,23 +421,29 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 #[inline(always)]
 pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     let input = device::to_global(args.input);
-    let Some(total) = exact_expansion::<T, M>(input, &args) else {
+    let map = M::of_part(args.shifts, 0);
+    let Some(total) = exact_expansion::<T, M>(input, map, &args) else {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
     let result = if inexact {
         expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), move |index| {
-            expansion::mapped_element::<T, M>(input, index)
+            expansion::mapped_element::<T, M>(input, map, index)
         })
     } else {
         (device::thread_idx_x() == 0).then(|| M::Fast::round(total))
     };
-    let finish = match args.form & abi::EXACT_MEAN {
-        0 => Finish::Value,
-        _ => Finish::Mean,
+    // Only the variance's kernels finish more than a mean.
+    let finish = match M::READS_SHIFTS {
+        true => ExactFinish {
+            finish: abi::exact_finish(args.form),
+            correction: f64::from_bits(args.finish_param),
+        },
+        false if args.form & abi::EXACT_MEAN != 0 => ExactFinish::plain(Finish::Mean),
+        false => ExactFinish::plain(Finish::Value),
     };
-    store(result.map(|sum| expansion::finished(sum, args.len, finish)), args.out)
+    store(result.map(|sum| finish.of::<T, M>(sum, args.len)), args.out)
 }
 
 /// The exact sum's state forms, how the sums of several parts (shards on
@@ -458,13 +477,14 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
         }
         return;
     }
-    let Some(total) = exact_expansion::<T, M>(input, &args) else {
+    let map = M::of_part(args.shifts, 0);
+    let Some(total) = exact_expansion::<T, M>(input, map, &args) else {
         return;
     };
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
     if inexact {
         expansion::sum_exactly_as_state::<T>(args.len, scratch, out, move |index| {
-            expansion::mapped_element::<T, M>(input, index)
+            expansion::mapped_element::<T, M>(input, map, index)
         });
     } else if device::thread_idx_x() == 0 {
         expansion::store_state(total.exact_of::<T>(), out);
@@ -477,8 +497,17 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
 /// # Safety
 /// As [`exact_sum`].
 #[inline(always)]
-unsafe fn exact_expansion<T: ExactElement, M: ExactMap<T>>(input: u64, args: &ExactArgs) -> Option<FastAcc<T, M>> {
-    fast_total::<T, M::Fast, _>(ExactInput::<T, M>::new(input), args.len, args.partials, args.ticket)
+unsafe fn exact_expansion<T: ExactElement, M: ExactMap<T>>(
+    input: u64,
+    map: M,
+    args: &ExactArgs,
+) -> Option<FastAcc<T, M>> {
+    fast_total::<T, M::Fast, _>(
+        ExactInput::<T, M>::new(input, map),
+        args.len,
+        args.partials,
+        args.ticket,
+    )
 }
 
 /// The fast accumulator `F` of the `len` values of `source` over the grid,

@@ -288,31 +288,91 @@ pub trait FastExact<T: ExactElement>: Operator<Self::Acc> + AnyElement {
 
 /// A map the exact sums read their elements through, and the fast path
 /// its values need: the elements and the NaN-ignoring sum's (NaN as zero)
-/// span what an [`Expansion`] holds; their squares twice as many bits, so
-/// [`Wide`]s ([`crate::wide`]).
-pub trait ExactMap<T: ExactElement>: ElementMap<T> {
+/// span what an [`Expansion`] holds; their squares, and the squared
+/// deviations from a mean, twice as many bits, so [`Wide`]s
+/// ([`crate::wide`]).
+///
+/// A map may depend on the part it reads (the whole input, a segment or
+/// row): each part's is [`ExactMap::of_part`], from the launch's `shifts`
+/// (one `T` per part, for [`SquaredDeviation`]; the other maps read none).
+pub trait ExactMap<T: ExactElement>: Copy {
     type Fast: FastExact<T>;
+    /// Whether the map reads per-part values: the variance's, whose kernels
+    /// also read their finish (and correction) from their arguments; the
+    /// others' finish is a constant, which keeps their code as it was.
+    const READS_SHIFTS: bool;
+    /// The map of part `part`, the launch's per-part values being the
+    /// `T`s at global address `shifts`.
+    ///
+    /// # Safety
+    /// Where the map reads them, `shifts` holds a `T` for `part`.
+    unsafe fn of_part(shifts: u64, part: u64) -> Self;
+    /// `x` mapped.
+    fn apply(self, x: T) -> T;
 }
 
-impl<T: ExactElement> ExactMap<T> for Identity
-where
-    ExactSum: FastExact<T>,
-{
-    type Fast = ExactSum;
+/// The maps that read nothing per part: each is its [`ElementMap`].
+macro_rules! exact_map {
+    ($($map:ident: $fast:ident;)*) => {$(
+        impl<T: ExactElement> ExactMap<T> for $map
+        where
+            $fast: FastExact<T>,
+        {
+            type Fast = $fast;
+            const READS_SHIFTS: bool = false;
+
+            #[inline(always)]
+            unsafe fn of_part(_shifts: u64, _part: u64) -> Self {
+                $map
+            }
+
+            #[inline(always)]
+            fn apply(self, x: T) -> T {
+                <$map as ElementMap<T>>::map(x)
+            }
+        }
+    )*};
+}
+exact_map! {
+    Identity: ExactSum;
+    NanToZero: ExactSum;
+    Square: WideSum;
 }
 
-impl<T: ExactElement> ExactMap<T> for NanToZero
-where
-    ExactSum: FastExact<T>,
-{
-    type Fast = ExactSum;
+/// `(x − mean)²`, the difference and the square each rounded to `T`,
+/// `mean` the part's (the `T` at `shifts` for the part): what the exact
+/// variance sums in its second pass, the means being its first's. A mean
+/// that is not finite (an infinite or NaN element, or a sum past the
+/// largest float) makes every value NaN, so the variance is NaN, as
+/// [`crate::statistic`]'s is.
+#[derive(Clone, Copy)]
+pub struct SquaredDeviation<T> {
+    mean: T,
 }
 
-impl<T: ExactElement> ExactMap<T> for Square
+impl<T: ExactElement> ExactMap<T> for SquaredDeviation<T>
 where
     WideSum: FastExact<T>,
 {
     type Fast = WideSum;
+    const READS_SHIFTS: bool = true;
+
+    #[inline(always)]
+    unsafe fn of_part(shifts: u64, part: u64) -> Self {
+        SquaredDeviation {
+            mean: thread::load_element::<T>(device::to_global(shifts) + part * size_of::<T>() as u64),
+        }
+    }
+
+    #[inline(always)]
+    fn apply(self, x: T) -> T {
+        let deviation = x.sub(self.mean);
+        if self.mean.is_finite() {
+            deviation.mul(deviation)
+        } else {
+            T::nan().unwrap_or(T::ZERO)
+        }
+    }
 }
 
 /// The fast path's accumulator for `T`s read through the map `M`.
@@ -321,9 +381,9 @@ pub type FastAcc<T, M> = <<M as ExactMap<T>>::Fast as FastExact<T>>::Acc;
 /// A float type the exact sums read: how a 16-byte vector of it is mapped
 /// (how it is added and rounded back: [`FastExact`]).
 pub trait ExactElement: Element + ExactFloat + Real {
-    /// One vector's lanes, each mapped by `M` (what the sum adds: the
-    /// elements, NaN as zero, or the squares).
-    fn map_vector<M: ElementMap<Self>>(words: [u32; 4]) -> [u32; 4];
+    /// One vector's lanes, each mapped by `map` (what the sum adds: the
+    /// elements, NaN as zero, the squares or the squared deviations).
+    fn map_vector<M: ExactMap<Self>>(map: M, words: [u32; 4]) -> [u32; 4];
 }
 
 /// An `f32`'s last bit, `2^(max(field, 1) - 150)`, in [`Expansion::finest`]'s scale.
@@ -358,8 +418,8 @@ pub(crate) fn f32_lanes(words: [u32; 4]) -> (u32, bool) {
 
 impl ExactElement for f32 {
     #[inline(always)]
-    fn map_vector<M: ElementMap<f32>>(words: [u32; 4]) -> [u32; 4] {
-        words.map(|w| M::map(f32::from_bits(w)).to_bits())
+    fn map_vector<M: ExactMap<f32>>(map: M, words: [u32; 4]) -> [u32; 4] {
+        words.map(|w| map.apply(f32::from_bits(w)).to_bits())
     }
 }
 
@@ -449,8 +509,11 @@ impl FastExact<f32> for ExactSum {
 
 impl ExactElement for f64 {
     #[inline(always)]
-    fn map_vector<M: ElementMap<f64>>(words: [u32; 4]) -> [u32; 4] {
-        let lane = |k: usize| M::map(f64::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32)).to_bits();
+    fn map_vector<M: ExactMap<f64>>(map: M, words: [u32; 4]) -> [u32; 4] {
+        let lane = |k: usize| {
+            map.apply(f64::from_bits(words[2 * k] as u64 | (words[2 * k + 1] as u64) << 32))
+                .to_bits()
+        };
         let (a, b) = (lane(0), lane(1));
         [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
     }
@@ -486,39 +549,69 @@ impl FastExact<f64> for ExactSum {
     }
 }
 
-/// A part's rounded exact `sum` as `finish` asks for it: divided by the
-/// `count` of its elements rounded to `T` for [`Finish::Mean`] (`ExactMean`:
-/// `sum / count as T`, as the host's `divide_by_count`), else itself.
-#[inline(always)]
-pub fn finished<T: ExactElement>(sum: T, count: u64, finish: Finish) -> T {
-    if finish == Finish::Mean {
-        sum.div(T::from_count(count))
-    } else {
-        sum
+/// How an exact kernel finishes each part's rounded exact sum: the
+/// [`Finish`], and for [`Finish::Variance`] and [`Finish::Root`] the
+/// variance's correction.
+#[derive(Clone, Copy)]
+pub struct ExactFinish {
+    pub finish: Finish,
+    pub correction: f64,
+}
+
+impl ExactFinish {
+    /// `finish`, with no correction (the sums and the mean).
+    #[inline(always)]
+    pub const fn plain(finish: Finish) -> Self {
+        ExactFinish {
+            finish,
+            correction: 0.0,
+        }
+    }
+
+    /// A part's rounded exact `sum` as it asks for it: divided by the
+    /// `count` of its elements rounded to `T` for [`Finish::Mean`]
+    /// (`ExactMean`: `sum / count as T`, as the host's `divide_by_count`);
+    /// for [`Finish::Variance`] (a sum of squared deviations) divided by
+    /// `max(0, count − correction)` (in `f64`, then rounded to `T`), and for
+    /// [`Finish::Root`] that quotient's square root (correctly rounded);
+    /// else itself. The host's folds compute the same, so the same bits.
+    /// Only the kernels of a map `M` that reads per-part values (the
+    /// variance's) have the variance's code.
+    #[inline(always)]
+    pub fn of<T: ExactElement, M: ExactMap<T>>(self, sum: T, count: u64) -> T {
+        match self.finish {
+            Finish::Mean => sum.div(T::from_count(count)),
+            Finish::Variance | Finish::Root if M::READS_SHIFTS => {
+                let divisor = count as f64 - self.correction;
+                let variance = sum.div(T::from_f64(if divisor > 0.0 { divisor } else { 0.0 }));
+                if self.finish == Finish::Root {
+                    variance.sqrt()
+                } else {
+                    variance
+                }
+            }
+            _ => sum,
+        }
     }
 }
 
-/// One array of `T`s, read for the exact sum, each element mapped by `M`
+/// One array of `T`s, read for the exact sum, each element mapped by `map`
 /// as it is read ([`Identity`]: the sum; [`crate::map::NanToZero`]: the
-/// NaN-ignoring sum).
+/// NaN-ignoring sum; a [`SquaredDeviation`]: the variance's second pass).
+#[derive(Clone, Copy)]
 pub struct ExactInput<T, M = Identity> {
     pub input: u64,
-    element: PhantomData<(T, M)>,
+    map: M,
+    element: PhantomData<T>,
 }
-
-impl<T, M> Clone for ExactInput<T, M> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T, M> Copy for ExactInput<T, M> {}
 
 impl<T, M> ExactInput<T, M> {
-    /// The array at global address `input`.
+    /// The array at global address `input`, read through `map`.
     #[inline(always)]
-    pub fn new(input: u64) -> Self {
+    pub fn new(input: u64, map: M) -> Self {
         ExactInput {
             input,
+            map,
             element: PhantomData,
         }
     }
@@ -532,18 +625,35 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
         Some(self.input % VECTOR_BYTES)
     }
 
+    /// The vector's lanes: mapped here by a map that reads per-part values
+    /// (this source's), as they are by [`Source::fold`] for the others.
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        device::load_global_nc_v4(self.input + index * size_of::<T>() as u64)
+        let words = device::load_global_nc_v4(self.input + index * size_of::<T>() as u64);
+        if M::READS_SHIFTS {
+            T::map_vector(self.map, words)
+        } else {
+            words
+        }
     }
 
+    /// A map that reads nothing per part maps the lanes here, as the exact
+    /// sums always did: where it maps them changes how the sums' kernels
+    /// schedule their registers (moved to `vector`, `ptxas` spilled more in
+    /// the NaN-ignoring sum's and the squares' segmented kernels).
     #[inline(always)]
     fn fold<O: Operator<FastAcc<T, M>> + AnyElement>(
         acc: FastAcc<T, M>,
         words: [u32; 4],
         _index: u64,
     ) -> FastAcc<T, M> {
-        M::Fast::add_vector(acc, T::map_vector::<M>(words))
+        if M::READS_SHIFTS {
+            M::Fast::add_vector(acc, words)
+        } else {
+            // SAFETY: a map that reads no per-part values reads nothing.
+            let map = unsafe { M::of_part(0, 0) };
+            M::Fast::add_vector(acc, T::map_vector(map, words))
+        }
     }
 
     #[inline(always)]
@@ -559,7 +669,7 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
         acc: FastAcc<T, M>,
         index: u64,
     ) -> FastAcc<T, M> {
-        M::Fast::add_element(acc, mapped_element::<T, M>(self.input, index))
+        M::Fast::add_element(acc, mapped_element::<T, M>(self.input, self.map, index))
     }
 }
 
@@ -703,14 +813,14 @@ pub unsafe fn sum_exactly_as_state<T: ExactElement>(len: u64, scratch: u64, out:
     }
 }
 
-/// Element `index` of the `T`s at `input`, mapped by `M`: what the exact
+/// Element `index` of the `T`s at `input`, mapped by `map`: what the exact
 /// pass adds for a sum of one array.
 ///
 /// # Safety
 /// `index` is in range of the array at `input`.
 #[inline(always)]
-pub unsafe fn mapped_element<T: ExactElement, M: ElementMap<T>>(input: u64, index: u64) -> T {
-    M::map(thread::load_element::<T>(input + index * size_of::<T>() as u64))
+pub unsafe fn mapped_element<T: ExactElement, M: ExactMap<T>>(input: u64, map: M, index: u64) -> T {
+    map.apply(thread::load_element::<T>(input + index * size_of::<T>() as u64))
 }
 
 /// The block's exact sum of the `len` values `value(index)`, as digits

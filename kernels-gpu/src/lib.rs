@@ -265,6 +265,10 @@ macro_rules! exact_instances {
             abi::Kernel::ExactState { op: abi::Op::SumOfSquares, element: scalar!($t) },
             kernel_name!(exact_state, sum_of_squares, $t),
             entry::exact_state::<$t, map::Square>
+        ), (
+            abi::Kernel::ExactSum { op: abi::Op::SquaredDeviation, element: scalar!($t) },
+            kernel_name!(exact_sum, squared_deviation, $t),
+            entry::exact_sum::<$t, crate::expansion::SquaredDeviation<$t>>
         ),)* }
     };
 }
@@ -313,6 +317,14 @@ macro_rules! exact_segments_instances {
             abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false },
             kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
             entry::exact_segments::<$t, map::Square, true, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false },
+            kernel_name!(exact_segments, squared_deviation, $t),
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, false, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false },
+            kernel_name!(exact_segments_per_thread, squared_deviation, $t),
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, true, false>
         ),)* }
     };
 }

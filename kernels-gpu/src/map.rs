@@ -13,6 +13,7 @@ pub trait ElementMap<T: Element> {
 }
 
 /// The element itself: plain reductions.
+#[derive(Clone, Copy)]
 pub struct Identity;
 
 impl<T: Element> ElementMap<T> for Identity {
@@ -23,6 +24,7 @@ impl<T: Element> ElementMap<T> for Identity {
 }
 
 /// NaN becomes 0 (`nan_sum`); integers are unchanged.
+#[derive(Clone, Copy)]
 pub struct NanToZero;
 
 impl<T: Element> ElementMap<T> for NanToZero {
@@ -37,6 +39,7 @@ impl<T: Element> ElementMap<T> for NanToZero {
 }
 
 /// `x * x` (sum of squares); integers wrap.
+#[derive(Clone, Copy)]
 pub struct Square;
 
 impl<T: Element> ElementMap<T> for Square {

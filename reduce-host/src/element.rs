@@ -206,6 +206,12 @@ pub trait FloatElement: Element {
     /// ([`ExactDot::fold`](crate::ExactDot::fold)).
     #[doc(hidden)]
     fn exact_dot(a: &[Self], b: &[Self]) -> Self;
+    /// The exact variance of `values` with `correction`
+    /// ([`ExactVar::fold`](crate::ExactVar::fold)): the exact mean, each
+    /// squared deviation from it rounded to `Self`, their exact sum rounded
+    /// once, divided by `max(0, n − correction)` rounded to `Self`.
+    #[doc(hidden)]
+    fn exact_variance(values: &[Self], correction: f64) -> Self;
     /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
     /// (`kernels_gpu::element::Element::canonical`) for results the host
     /// computes.
@@ -236,6 +242,18 @@ macro_rules! float_element {
             fn exact_dot(a: &[Self], b: &[Self]) -> Self {
                 // Each product rounded to the type, as the kernels multiply.
                 exact_sum_of(a.iter().zip(b).map(|(&a, &b)| a * b))
+            }
+            fn exact_variance(values: &[Self], correction: f64) -> Self {
+                // As the kernels: the exact mean, then the deviations'
+                // squares, each rounded, summed exactly; a mean that is not
+                // finite makes every square NaN.
+                let mean = Self::exact_sum(values).divide_by_count(values.len());
+                let sum = exact_sum_of(values.iter().map(|&value| {
+                    let deviation = value - mean;
+                    if mean.is_finite() { deviation * deviation } else { Self::NAN }
+                }));
+                let divisor = values.len() as f64 - correction;
+                (sum / (if divisor > 0.0 { divisor } else { 0.0 }) as $t).canonical()
             }
             fn canonical(self) -> Self {
                 kernels_gpu::element::Element::canonical(self)

@@ -24,7 +24,7 @@ use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{
     ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, Finish, Kernel, ReduceArgs, EXACT_MEAN,
-    EXACT_STATES_IN,
+    EXACT_ROOT, EXACT_STATES_IN, EXACT_VARIANCE,
 };
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
@@ -402,10 +402,18 @@ impl<B: Backend> Reducer<B> {
         // forms do not burden; it divides for the mean as it stores.
         let (kernel, form) = match (form, of.finish()) {
             (0, Finish::Mean) => (Kernel::ExactSum { op, element }, EXACT_MEAN),
+            (0, Finish::Variance) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE),
+            (0, Finish::Root) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE | EXACT_ROOT),
             (0, _) => (Kernel::ExactSum { op, element }, 0),
-            (_, Finish::Mean) => return Err(Error::internal("an exact mean as a state")),
-            _ => (Kernel::ExactState { op, element }, form),
+            (_, Finish::Value) => (Kernel::ExactState { op, element }, form),
+            _ => return Err(Error::internal("an exact mean or variance as a state")),
         };
+        let (shifts, finish_param) = of.parameters();
+        // The variance's mean, which its kernel reads.
+        let mut accesses = accesses.to_vec();
+        if shifts != 0 {
+            accesses.push(Access::read::<T>("means", shifts, 1));
+        }
         let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
         // States are merged by one block: the launch of one element.
         let shape_len = if form & EXACT_STATES_IN != 0 { 1 } else { len };
@@ -413,7 +421,7 @@ impl<B: Backend> Reducer<B> {
             kernel,
             shape_len,
             T::TYPE.size(),
-            accesses,
+            &accesses,
             stream,
             |partials, ticket| ExactArgs {
                 input,
@@ -423,6 +431,8 @@ impl<B: Backend> Reducer<B> {
                 scratch,
                 out,
                 form,
+                shifts,
+                finish_param,
             },
         )
     }
@@ -820,6 +830,12 @@ pub(crate) enum ExactOf {
     /// The elements' squares, each rounded to the element type (as
     /// [`Op::SumOfSquares`] squares them).
     Squares,
+    /// Each element's squared deviation from its part's mean (the
+    /// element-type values at `shifts`, one per part, read by the kernel),
+    /// `(x − mean)²` rounded; the rounded sum divided by `max(0, count −
+    /// correction)` (the `f64` whose bits are `correction`), and with
+    /// `root` its square root: [`crate::ExactVar`]'s second pass.
+    Deviations { shifts: u64, correction: u64, root: bool },
 }
 
 impl ExactOf {
@@ -829,6 +845,7 @@ impl ExactOf {
             ExactOf::Elements | ExactOf::Mean => Op::Sum,
             ExactOf::NotNan => Op::NanSum,
             ExactOf::Squares => Op::SumOfSquares,
+            ExactOf::Deviations { .. } => Op::SquaredDeviation,
         }
     }
 
@@ -837,6 +854,18 @@ impl ExactOf {
         match self {
             ExactOf::Elements | ExactOf::NotNan | ExactOf::Squares => Finish::Value,
             ExactOf::Mean => Finish::Mean,
+            ExactOf::Deviations { root: false, .. } => Finish::Variance,
+            ExactOf::Deviations { root: true, .. } => Finish::Root,
+        }
+    }
+
+    /// The kernels' per-part values (their `shifts`) and the finish's
+    /// parameter (`finish_param`): the means and the correction's bits of
+    /// [`ExactOf::Deviations`], zeros for the others.
+    pub(crate) fn parameters(self) -> (u64, u64) {
+        match self {
+            ExactOf::Deviations { shifts, correction, .. } => (shifts, correction),
+            _ => (0, 0),
         }
     }
 }
@@ -873,7 +902,7 @@ mod tests {
             ExactOf::Elements => ExactSum::fold(values),
             ExactOf::NotNan => ExactNanSum::fold(values),
             ExactOf::Squares => ExactSumOfSquares::fold(values),
-            ExactOf::Mean => panic!("an exact mean has no state form"),
+            ExactOf::Mean | ExactOf::Deviations { .. } => panic!("{of:?} has no state form"),
         };
         let mut rounded = [0xdead_beef_dead_beef_u64];
         let address = states.as_ptr() as u64;

@@ -9,6 +9,8 @@
 //! | [`ArgMax`], [`ArgMin`] | every [`ArgInput`] (also `f16`/`bf16`) | `u64`: the position along the axis (`u32`, `i64`: [`Cast`]) | `(index, value)` |
 //! | [`Mean`] | every [`MeanInput`] | [`MeanInput::Mean`] (the input's type: [`Cast`]) | [`MeanInput::Mean`] |
 //! | [`ExactSum`], [`ExactNanSum`], [`ExactMean`], [`ExactSumOfSquares`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
+//! | [`ExactVar`], [`ExactStd`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
+//! | [`ExactMeanVar`] | `f32`, `f64` | `In`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -864,6 +866,231 @@ impl ExactMean {
 }
 
 exact_sum_reduction!(ExactMean, Mean);
+
+/// Enqueues the exact variance of `input` over `over` ([`ExactVar`],
+/// [`ExactStd`] with `root`, [`ExactMeanVar`] with `target.means`): two
+/// launches over the input, the exact means ([`ExactMean`]) into the
+/// target's means or the stream's cast scratch, then the exact sums of the
+/// squared deviations from them, finished by the second launch.
+fn enqueue_exact_variance<B: Backend, T: FloatElement>(
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<T>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    (correction, root): (f64, bool),
+    stream: Option<StreamHandle>,
+) -> Result<()> {
+    let means = match target.means {
+        Some(means) => means,
+        None => {
+            let bytes = target.len.checked_mul(std::mem::size_of::<T>());
+            let words = bytes.ok_or_else(|| Error::internal("more means than a usize counts"))?;
+            reducer.backend.cast_scratch(stream, words.div_ceil(8))?
+        }
+    };
+    let of_means = Target {
+        out: means,
+        means: None,
+        ..target
+    };
+    enqueue_exact(ExactOf::Mean, reducer, input, over, of_means, stream)?;
+    let deviations = ExactOf::Deviations {
+        shifts: means,
+        correction: correction.to_bits(),
+        root,
+    };
+    let values = Target { means: None, ..target };
+    enqueue_exact(deviations, reducer, input, over, values, stream)
+}
+
+/// The variance family's reproducible forms: a correction, and the
+/// exact variance's [`Reduction`] (`$root`: its square root; `@mean_var`:
+/// the means too).
+macro_rules! exact_variance_reduction {
+    ($(#[$doc:meta])* $name:ident, $root:literal, $value:ty, $results:ty, $fold:ident, $fold_value:ty, $($kind:tt)*) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name {
+            correction: f64,
+        }
+
+        impl $name {
+            /// With `correction` subtracted from the count (`1.0`: Bessel's,
+            /// the sample variance; `0.0`: the population's), as PyTorch's
+            /// `correction`. [`Error::InvalidArgument`] unless it is finite
+            /// and at least 0.
+            pub fn new(correction: f64) -> Result<Self> {
+                Ok($name {
+                    correction: checked_correction(correction)?,
+                })
+            }
+
+            /// The same on the CPU: the bits the GPU and the emulator give
+            /// for the same values.
+            pub fn fold<T: FloatElement>(&self, values: &[T]) -> $fold_value {
+                $fold(values, self.correction)
+            }
+        }
+
+        impl sealed::Sealed for $name {}
+
+        impl<T: FloatElement> Reduction<T> for $name {
+            type Output = T;
+            type Value = $value;
+            type Results<X> = $results;
+
+            fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<$value> {
+                exact_variance_reduction!(@value $($kind)*, self, reducer, input, $root)
+            }
+
+            fn enqueue<B: Backend>(
+                self,
+                reducer: &mut Reducer<B>,
+                input: &B::Slice<T>,
+                over: Over<'_, &B::Slice<u64>>,
+                target: Target,
+                stream: Option<StreamHandle>,
+            ) -> Result<()> {
+                enqueue_exact_variance(reducer, input, over, target, (self.correction, $root), stream)
+            }
+
+            exact_variance_reduction!(@results $($kind)*);
+        }
+    };
+    (@value one, $self:ident, $reducer:ident, $input:ident, $root:literal) => {
+        $reducer.blocking(|reducer, out| {
+            let target = Target { out, len: 1, means: None, status: None };
+            enqueue_exact_variance(reducer, $input, Over::Whole, target, ($self.correction, $root), None)
+        })
+    };
+    (@value mean_var, $self:ident, $reducer:ident, $input:ident, $root:literal) => {{
+        let slot = $reducer.backend.result_slot();
+        // The slot's second word: inside the backend's 16-byte slot.
+        let means = crate::backend::launcher::element_address::<u64>(slot, 1).ok_or(Error::internal("the result slot's second word"))?;
+        let target = Target { out: slot, len: 1, means: Some(means), status: None };
+        enqueue_exact_variance($reducer, $input, Over::Whole, target, ($self.correction, $root), None)?;
+        let [variance, mean] = $reducer.backend.read_result_slot()?;
+        Ok((crate::reducer::from_word(mean), crate::reducer::from_word(variance)))
+    }};
+    (@results one) => {
+        fn results<X>(values: X, _means: Option<X>) -> Option<X> {
+            Some(values)
+        }
+        fn outputs<X>(results: X) -> (X, Option<X>) {
+            (results, None)
+        }
+    };
+    (@results mean_var) => {
+        const MEANS: bool = true;
+        fn results<X>(values: X, means: Option<X>) -> Option<(X, X)> {
+            means.map(|means| (means, values))
+        }
+        fn outputs<X>((means, values): (X, X)) -> (X, Option<X>) {
+            (values, Some(means))
+        }
+    };
+}
+
+/// The exact variance (population, sample, or any correction) of each part.
+fn exact_variance_of<T: FloatElement>(values: &[T], correction: f64) -> T {
+    T::exact_variance(values, correction)
+}
+
+/// Its square root.
+fn exact_std_of<T: FloatElement>(values: &[T], correction: f64) -> T {
+    T::exact_variance(values, correction).sqrt().canonical()
+}
+
+/// The exact mean and the exact variance.
+fn exact_mean_var_of<T: FloatElement>(values: &[T], correction: f64) -> (T, T) {
+    (ExactMean::fold(values), T::exact_variance(values, correction))
+}
+
+exact_variance_reduction!(
+    /// The variance of `f32`s or `f64`s with a correction (PyTorch's
+    /// `x.var(dim, correction=…)`), **the same bits on every GPU, grid,
+    /// launch shape, alignment and order, alone or in any batch**, as
+    /// [`ExactVar::fold`] gives on the CPU. Two passes over the input: the
+    /// mean `m` is [`ExactMean`]'s (the exact sum rounded once, divided by
+    /// the count), then each deviation `x − m` and its square are rounded
+    /// to the type, the squares summed exactly and rounded once, and that
+    /// divided by `max(0, n − correction)` (`n − correction` in `f64`,
+    /// rounded to the type).
+    ///
+    /// Error against the exact variance `v` of the values: each deviation's
+    /// and square's rounding (a relative `ε` each: 2^-24 for `f32`, 2^-53
+    /// for `f64`; the deviation's twice, as it is squared), the sum's and
+    /// the division's, so at most about `5ε·v` whatever the length, plus
+    /// what the mean's own rounding adds (it is off by at most an ulp,
+    /// `2ε·|m|`): at most `n·(2ε·m)² / (n − correction)`, below `ε·v`
+    /// unless the values' spread is under about `2√ε` of their mean's
+    /// magnitude (`f32`s around 1e5 spread by 5: a relative error of about
+    /// 4e-6). Subnormal deviations and squares: half the smallest subnormal
+    /// each instead of `ε`. A one-pass float variance ([`Var`]) has errors
+    /// that grow with the length.
+    ///
+    /// Specials: a NaN or infinite element, or a sum past the largest
+    /// float (an infinite mean), gives NaN (as [`Var`]); a square past the
+    /// largest float gives `+inf`; no elements give NaN; `n − correction ≤
+    /// 0` divides by 0 (`+inf`, or NaN for `0 / 0`).
+    ///
+    /// Every place ([`Over`]): each segment's, row's or result's variance,
+    /// the same alone or in any batch; along axes the deviations' pass
+    /// gathers the view into rows first (one more read and write of every
+    /// element) unless the reduced axes are the innermost (rows in place)
+    /// or all of them. Not across GPUs (`reduce::multi`). Cost: two passes
+    /// ([`ExactMean`]'s and a sum of squares as [`ExactSumOfSquares`]'s),
+    /// about twice [`Var`]'s one.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, ExactVar, Over};
+    /// let mut emulator = Emulator::default();
+    /// let x = [1.0e8f32, 1.0e8 + 8.0, 1.0e8 + 16.0];
+    /// let sample = ExactVar::new(1.0)?;
+    /// assert_eq!(emulator.reduce(&x, sample)?, 64.0);
+    /// assert_eq!(sample.fold(&x), 64.0); // the same on the CPU
+    /// // Rows of 2, the population variance of each.
+    /// let rows = emulator.reduce_over(&[1.0f64, 3.0, 2.0, 6.0], ExactVar::new(0.0)?, Over::Rows { rows: 2, len: 2 })?;
+    /// assert_eq!(rows.values.to_vec(), [1.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    ExactVar, false, T, X, exact_variance_of, T, one
+);
+
+exact_variance_reduction!(
+    /// The standard deviation: [`ExactVar`]'s square root (correctly
+    /// rounded), with its guarantee (the same bits everywhere, and
+    /// [`ExactStd::fold`] on the CPU) and its places and cost.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, ExactStd};
+    /// let x = [2.0f64, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+    /// assert_eq!(Emulator::default().reduce(&x, ExactStd::new(0.0)?)?, 2.0);
+    /// # Ok(()) }
+    /// ```
+    ExactStd, true, T, X, exact_std_of, T, one
+);
+
+exact_variance_reduction!(
+    /// The mean and the variance: `(mean, variance)` of a whole input,
+    /// `(means, variances)` over segments, rows or axes: [`ExactMean`]'s
+    /// and [`ExactVar`]'s bits (the variance's first pass writes the
+    /// means), as [`ExactMeanVar::fold`] gives on the CPU.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use reduce::{emulated::Emulator, ExactMeanVar, Over};
+    /// let x = [1.0f64, 3.0, 2.0, 6.0];
+    /// assert_eq!(Emulator::default().reduce(&x, ExactMeanVar::new(0.0)?)?, (3.0, 3.5));
+    /// let rows = Emulator::default().reduce_over(&x, ExactMeanVar::new(1.0)?, Over::Rows { rows: 2, len: 2 })?;
+    /// let (means, variances) = rows.values;
+    /// assert_eq!((means.to_vec(), variances.to_vec()), (vec![2.0, 4.0], vec![2.0, 8.0]));
+    /// # Ok(()) }
+    /// ```
+    ExactMeanVar, false, (T, T), (X, X), exact_mean_var_of, (T, T), mean_var
+);
 
 /// The dot product `Σ a[i]·b[i]` of `f32`s or `f64`s, exactly: each
 /// product rounded to the element type (as [`Reducer::dot`] forms it), the

@@ -375,6 +375,17 @@ impl<B: Backend> Reducer<B> {
             accesses.push(Access::read::<u64>("offsets", offsets, offsets_len));
         }
         accesses.extend(status.map(|status| Access::write::<u32>("status", status, 1)));
+        // The exact variance's means (one per segment), which its kernel reads.
+        let (shifts, finish, finish_param) = match what {
+            PerSegment::Exact(of) => {
+                let (shifts, finish_param) = of.parameters();
+                (shifts, of.finish() as u64, finish_param)
+            }
+            PerSegment::Op(_) => (0, Finish::Value as u64, 0),
+        };
+        if shifts != 0 {
+            accesses.push(Access::read::<T>("means", shifts, segments));
+        }
         let launch = Launch {
             kernel,
             shape: shape.launch,
@@ -402,6 +413,9 @@ impl<B: Backend> Reducer<B> {
                 placed_stride2,
                 placed_extent3,
                 placed_stride3,
+                shifts,
+                finish,
+                finish_param,
             },
             accesses: &accesses,
         };

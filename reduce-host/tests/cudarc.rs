@@ -1328,8 +1328,9 @@ fn a_user_operator_over_cudarc_buffers() {
 }
 
 /// `ExactSum`, `ExactNanSum` and `ExactSumOfSquares` over cudarc buffers,
-/// blocking and `reduce_into` (rows too), at an offset, and `ExactDot` of
-/// two views, blocking and `reduce_pair_into`: the CPU folds' bits.
+/// blocking and `reduce_into` (rows too), at an offset, `ExactDot` of
+/// two views, blocking and `reduce_pair_into`, and `ExactVar` and
+/// `ExactMeanVar` (rows, into two outputs): the CPU folds' bits.
 #[test]
 fn exact_sums_over_cudarc_buffers() {
     let Some(ctx) = context("exact_sums_over_cudarc_buffers") else {
@@ -1417,4 +1418,39 @@ fn exact_sums_over_cudarc_buffers() {
     assert_eq!(itself.to_bits(), want.to_bits(), "ExactDot of a view with itself");
     let short = reducer.reduce_pair(&a, &input.slice(0..3), reduce::ExactDot);
     assert!(matches!(short, Err(reduce::Error::LengthMismatch { .. })), "{short:?}");
+    // `ExactVar` of the view, blocking and into an output; `ExactMeanVar`
+    // over its rows into two outputs.
+    let sample = reduce::ExactVar::new(1.0).unwrap();
+    let want = sample.fold(&data[1..]);
+    let got = reducer.reduce(&view, sample).unwrap();
+    assert_eq!(
+        got.to_bits(),
+        want.to_bits(),
+        "ExactVar blocking: {got:e} against {want:e}"
+    );
+    reducer
+        .reduce_into(&view, sample, Over::Whole, &mut out, &stream)
+        .unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert_eq!(into[0].to_bits(), want.to_bits(), "ExactVar reduce_into");
+    let mean_var = reduce::ExactMeanVar::new(0.0).unwrap();
+    let mut means = stream.alloc_zeros::<f64>(1000).unwrap();
+    reducer
+        .reduce_into(
+            &rows_view,
+            mean_var,
+            Over::Rows { rows: 1000, len: 1000 },
+            (&mut means, &mut rows),
+            &stream,
+        )
+        .unwrap();
+    let (means, variances) = (stream.clone_dtoh(&means).unwrap(), stream.clone_dtoh(&rows).unwrap());
+    for row in 0..1000 {
+        let (mean, variance) = mean_var.fold(&data[1 + row * 1000..1 + (row + 1) * 1000]);
+        assert_eq!(
+            (means[row].to_bits(), variances[row].to_bits()),
+            (mean.to_bits(), variance.to_bits()),
+            "ExactMeanVar row {row}"
+        );
+    }
 }

@@ -25,6 +25,7 @@ macro_rules! for_each_kernel_args {
         $callback! { $($extra)*
             ReduceArgs [input len partials ticket out],
             SegmentedArgs [input len offsets segments row_len row_pitch row_group group_pitch plan partials tickets status out
+                shifts finish finish_param
                 placed_dims placed_extent0 placed_stride0 placed_extent1 placed_stride1
                 placed_extent2 placed_stride2 placed_extent3 placed_stride3],
             ArgArgs [input len partials ticket value_out index_out],
@@ -39,7 +40,7 @@ macro_rules! for_each_kernel_args {
             SeedDotArgs [a b len out],
             DivideArgs [out len count],
             ConvertArgs [input len out],
-            ExactArgs [input len partials ticket scratch out form],
+            ExactArgs [input len partials ticket scratch out form shifts finish_param],
             ExactDotArgs [a b len partials ticket scratch out],
         }
     };

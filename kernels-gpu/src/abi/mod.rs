@@ -107,6 +107,30 @@ pub const EXACT_STATE_OUT: u64 = 2;
 /// (`ExactMean`), rather than the rounded sum.
 pub const EXACT_MEAN: u64 = 4;
 
+/// [`ExactArgs::form`] of [`Kernel::ExactSum`] of [`Op::SquaredDeviation`]
+/// (`ExactVar`): the result is the exact sum of the squared deviations
+/// from the mean at `shifts`, rounded, divided by `max(0, len −
+/// correction)`, the correction the `f64` whose bits are `finish_param`
+/// ([`Finish::Variance`]).
+pub const EXACT_VARIANCE: u64 = 8;
+
+/// With [`EXACT_VARIANCE`]: the square root of that (`ExactStd`, [`Finish::Root`]).
+pub const EXACT_ROOT: u64 = 16;
+
+/// The finish the whole input's exact kernel applies for its `form`:
+/// [`EXACT_MEAN`], [`EXACT_VARIANCE`] (and [`EXACT_ROOT`]), or none.
+pub const fn exact_finish(form: u64) -> Finish {
+    if form & EXACT_MEAN != 0 {
+        Finish::Mean
+    } else if form & EXACT_ROOT != 0 {
+        Finish::Root
+    } else if form & EXACT_VARIANCE != 0 {
+        Finish::Variance
+    } else {
+        Finish::Value
+    }
+}
+
 /// Loads each thread of an axis launch issues along the reduced axis
 /// before it combines any (the host gives each lane of a contiguous reduced
 /// axis several times this many elements where the axis is that long).

@@ -41,6 +41,11 @@ pub enum Op {
     /// The user's combine without the map: what combines partial results
     /// of [`Op::User`] (its [`Op::combiner`]).
     UserCombine,
+    /// Each element's squared deviation from its part's mean, `(x −
+    /// mean)²`, the means read from the launch's `shifts`: what the exact
+    /// variance sums in its second pass. Exact kernels only
+    /// (`crate::expansion::SquaredDeviation`).
+    SquaredDeviation,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -76,7 +81,7 @@ impl Op {
     /// `inf + -inf` and must survive, so it is not combined with `NanSum`.
     pub fn combiner(self) -> Op {
         match self {
-            Op::NanSum | Op::SumOfSquares => Op::Sum,
+            Op::NanSum | Op::SumOfSquares | Op::SquaredDeviation => Op::Sum,
             Op::MaxAbs => Op::Max,
             Op::User => Op::UserCombine,
             op => op,
@@ -97,6 +102,7 @@ impl Op {
             Op::MaxAbs => "max_abs",
             Op::User => "user",
             Op::UserCombine => "user_combine",
+            Op::SquaredDeviation => "squared_deviation",
         }
     }
 }

@@ -178,7 +178,8 @@ pub enum Finish {
     State = 0,
     /// The statistic's value: the variance, logsumexp, the count (`u64`).
     Value = 1,
-    /// The square root of the value: the standard deviation.
+    /// The square root of the value: the standard deviation (in the exact
+    /// kernels, of [`Finish::Variance`]'s value).
     Root = 2,
     /// Whether the count is above 0: one byte, 0 or 1.
     Any = 3,
@@ -189,6 +190,11 @@ pub enum Finish {
     /// exact axis kernel reads no other finish; the whole input's and the
     /// segments' exact kernels take it as `abi::EXACT_MEAN` and `mean`).
     Mean = 5,
+    /// An exact sum of squared deviations (rounded once) divided by
+    /// `max(0, count − correction)`, `correction` the `f64` whose bits are
+    /// `finish_param`: `ExactVar` (and with [`Finish::Root`], its square
+    /// root: `ExactStd`), in the exact kernels that read `shifts`.
+    Variance = 6,
 }
 
 impl Finish {
@@ -201,6 +207,7 @@ impl Finish {
             3 => Finish::Any,
             4 => Finish::All,
             5 => Finish::Mean,
+            6 => Finish::Variance,
             _ => Finish::State,
         }
     }

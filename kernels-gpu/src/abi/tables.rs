@@ -164,6 +164,10 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactState { op: Op::SumOfSquares, element: scalar!($t) },
                 kernel_name!(exact_state, sum_of_squares, $t),
             ),
+            (
+                Kernel::ExactSum { op: Op::SquaredDeviation, element: scalar!($t) },
+                kernel_name!(exact_sum, squared_deviation, $t),
+            ),
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
@@ -196,6 +200,14 @@ macro_rules! exact_kernel_table {
             (
                 Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false },
                 kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false },
+                kernel_name!(exact_segments, squared_deviation, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false },
+                kernel_name!(exact_segments_per_thread, squared_deviation, $t),
             ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),

@@ -11,11 +11,11 @@
 //! plan, the launch, the other segments or their number.
 
 use super::{element_at, Segments};
-use crate::abi::{Finish, SegmentPlan, PARTIAL_SLOT_BYTES};
+use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::exact::Exact;
-use crate::expansion::{finished, ExactElement, ExactInput, ExactMap, FastAcc, FastAccumulator, FastExact};
+use crate::expansion::{ExactElement, ExactFinish, ExactInput, ExactMap, FastAcc, FastAccumulator, FastExact};
 use crate::grid;
 use crate::op::{Max, Sum};
 use crate::place::Results;
@@ -24,15 +24,18 @@ use crate::warp;
 use core::mem::size_of;
 
 /// The exact sum of each segment (each element mapped by `M`: NaN as zero
-/// for the NaN-ignoring sum) into `out`, as `finish` asks ([`finished`]: the
-/// sum, or for [`Finish::Mean`] the sum divided by the segment's length), as [`super::reduce`] reduces
+/// for the NaN-ignoring sum; its segment's map, [`ExactMap::of_part`] of
+/// `shifts`) into `out`, as `finish` asks ([`ExactFinish::of`]: the sum,
+/// or for [`crate::abi::Finish::Mean`] the sum divided by the segment's length), as [`super::reduce`] reduces
 /// them (its parameters, rules and plans), with teams of any size: teams
 /// of one thread (where the host does not send them to
 /// [`reduce_exact_per_thread`]'s own kernel) by a call to it.
 ///
 /// # Safety
-/// As [`super::reduce`].
+/// As [`super::reduce`], and `shifts` as [`ExactMap::of_part`] asks for
+/// each segment.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
     input: u64,
     segments: Segments,
@@ -40,10 +43,11 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
     partials: u64,
     tickets: u64,
     out: Results<PLACED>,
-    finish: Finish,
+    shifts: u64,
+    finish: ExactFinish,
 ) {
     if plan.team_threads == 1 && plan.blocks_per_segment == 1 {
-        return reduce_exact_per_thread_called::<T, M, PLACED>(input, segments, out, finish);
+        return reduce_exact_per_thread_called::<T, M, PLACED>(input, segments, out, shifts, finish);
     }
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
@@ -70,6 +74,9 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
         };
         let (begin, end) = if unit < units { segments.bounds(segment) } else { (0, 0) };
         let mut acc = FastAcc::<T, M>::ZERO;
+        // A team past the last segment sums nothing; segment 0's map (there
+        // is one: `first_unit < units`) stands in for its own.
+        let map = M::of_part(shifts, if unit < units { segment } else { 0 });
         if unit < units {
             let team = Team {
                 worker: part,
@@ -78,7 +85,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
                 thread: thread_in_team,
             };
             acc = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(
-                ExactInput::<T, M>::new(element_at::<T>(input, begin)),
+                ExactInput::<T, M>::new(element_at::<T>(input, begin), map),
                 end - begin,
                 team,
             );
@@ -109,12 +116,12 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
         let result = if again {
             let lanes = Ord::min(team_threads, 32);
             let (begin, end) = if thread_in_team < 32 { (begin, end) } else { (0, 0) };
-            sum_exactly_in_warp::<T, M>(input, begin, end, lanes, thread_in_team & (lanes - 1))
+            sum_exactly_in_warp::<T, M>(input, map, begin, end, lanes, thread_in_team & (lanes - 1))
         } else {
             M::Fast::round(total)
         };
         if holder {
-            thread::store_result(out.at::<T>(segment), finished(result, end - begin, finish));
+            thread::store_result(out.at::<T>(segment), finish.of::<T, M>(result, end - begin));
         }
         if team_threads > 32 {
             // The next round's block reduction reuses the scratch slots.
@@ -145,23 +152,25 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLA
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
-    finish: Finish,
+    shifts: u64,
+    finish: ExactFinish,
 ) {
     let threads = grid_dim_x() as u64 * block_dim_x() as u64;
     let mut segment = device::index_1d();
     while segment < segments.count {
         let (begin, end) = segments.bounds(segment);
+        let map = M::of_part(shifts, segment);
         let total = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(
-            ExactInput::<T, M>::new(element_at::<T>(input, begin)),
+            ExactInput::<T, M>::new(element_at::<T>(input, begin), map),
             end - begin,
             Team::single(),
         );
         let result = if total.is_exact() {
             M::Fast::round(total)
         } else {
-            sum_exactly_in_warp::<T, M>(input, begin, end, 1, 0)
+            sum_exactly_in_warp::<T, M>(input, map, begin, end, 1, 0)
         };
-        thread::store_result(out.at::<T>(segment), finished(result, end - begin, finish));
+        thread::store_result(out.at::<T>(segment), finish.of::<T, M>(result, end - begin));
         segment += threads;
     }
 }
@@ -179,14 +188,15 @@ unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ExactMap<T>, const 
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
-    finish: Finish,
+    shifts: u64,
+    finish: ExactFinish,
 ) {
-    reduce_exact_per_thread::<T, M, PLACED>(input, segments, out, finish)
+    reduce_exact_per_thread::<T, M, PLACED>(input, segments, out, shifts, finish)
 }
 
 /// The exact pass of a group of `lanes` lanes of a warp (a power of two
 /// up to 32): each lane adds its share of `[begin, end)` (every `lanes`-th
-/// element from its own, mapped by `M`) to an [`Exact`], whose digits the group adds up
+/// element from its own, mapped by `map`) to an [`Exact`], whose digits the group adds up
 /// with shuffles; the group's first lane gets the sum rounded. A group of
 /// one lane shuffles nothing: one thread alone may call it.
 ///
@@ -197,6 +207,7 @@ unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ExactMap<T>, const 
 #[inline(never)]
 unsafe fn sum_exactly_in_warp<T: ExactElement, M: ExactMap<T>>(
     input: u64,
+    map: M,
     begin: u64,
     end: u64,
     lanes: u64,
@@ -205,7 +216,7 @@ unsafe fn sum_exactly_in_warp<T: ExactElement, M: ExactMap<T>>(
     let mut exact = Exact::<T>::new();
     let mut index = begin + lane;
     while index < end {
-        exact.add(M::map(thread::load_element::<T>(element_at::<T>(input, index))));
+        exact.add(map.apply(thread::load_element::<T>(element_at::<T>(input, index))));
         index += lanes;
     }
     let (digits, specials) = exact.parts();

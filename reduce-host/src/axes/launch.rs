@@ -165,8 +165,9 @@ impl<B: Backend> Reducer<B> {
         if outputs == 0 || reduced_elements == 0 {
             // No results, or each the sum of nothing: `+0.0`, as `Op::Sum`'s;
             // a mean of nothing `0 / 0`, NaN, as the kernels divide.
+            // A variance of nothing too (`0 / max(0, 0 − correction)`).
             self.enqueue_axes::<T>(input, layout, axes, Op::Sum, (out, out_len), stream)?;
-            if of.finish() == Finish::Mean {
+            if of.finish() != Finish::Value {
                 self.enqueue_divide_by_count::<T>(out, outputs, 0, stream)?;
             }
             return Ok(());
@@ -175,39 +176,16 @@ impl<B: Backend> Reducer<B> {
         check_aliasing(&accesses)?;
         // No pass may place its results out of order: the exact kernels write them in order.
         let passes = plan_passes(&dims, 0);
+        // The squared deviations have no axis kernel (their means are per
+        // result): a view the rows kernel cannot read in place is gathered.
+        let in_place = |route: &Route| match route {
+            Route::Whole | Route::Rows { group: (0, 0), .. } => true,
+            Route::Rows { .. } | Route::Axis => !matches!(of, ExactOf::Deviations { .. }),
+        };
         if let [pass] = &passes[..] {
-            return match pass.route() {
-                Route::Whole => self.launch_exact::<T>(of, address, span, 0, out, &accesses, stream),
-                Route::Rows {
-                    rows,
-                    row_len,
-                    pitch,
-                    group: (0, 0),
-                } => {
-                    let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
-                    let out = (out, outputs);
-                    self.enqueue_segmented::<T>((address, span), rows, PerSegment::Exact(of), out, None, stream)
-                }
-                Route::Rows { .. } | Route::Axis => {
-                    let kernel = Kernel::ExactAxis {
-                        op: of.op(),
-                        element: T::TYPE.kernel(),
-                    };
-                    let partial_words = self.axis_partial_words(&passes, |_, _| Some(kernel))?;
-                    let partials = self.backend.scratch(stream, partial_words)?;
-                    let launch = AxisLaunch {
-                        kernel,
-                        input: Access::read::<T>("input", address, span),
-                        out: Access::write::<T>("out", out, outputs),
-                        means: None,
-                        finish: of.finish(),
-                        finish_param: 0,
-                        partials,
-                        segments: None,
-                    };
-                    self.launch_axis(pass, launch, stream)
-                }
-            };
+            if in_place(&pass.route()) {
+                return self.enqueue_exact_pass::<T>(pass, (address, span), of, (out, outputs), &accesses, stream);
+            }
         }
         // The gather: one result per element, the kept axes outermost in
         // the view's order (the results' order), then the reduced ones in
@@ -236,6 +214,52 @@ impl<B: Backend> Reducer<B> {
             None,
             stream,
         )
+    }
+
+    /// The exact sums of one pass's results read in place (the whole input,
+    /// rows, or the axis kernel), `of` the `span` elements at `address`,
+    /// into the `outputs` results at `out`.
+    fn enqueue_exact_pass<T: FloatElement>(
+        &mut self,
+        pass: &Pass,
+        (address, span): (u64, usize),
+        of: ExactOf,
+        (out, outputs): (u64, usize),
+        accesses: &[Access],
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        match pass.route() {
+            Route::Whole => self.launch_exact::<T>(of, address, span, 0, out, accesses, stream),
+            Route::Rows {
+                rows,
+                row_len,
+                pitch,
+                group: (0, 0),
+            } => {
+                let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
+                let out = (out, outputs);
+                self.enqueue_segmented::<T>((address, span), rows, PerSegment::Exact(of), out, None, stream)
+            }
+            Route::Rows { .. } | Route::Axis => {
+                let kernel = Kernel::ExactAxis {
+                    op: of.op(),
+                    element: T::TYPE.kernel(),
+                };
+                let partial_words = self.axis_partial_words(std::slice::from_ref(pass), |_, _| Some(kernel))?;
+                let partials = self.backend.scratch(stream, partial_words)?;
+                let launch = AxisLaunch {
+                    kernel,
+                    input: Access::read::<T>("input", address, span),
+                    out: Access::write::<T>("out", out, outputs),
+                    means: None,
+                    finish: of.finish(),
+                    finish_param: 0,
+                    partials,
+                    segments: None,
+                };
+                self.launch_axis(pass, launch, stream)
+            }
+        }
     }
 
     /// Copies the `outputs` elements of the view `kept` (its axes,

@@ -5,7 +5,8 @@
 //! reference (Shewchuk's partials, `math.fsum`) where one applies. And
 //! `ExactMean`, the exact sum divided by the count, `ExactNanSum`, the
 //! exact sum of the elements that are not NaN, and `ExactSumOfSquares`:
-//! their folds' bits over every place. (`ExactDot`: `exact_dot.rs`.)
+//! their folds' bits over every place. (`ExactDot`: `exact_dot.rs`;
+//! `ExactVar`, `ExactStd`, `ExactMeanVar`: `exact_variance.rs`.)
 
 use crate::common;
 use common::*;
@@ -310,14 +311,14 @@ fn adversarial_exact_sums() {
 
 /// Segments or rows of an input.
 #[derive(Clone, Debug)]
-enum Parts {
+pub(crate) enum Parts {
     Segments(Vec<u64>),
     Rows { rows: usize, len: usize },
 }
 
 impl Parts {
     /// Each part's range of the input.
-    fn ranges(&self) -> Vec<std::ops::Range<usize>> {
+    pub(crate) fn ranges(&self) -> Vec<std::ops::Range<usize>> {
         match self {
             Parts::Segments(offsets) => offsets.windows(2).map(|w| w[0] as usize..w[1] as usize).collect(),
             Parts::Rows { rows, len } => (0..*rows).map(|r| r * len..(r + 1) * len).collect(),
@@ -352,7 +353,7 @@ fn exact_sums_over<B: TestBackend, T: ExactTest>(
 
 /// Random segments over `n` values: lengths from empty to long, some
 /// values outside every segment.
-fn random_segments(rng: &mut StdRng, n: usize) -> Vec<u64> {
+pub(crate) fn random_segments(rng: &mut StdRng, n: usize) -> Vec<u64> {
     let mut offsets = vec![rng.gen_range(0..=n.min(3)) as u64];
     while (*offsets.last().unwrap() as usize) < n {
         let left = n - *offsets.last().unwrap() as usize;
@@ -828,7 +829,7 @@ fn derived_match_the_fold<T: ExactTest>(test: &str, what: Derived) {
 
 /// The indices into the input of each result's elements, along `axes` of
 /// the dense `layout`, in the kept axes' order.
-fn gathered_indices(layout: &Strided, axes: &[usize]) -> Vec<Vec<usize>> {
+pub(crate) fn gathered_indices(layout: &Strided, axes: &[usize]) -> Vec<Vec<usize>> {
     let len = layout.shape().iter().product();
     let indices: Vec<usize> = (0..len).collect();
     gathered(&indices, layout, axes)

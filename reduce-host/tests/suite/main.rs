@@ -29,6 +29,7 @@ mod emulator_faults;
 mod errors;
 mod exact_dot;
 mod exact_sum;
+mod exact_variance;
 mod kernel_sweep;
 mod ladder_rungs;
 mod matrix;
