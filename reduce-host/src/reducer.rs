@@ -700,6 +700,22 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
+    /// Runs `enqueue` with the result slot's two words as its outputs (the
+    /// value's, then the mean's; on the own stream), then returns the
+    /// `(mean, value)` it wrote there: the blocking form of the mean and
+    /// variance ([`crate::MeanVar`], [`crate::ExactMeanVar`]).
+    pub(crate) fn blocking_with_mean<T: DeviceCopy>(
+        &mut self,
+        enqueue: impl FnOnce(&mut Self, u64, u64) -> Result<()>,
+    ) -> Result<(T, T)> {
+        let slot = self.backend.result_slot();
+        // The slot's second word: inside the backend's 16-byte slot.
+        let mean = element_address::<u64>(slot, 1).ok_or(Error::internal("the result slot's second word"))?;
+        enqueue(self, slot, mean)?;
+        let [value, mean] = self.backend.read_result_slot()?;
+        Ok((from_word(mean), from_word(value)))
+    }
+
     /// Runs `enqueue` with the result slot as its output (on the own
     /// stream), then returns the `T` it wrote there: the blocking form of
     /// each operation with one result.

@@ -155,6 +155,21 @@ macro_rules! one_output {
     };
 }
 
+/// The results of the mean-and-variance reductions ([`MeanVar`],
+/// [`ExactMeanVar`]): `(means, values)`.
+macro_rules! means_and_values {
+    () => {
+        type Results<X> = (X, X);
+        const MEANS: bool = true;
+        fn results<X>(values: X, means: Option<X>) -> Option<(X, X)> {
+            means.map(|means| (means, values))
+        }
+        fn outputs<X>((means, values): (X, X)) -> (X, Option<X>) {
+            (values, Some(means))
+        }
+    };
+}
+
 impl sealed::Sealed for Op {}
 
 /// An [`Op`] over `T`s, computed in `T` (see [`Op`] for each op's rules).
@@ -907,7 +922,7 @@ fn enqueue_exact_variance<B: Backend, T: FloatElement>(
 /// exact variance's [`Reduction`] (`$root`: its square root; `@mean_var`:
 /// the means too).
 macro_rules! exact_variance_reduction {
-    ($(#[$doc:meta])* $name:ident, $root:literal, $value:ty, $results:ty, $fold:ident, $fold_value:ty, $($kind:tt)*) => {
+    ($(#[$doc:meta])* $name:ident, $root:literal, $value:ty, $fold:ident, $($kind:tt)*) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name {
@@ -927,7 +942,7 @@ macro_rules! exact_variance_reduction {
 
             /// The same on the CPU: the bits the GPU and the emulator give
             /// for the same values.
-            pub fn fold<T: FloatElement>(&self, values: &[T]) -> $fold_value {
+            pub fn fold<T: FloatElement>(&self, values: &[T]) -> $value {
                 $fold(values, self.correction)
             }
         }
@@ -937,7 +952,6 @@ macro_rules! exact_variance_reduction {
         impl<T: FloatElement> Reduction<T> for $name {
             type Output = T;
             type Value = $value;
-            type Results<X> = $results;
 
             fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<$value> {
                 exact_variance_reduction!(@value $($kind)*, self, reducer, input, $root)
@@ -963,31 +977,17 @@ macro_rules! exact_variance_reduction {
             enqueue_exact_variance(reducer, $input, Over::Whole, target, ($self.correction, $root), None)
         })
     };
-    (@value mean_var, $self:ident, $reducer:ident, $input:ident, $root:literal) => {{
-        let slot = $reducer.backend.result_slot();
-        // The slot's second word: inside the backend's 16-byte slot.
-        let means = crate::backend::launcher::element_address::<u64>(slot, 1).ok_or(Error::internal("the result slot's second word"))?;
-        let target = Target { out: slot, len: 1, means: Some(means), status: None };
-        enqueue_exact_variance($reducer, $input, Over::Whole, target, ($self.correction, $root), None)?;
-        let [variance, mean] = $reducer.backend.read_result_slot()?;
-        Ok((crate::reducer::from_word(mean), crate::reducer::from_word(variance)))
-    }};
+    (@value mean_var, $self:ident, $reducer:ident, $input:ident, $root:literal) => {
+        $reducer.blocking_with_mean(|reducer, out, mean| {
+            let target = Target { out, len: 1, means: Some(mean), status: None };
+            enqueue_exact_variance(reducer, $input, Over::Whole, target, ($self.correction, $root), None)
+        })
+    };
     (@results one) => {
-        fn results<X>(values: X, _means: Option<X>) -> Option<X> {
-            Some(values)
-        }
-        fn outputs<X>(results: X) -> (X, Option<X>) {
-            (results, None)
-        }
+        one_output!();
     };
     (@results mean_var) => {
-        const MEANS: bool = true;
-        fn results<X>(values: X, means: Option<X>) -> Option<(X, X)> {
-            means.map(|means| (means, values))
-        }
-        fn outputs<X>((means, values): (X, X)) -> (X, Option<X>) {
-            (values, Some(means))
-        }
+        means_and_values!();
     };
 }
 
@@ -1055,7 +1055,7 @@ exact_variance_reduction!(
     /// assert_eq!(rows.values.to_vec(), [1.0, 4.0]);
     /// # Ok(()) }
     /// ```
-    ExactVar, false, T, X, exact_variance_of, T, one
+    ExactVar, false, T, exact_variance_of, one
 );
 
 exact_variance_reduction!(
@@ -1070,7 +1070,7 @@ exact_variance_reduction!(
     /// assert_eq!(Emulator::default().reduce(&x, ExactStd::new(0.0)?)?, 2.0);
     /// # Ok(()) }
     /// ```
-    ExactStd, true, T, X, exact_std_of, T, one
+    ExactStd, true, T, exact_std_of, one
 );
 
 exact_variance_reduction!(
@@ -1089,7 +1089,7 @@ exact_variance_reduction!(
     /// assert_eq!((means.to_vec(), variances.to_vec()), (vec![2.0, 4.0], vec![2.0, 8.0]));
     /// # Ok(()) }
     /// ```
-    ExactMeanVar, false, (T, T), (X, X), exact_mean_var_of, (T, T), mean_var
+    ExactMeanVar, false, (T, T), exact_mean_var_of, mean_var
 );
 
 /// The dot product `Σ a[i]·b[i]` of `f32`s or `f64`s, exactly: each
@@ -1172,7 +1172,7 @@ impl<T: FloatElement> PairReduction<T> for ExactDot {
 
 /// The variance family's settings: the correction and the accumulator.
 macro_rules! moments_reduction {
-    ($(#[$doc:meta])* $name:ident, $finish:ident, $value:ty, $results:ty) => {
+    ($(#[$doc:meta])* $name:ident, $finish:ident, $value:ty) => {
         $(#[$doc])*
         pub struct $name<A> {
             correction: f64,
@@ -1205,7 +1205,6 @@ macro_rules! moments_reduction {
         impl<A: FloatElement, In: MomentsInput<A>> Reduction<In> for $name<A> {
             type Output = A;
             type Value = $value;
-            type Results<X> = $results;
 
             fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<In>) -> Result<$value> {
                 let call = Call::moments::<A, In>(Finish::$finish, self.correction);
@@ -1234,21 +1233,10 @@ macro_rules! moments_reduction {
         $reducer.statistic_to_host::<In, A>($input, $call)
     };
     (@results MeanVar) => {
-        const MEANS: bool = true;
-        fn results<X>(values: X, means: Option<X>) -> Option<(X, X)> {
-            means.map(|means| (means, values))
-        }
-        fn outputs<X>((means, values): (X, X)) -> (X, Option<X>) {
-            (values, Some(means))
-        }
+        means_and_values!();
     };
     (@results $name:ident) => {
-        fn results<X>(values: X, _means: Option<X>) -> Option<X> {
-            Some(values)
-        }
-        fn outputs<X>(results: X) -> (X, Option<X>) {
-            (results, None)
-        }
+        one_output!();
     };
 }
 
@@ -1269,11 +1257,11 @@ moments_reduction!(
     /// assert_eq!(Emulator::default().reduce(&[1.0e6f32, 1.0e6 + 1.0, 1.0e6 + 2.0], Var::<f64>::new(1.0)?)?, 1.0);
     /// # Ok(()) }
     /// ```
-    Var, Value, A, X
+    Var, Value, A
 );
 moments_reduction!(
     /// The standard deviation: the square root of [`Var`].
-    Std, Root, A, X
+    Std, Root, A
 );
 moments_reduction!(
     /// The mean and the variance from one pass (PyTorch's `var_mean`, in
@@ -1290,7 +1278,7 @@ moments_reduction!(
     /// assert_eq!((means.to_vec(), variances.to_vec()), (vec![2.0, 4.0], vec![2.0, 8.0]));
     /// # Ok(()) }
     /// ```
-    MeanVar, Value, (A, A), (X, X)
+    MeanVar, Value, (A, A)
 );
 
 /// logsumexp, `ln Σ exp(x)`, without overflow (the softmax's normaliser),

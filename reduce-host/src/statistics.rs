@@ -81,7 +81,7 @@
 //! [`Reduced::shape`]: crate::axes::Reduced::shape
 
 use crate::axes::{checked_reading, plan_passes, AxisLaunch, CheckedReading, Pass, SegmentsLaunch, Strided};
-use crate::backend::launcher::{check_aliasing, element_address, Access, StreamHandle};
+use crate::backend::launcher::{check_aliasing, Access, StreamHandle};
 use crate::backend::Backend;
 use crate::element::{sealed::Sealed, ArgInput, Element, ElementType, FloatElement};
 use crate::error::{Error, Result};
@@ -261,17 +261,15 @@ impl<B: Backend> Reducer<B> {
         input: &B::Slice<In>,
         call: Call,
     ) -> Result<(A, A)> {
-        let slot = self.backend.result_slot();
-        // The slot's second word: inside the backend's 16-byte slot.
-        let means = element_address::<u64>(slot, 1).ok_or(Error::internal("the result slot's second word"))?;
-        let destination = Destination {
-            out: slot,
-            len: 1,
-            means: Some(means),
-        };
-        self.enqueue_statistic(input, &whole::<B, In>(input)?, &[0], call, destination, None)?;
-        let [variance, mean] = self.backend.read_result_slot()?;
-        Ok((from_word(mean), from_word(variance)))
+        let layout = whole::<B, In>(input)?;
+        self.blocking_with_mean(|reducer, out, mean| {
+            let destination = Destination {
+                out,
+                len: 1,
+                means: Some(mean),
+            };
+            reducer.enqueue_statistic(input, &layout, &[0], call, destination, None)
+        })
     }
 
     /// `call` over the whole of `input`, its one result (of `R`) read back.
