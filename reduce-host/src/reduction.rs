@@ -1026,8 +1026,8 @@ exact_variance_reduction!(
     /// unless the values' spread is under about `2√ε` of their mean's
     /// magnitude (`f32`s around 1e5 spread by 5: a relative error of about
     /// 4e-6). Subnormal deviations and squares: half the smallest subnormal
-    /// each instead of `ε`. A one-pass float variance ([`Var`]) has errors
-    /// that grow with the length.
+    /// each instead of `ε`. A one-pass float variance ([`Var`]) has a bound
+    /// that grows with the length, and its bits depend on the launch.
     ///
     /// Specials: a NaN or infinite element, or a sum past the largest
     /// float (an infinite mean), gives NaN (as [`Var`]); a square past the
