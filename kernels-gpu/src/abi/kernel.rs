@@ -441,8 +441,10 @@ mod tests {
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
         // division, the conversions to f16 and bf16, the exact sum and its
-        // state forms, each plain, NaN-ignoring and of squares, the exact dot.
-        assert_eq!(members.len(), 23, "{members:?}");
+        // state forms, each plain, NaN-ignoring and of squares, the exact dot,
+        // the exact sum of squared deviations (the exact variance's).
+        assert_eq!(members.len(), 24, "{members:?}");
+        assert!(members.contains(&"reduce_exact_squared_deviation_f32"));
         assert!(members.contains(&"reduce_exact_dot_f32"));
         assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_nan_sum_f32") && members.contains(&"reduce_exact_nan_sum_state_f32"));

@@ -298,10 +298,12 @@ mod tests {
         // sums, NaN-ignoring exact sums and exact sums of squares, whole, as
         // states, over segments (by teams and per thread) and along an axis,
         // their exact means over segments (by teams and per thread), the 2
-        // types' exact dots and gathers.
+        // types' exact dots and gathers, and their exact sums of squared
+        // deviations (the exact variance's) whole and over segments (by
+        // teams and per thread).
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 3
         );
         assert_eq!(
             Kernel::Ladder {

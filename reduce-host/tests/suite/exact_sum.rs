@@ -737,7 +737,66 @@ fn exact_over<B: TestBackend, T: ExactTest>(
 }
 
 /// Where an exact reduction reduces, and the input's indices of each result's elements.
-type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
+pub(crate) type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
+
+/// The dense views of `n` values the exact reductions' tests reduce along:
+/// columns of 500, a cube of 4 × n/2000 × 500, and 5 × 0.
+pub(crate) struct Views {
+    columns: Strided,
+    cube: Strided,
+    none_along: Strided,
+}
+
+impl Views {
+    pub(crate) fn new(n: usize) -> Views {
+        Views {
+            columns: Strided::contiguous(&[n / 500, 500]).unwrap(),
+            cube: Strided::contiguous(&[4, n / 2000, 500]).unwrap(),
+            none_along: Strided::contiguous(&[5, 0]).unwrap(),
+        }
+    }
+}
+
+/// Every place the exact reductions are tested over, for `n` values and
+/// `segments` of them: the whole input (empty and tiny too), the segments,
+/// rows (long, short, of none), and axes of `views` (the columns and the
+/// last axis, a middle one, two apart, all of them, none along an empty
+/// axis), each with its results' elements.
+pub(crate) fn places<'a>(n: usize, segments: &'a [u64], views: &'a Views) -> Vec<Place<'a>> {
+    let indices = |parts: Parts| -> Vec<Vec<usize>> { parts.ranges().into_iter().map(Vec::from_iter).collect() };
+    let Views {
+        columns,
+        cube,
+        none_along,
+    } = views;
+    vec![
+        (Over::Whole, vec![(0..n).collect()]),
+        (Over::Whole, vec![vec![]]),
+        (Over::Whole, vec![vec![0, 1, 2]]),
+        (Over::Segments(segments), indices(Parts::Segments(segments.to_vec()))),
+        (
+            Over::Rows {
+                rows: 1000,
+                len: n / 1000,
+            },
+            indices(Parts::Rows {
+                rows: 1000,
+                len: n / 1000,
+            }),
+        ),
+        (
+            Over::Rows { rows: n / 3, len: 3 },
+            indices(Parts::Rows { rows: n / 3, len: 3 }),
+        ),
+        (Over::Rows { rows: 5, len: 0 }, vec![vec![]; 5]),
+        (Over::Axes(columns, &[0]), gathered_indices(columns, &[0])),
+        (Over::Axes(columns, &[1]), gathered_indices(columns, &[1])),
+        (Over::Axes(cube, &[1]), gathered_indices(cube, &[1])),
+        (Over::Axes(cube, &[0, 2]), gathered_indices(cube, &[0, 2])),
+        (Over::Axes(cube, &[0, 1, 2]), gathered_indices(cube, &[0, 1, 2])),
+        (Over::Axes(none_along, &[1]), vec![vec![]; 5]),
+    ]
+}
 
 /// `ExactMean`, `ExactNanSum` and `ExactSumOfSquares`: every result is the fold of its
 /// elements, bit for bit (NaNs included: both give the canonical NaN),
@@ -752,42 +811,10 @@ fn derived_match_the_fold<T: ExactTest>(test: &str, what: Derived) {
         let name = backend.name();
         for kind in KINDS {
             let n = backend.size(1_000_000, 30_000);
-            let (columns, cube, none_along) = (
-                Strided::contiguous(&[n / 500, 500]).unwrap(),
-                Strided::contiguous(&[4, n / 2000, 500]).unwrap(),
-                Strided::contiguous(&[5, 0]).unwrap(),
-            );
+            let views = Views::new(n);
             let covered = rng.gen_range(0..n);
             let segments = random_segments(&mut rng, covered);
-            let indices =
-                |parts: Parts| -> Vec<Vec<usize>> { parts.ranges().into_iter().map(Vec::from_iter).collect() };
-            let (rows, short) = (
-                Parts::Rows {
-                    rows: 1000,
-                    len: n / 1000,
-                },
-                Parts::Rows { rows: n / 3, len: 3 },
-            );
-            let places: Vec<Place> = vec![
-                (Over::Whole, vec![(0..n).collect()]),
-                (Over::Whole, vec![vec![]]),
-                (Over::Whole, vec![vec![0, 1, 2]]),
-                (Over::Segments(&segments), indices(Parts::Segments(segments.clone()))),
-                (
-                    Over::Rows {
-                        rows: 1000,
-                        len: n / 1000,
-                    },
-                    indices(rows),
-                ),
-                (Over::Rows { rows: n / 3, len: 3 }, indices(short)),
-                (Over::Rows { rows: 5, len: 0 }, vec![vec![]; 5]),
-                (Over::Axes(&columns, &[0]), gathered_indices(&columns, &[0])),
-                (Over::Axes(&cube, &[1]), gathered_indices(&cube, &[1])),
-                (Over::Axes(&cube, &[0, 2]), gathered_indices(&cube, &[0, 2])),
-                (Over::Axes(&cube, &[0, 1, 2]), gathered_indices(&cube, &[0, 1, 2])),
-                (Over::Axes(&none_along, &[1]), vec![vec![]; 5]),
-            ];
+            let places = places(n, &segments, &views);
             for (place, parts) in places {
                 let len = match place {
                     Over::Segments(offsets) => *offsets.last().unwrap() as usize + 2,

@@ -5,14 +5,11 @@
 //! the error against the exact variance within the stated bound.
 
 use crate::common;
-use crate::exact_sum::{
-    fsum, gathered_indices, random_input, random_segments, same_bits, ExactTest, Kind, Parts, KINDS,
-};
+use crate::exact_sum::{fsum, places, random_input, random_segments, same_bits, ExactTest, Kind, Views, KINDS};
 use common::*;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
-use reduce::axes::Strided;
 use reduce::emulated::Emulator;
 use reduce::{Error, ExactMean, ExactMeanVar, ExactStd, ExactVar, Over, Policy};
 
@@ -76,9 +73,6 @@ fn family_over<B: TestBackend, T: ExactTest>(
     }
 }
 
-/// Where the family reduces, and the input's indices of each result's elements.
-type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
-
 /// Every result is its fold's bits (NaNs included: the canonical NaN both
 /// ways), over the whole input (empty and tiny too), random segments with
 /// empty ones, rows (short, long, of none), and axes (the columns and a
@@ -93,42 +87,10 @@ fn matches_the_fold<T: ExactTest>(test: &str) {
         let kinds = KINDS.iter().map(|&kind| (kind, 0.0)).chain([(Kind::Uniform, 1000.0)]);
         for (kind, center) in kinds {
             let n = backend.size(1_000_000, 20_000);
-            let (columns, cube, none_along) = (
-                Strided::contiguous(&[n / 500, 500]).unwrap(),
-                Strided::contiguous(&[4, n / 2000, 500]).unwrap(),
-                Strided::contiguous(&[5, 0]).unwrap(),
-            );
+            let views = Views::new(n);
             let covered = rng.gen_range(0..n);
             let segments = random_segments(&mut rng, covered);
-            let indices =
-                |parts: Parts| -> Vec<Vec<usize>> { parts.ranges().into_iter().map(Vec::from_iter).collect() };
-            let places: Vec<Place> = vec![
-                (Over::Whole, vec![(0..n).collect()]),
-                (Over::Whole, vec![vec![]]),
-                (Over::Whole, vec![vec![0, 1, 2]]),
-                (Over::Segments(&segments), indices(Parts::Segments(segments.clone()))),
-                (
-                    Over::Rows {
-                        rows: 1000,
-                        len: n / 1000,
-                    },
-                    indices(Parts::Rows {
-                        rows: 1000,
-                        len: n / 1000,
-                    }),
-                ),
-                (
-                    Over::Rows { rows: n / 3, len: 3 },
-                    indices(Parts::Rows { rows: n / 3, len: 3 }),
-                ),
-                (Over::Rows { rows: 5, len: 0 }, vec![vec![]; 5]),
-                (Over::Axes(&columns, &[0]), gathered_indices(&columns, &[0])),
-                (Over::Axes(&columns, &[1]), gathered_indices(&columns, &[1])),
-                (Over::Axes(&cube, &[1]), gathered_indices(&cube, &[1])),
-                (Over::Axes(&cube, &[0, 2]), gathered_indices(&cube, &[0, 2])),
-                (Over::Axes(&cube, &[0, 1, 2]), gathered_indices(&cube, &[0, 1, 2])),
-                (Over::Axes(&none_along, &[1]), vec![vec![]; 5]),
-            ];
+            let places = places(n, &segments, &views);
             for (place, parts) in places {
                 let len = match place {
                     Over::Segments(offsets) => *offsets.last().unwrap() as usize + 2,
