@@ -259,7 +259,7 @@ fn median_us<'b>(
 /// values with the same values reversed (two arrays read: their GB/s count
 /// both), but on the NaNs. Checks that the exact sums equal their folds on
 /// the CPU.
-fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
+fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + LogSumExpInput>(
     reducer: &mut Reducer,
     name: &str,
     sizes: &[usize],
@@ -325,6 +325,13 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
                     format!("{name} {data} n={n}: exact variance {variance:?}, fold {variance_folded:?}").into(),
                 );
             }
+            let (lse, lse_folded) = (
+                reducer.reduce(&buffers[0], reduce::ExactLogSumExp)?,
+                reduce::ExactLogSumExp::fold(&host),
+            );
+            if format!("{lse:?}") != format!("{lse_folded:?}") {
+                return Err(format!("{name} {data} n={n}: exact logsumexp {lse:?}, fold {lse_folded:?}").into());
+            }
             let sum = reducer.reduce(&buffers[0], if with_nans { Op::NanSum } else { Op::Sum })?;
             println!("exact,{name},{data},values,{n},{exact:?},{sum:?}");
             let out = Output::from(&mut out);
@@ -341,6 +348,8 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
                     "exact_dot",
                     "var",
                     "exact_var",
+                    "lse",
+                    "exact_lse",
                 ],
             };
             for &what in timed {
@@ -361,6 +370,8 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
                         "sum_of_squares" => scope.reduce_into(input, Op::SumOfSquares, Over::Whole, out, &stream),
                         "var" => scope.reduce_into(input, Var::<T>::new(1.0)?, Over::Whole, out, &stream),
                         "exact_var" => scope.reduce_into(input, sample, Over::Whole, out, &stream),
+                        "lse" => scope.reduce_into(input, LogSumExp, Over::Whole, out, &stream),
+                        "exact_lse" => scope.reduce_into(input, reduce::ExactLogSumExp, Over::Whole, out, &stream),
                         _ => scope.reduce_into(input, Op::Sum, Over::Whole, out, &stream),
                     }
                 })?;
@@ -375,7 +386,7 @@ fn bench_exact<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
 /// Exact and default sums over rows and segments of 2^30 bytes of
 /// uniform values, in the same process, one after the other; the first
 /// and last part of each layout checked against the fold.
-fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
+fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + LogSumExpInput>(
     reducer: &mut Reducer,
     name: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -454,16 +465,24 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
             .reduce_over(&buffers[0], sample, blocking_over)?
             .values
             .as_host_vec()?;
+        let lses = reducer
+            .reduce_over(&buffers[0], reduce::ExactLogSumExp, blocking_over)?
+            .values
+            .as_host_vec()?;
         let checked = [0, segments - 1];
         for (&s, range) in checked.iter().zip(ranges) {
             let folded = reduce::ExactSum::fold(&host[range.clone()]);
             let mean = reduce::ExactMean::fold(&host[range.clone()]);
             let square = reduce::ExactSumOfSquares::fold(&host[range.clone()]);
+            let lse = reduce::ExactLogSumExp::fold(&host[range.clone()]);
             let variance = sample.fold(&host[range]);
-            let got = format!("{:?} {:?} {:?} {:?}", results[s], means[s], squares[s], variances[s]);
-            if got != format!("{folded:?} {mean:?} {square:?} {variance:?}") {
-                let got = format!("exact sum, mean, sum of squares, variance {got}");
-                let folds = format!("{folded:?}, {mean:?}, {square:?}, {variance:?}");
+            let got = format!(
+                "{:?} {:?} {:?} {:?} {:?}",
+                results[s], means[s], squares[s], variances[s], lses[s]
+            );
+            if got != format!("{folded:?} {mean:?} {square:?} {variance:?} {lse:?}") {
+                let got = format!("exact sum, mean, sum of squares, variance, logsumexp {got}");
+                let folds = format!("{folded:?}, {mean:?}, {square:?}, {variance:?}, {lse:?}");
                 return Err(format!("{name} {layout}: part {s} {got}; folds {folds}").into());
             }
         }
@@ -495,9 +514,15 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
                 .flat_map(|&o| (0..shape[axis]).map(move |i| o + i * strides[axis]))
                 .collect();
         }
-        let folded = reduce::ExactSum::fold(&first.iter().map(|&i| host[i]).collect::<Vec<T>>());
+        let first: Vec<T> = first.iter().map(|&i| host[i]).collect();
+        let folded = reduce::ExactSum::fold(&first);
         if format!("{:?}", results[0]) != format!("{folded:?}") {
             return Err(format!("{name} {layout}: result 0 exact sum {:?}, fold {folded:?}", results[0]).into());
+        }
+        let lse = reducer.reduce_over(&buffers[0], reduce::ExactLogSumExp, Over::Axes(&view, axes))?;
+        let (lse, lse_folded) = (lse.values.as_host_vec()?[0], reduce::ExactLogSumExp::fold(&first));
+        if format!("{lse:?}") != format!("{lse_folded:?}") {
+            return Err(format!("{name} {layout}: result 0 exact logsumexp {lse:?}, fold {lse_folded:?}").into());
         }
         let timing = (&stream, (&start, &stop));
         time_sum_and_exact(
@@ -513,11 +538,12 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T>>(
 }
 
 /// Prints the median times of `Op::Sum`, `ExactSum`, `ExactMean`,
-/// `ExactNanSum`, `Op::SumOfSquares`, `ExactSumOfSquares`, `Var` and
-/// `ExactVar` (both with correction 1, `Var` in the input's type) over `over()`
+/// `ExactNanSum`, `Op::SumOfSquares`, `ExactSumOfSquares`, `Var`,
+/// `ExactVar` (both with correction 1, `Var` in the input's type),
+/// `LogSumExp` and `ExactLogSumExp` over `over()`
 /// of the rotated `buffers`, `results` results each, into one output, as
 /// `exact_parts,{label},{what},{n},{µs},{GB/s}`.
-fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T>>(
+fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T> + LogSumExpInput>(
     reducer: &mut Reducer,
     buffers: &[DeviceBuffer<T>],
     results: usize,
@@ -538,6 +564,8 @@ fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T>>(
         "exact_sum_of_squares",
         "var",
         "exact_var",
+        "lse",
+        "exact_lse",
     ];
     for what in whats {
         let out = Output::from(&mut out);
@@ -551,6 +579,8 @@ fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T>>(
                 "exact_sum_of_squares" => scope.reduce_into(input, reduce::ExactSumOfSquares, over(), out, stream),
                 "var" => scope.reduce_into(input, Var::<T>::new(1.0)?, over(), out, stream),
                 "exact_var" => scope.reduce_into(input, reduce::ExactVar::new(1.0)?, over(), out, stream),
+                "lse" => scope.reduce_into(input, LogSumExp, over(), out, stream),
+                "exact_lse" => scope.reduce_into(input, reduce::ExactLogSumExp, over(), out, stream),
                 _ => scope.reduce_into(input, Op::Sum, over(), out, stream),
             }
         })?;

@@ -395,7 +395,10 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>> AxisFold for Ex
         } else {
             sum_exactly_along::<T, M>(elements)
         };
-        let result = expansion::ExactFinish::plain(output.finish).of::<T, M>(sum, elements.count);
+        // SAFETY: the axis kernels' maps are `ElementMap`s, which read no
+        // per-part values (the host reads other views by rows).
+        let map = unsafe { M::of_part(0, 0) };
+        let result = expansion::ExactFinish::plain(output.finish).of::<T, M>(map, sum, elements.count);
         thread::store_result(output.at::<T>(output.out, o), result)
     }
 }

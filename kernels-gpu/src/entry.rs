@@ -443,7 +443,7 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
         false if args.form & abi::EXACT_MEAN != 0 => ExactFinish::plain(Finish::Mean),
         false => ExactFinish::plain(Finish::Value),
     };
-    store(result.map(|sum| finish.of::<T, M>(sum, args.len)), args.out)
+    store(result.map(|sum| finish.of::<T, M>(map, sum, args.len)), args.out)
 }
 
 /// The exact sum's state forms, how the sums of several parts (shards on

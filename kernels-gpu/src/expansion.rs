@@ -309,6 +309,13 @@ pub trait ExactMap<T: ExactElement>: Copy {
     unsafe fn of_part(shifts: u64, part: u64) -> Self;
     /// `x` mapped.
     fn apply(self, x: T) -> T;
+    /// What the part's rounded exact `sum` of mapped values becomes where
+    /// the kernel stores it as it is ([`Finish::Value`]): itself, but
+    /// logsumexp's `max + ln(sum)` ([`ScaledExp`]).
+    #[inline(always)]
+    fn finish(self, sum: T) -> T {
+        sum
+    }
 }
 
 /// The maps that read nothing per part: each is its [`ElementMap`].
@@ -375,6 +382,65 @@ where
     }
 }
 
+/// `exp(x − max)`, `max` the part's largest element (the `T` at `shifts`
+/// for the part), on logsumexp's grid ([`ExactElement::exp_on_grid`]):
+/// what the exact logsumexp sums in its second pass, its first having
+/// found the maxima; a part's sum becomes `max + ln(sum)`
+/// ([`ExactMap::finish`]). A maximum that is not finite is the result
+/// itself (NaN: an element is NaN; `+inf`: one is `+inf`; `-inf`: every
+/// element is `-inf`, or there is none), so its terms are all `+0.0`.
+#[derive(Clone, Copy)]
+pub struct ScaledExp<T> {
+    max: T,
+}
+
+impl<T: ExactElement> ScaledExp<T> {
+    /// The map of a part whose largest element is `max` (NaN if any is
+    /// NaN): what the host's fold computes with.
+    #[inline(always)]
+    pub fn new(max: T) -> Self {
+        ScaledExp { max }
+    }
+}
+
+impl<T: ExactElement> ExactMap<T> for ScaledExp<T>
+where
+    WideSum: FastExact<T>,
+{
+    type Fast = WideSum;
+    const READS_SHIFTS: bool = true;
+
+    #[inline(always)]
+    unsafe fn of_part(shifts: u64, part: u64) -> Self {
+        ScaledExp {
+            max: thread::load_element::<T>(device::to_global(shifts) + part * size_of::<T>() as u64),
+        }
+    }
+
+    /// `x ≤ max` whenever `max` is finite (`x − max` is `-inf` for
+    /// `x = -inf`, or where it overflows: `exp` takes both), so every term
+    /// lies in `[0, 1]`, the maximum's own being 1.
+    #[inline(always)]
+    fn apply(self, x: T) -> T {
+        if self.max.is_finite() {
+            T::exp_on_grid(x.sub(self.max))
+        } else {
+            T::ZERO
+        }
+    }
+
+    /// The sum is at least 1 where `max` is finite (the maximum's term),
+    /// so `ln`'s domain.
+    #[inline(always)]
+    fn finish(self, sum: T) -> T {
+        if self.max.is_finite() {
+            self.max.add(sum.ln())
+        } else {
+            self.max.canonical()
+        }
+    }
+}
+
 /// The fast path's accumulator for `T`s read through the map `M`.
 pub type FastAcc<T, M> = <<M as ExactMap<T>>::Fast as FastExact<T>>::Acc;
 
@@ -384,6 +450,13 @@ pub trait ExactElement: Element + ExactFloat + Real {
     /// One vector's lanes, each mapped by `map` (what the sum adds: the
     /// elements, NaN as zero, the squares or the squared deviations).
     fn map_vector<M: ExactMap<Self>>(map: M, words: [u32; 4]) -> [u32; 4];
+    /// `e^x` for `x ≤ 0` ([`crate::math`]), rounded to a multiple of
+    /// `2^-64` (`f32`) or `2^-100` (`f64`) below `2^-41` (`2^-48`), by
+    /// adding that power of two and taking it away: so the terms of an
+    /// exact logsumexp span at most 64 (100) bits below the largest, 1,
+    /// which a [`Wide`] holds with the bits of any count. Each term moves
+    /// by at most `2^-65` (`2^-101`) against a sum of at least 1.
+    fn exp_on_grid(x: Self) -> Self;
 }
 
 /// An `f32`'s last bit, `2^(max(field, 1) - 150)`, in [`Expansion::finest`]'s scale.
@@ -420,6 +493,18 @@ impl ExactElement for f32 {
     #[inline(always)]
     fn map_vector<M: ExactMap<f32>>(map: M, words: [u32; 4]) -> [u32; 4] {
         words.map(|w| map.apply(f32::from_bits(w)).to_bits())
+    }
+
+    #[inline(always)]
+    fn exp_on_grid(x: f32) -> f32 {
+        // 2^-41, whose ulp is 2^-64.
+        const FLOOR: f32 = 1.0 / (1u64 << 41) as f32;
+        let e = crate::math::exp_f32(x);
+        if e < FLOOR {
+            (e + FLOOR) - FLOOR
+        } else {
+            e
+        }
     }
 }
 
@@ -517,6 +602,18 @@ impl ExactElement for f64 {
         let (a, b) = (lane(0), lane(1));
         [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
     }
+
+    #[inline(always)]
+    fn exp_on_grid(x: f64) -> f64 {
+        // 2^-48, whose ulp is 2^-100.
+        const FLOOR: f64 = 1.0 / (1u64 << 48) as f64;
+        let e = crate::math::exp_f64(x);
+        if e < FLOOR {
+            (e + FLOOR) - FLOOR
+        } else {
+            e
+        }
+    }
 }
 
 impl FastExact<f64> for ExactSum {
@@ -574,11 +671,12 @@ impl ExactFinish {
     /// for [`Finish::Variance`] (a sum of squared deviations) divided by
     /// `max(0, count − correction)` (in `f64`, then rounded to `T`), and for
     /// [`Finish::Root`] that quotient's square root (correctly rounded);
-    /// else itself. The host's folds compute the same, so the same bits.
-    /// Only the kernels of a map `M` that reads per-part values (the
-    /// variance's) have the variance's code.
+    /// else as the part's `map` finishes it ([`ExactMap::finish`]: itself
+    /// but for logsumexp). The host's folds compute the same, so the same
+    /// bits. Only the kernels of a map `M` that reads per-part values (the
+    /// variance's, logsumexp's) have the variance's code.
     #[inline(always)]
-    pub fn of<T: ExactElement, M: ExactMap<T>>(self, sum: T, count: u64) -> T {
+    pub fn of<T: ExactElement, M: ExactMap<T>>(self, map: M, sum: T, count: u64) -> T {
         match self.finish {
             Finish::Mean => sum.div(T::from_count(count)),
             Finish::Variance | Finish::Root if M::READS_SHIFTS => {
@@ -590,7 +688,7 @@ impl ExactFinish {
                     variance
                 }
             }
-            _ => sum,
+            _ => map.finish(sum),
         }
     }
 }

@@ -269,6 +269,10 @@ macro_rules! exact_instances {
             abi::Kernel::ExactSum { op: abi::Op::SquaredDeviation, element: scalar!($t) },
             kernel_name!(exact_sum, squared_deviation, $t),
             entry::exact_sum::<$t, crate::expansion::SquaredDeviation<$t>>
+        ), (
+            abi::Kernel::ExactSum { op: abi::Op::ScaledExp, element: scalar!($t) },
+            kernel_name!(exact_sum, scaled_exp, $t),
+            entry::exact_sum::<$t, crate::expansion::ScaledExp<$t>>
         ),)* }
     };
 }
@@ -325,6 +329,14 @@ macro_rules! exact_segments_instances {
             abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false },
             kernel_name!(exact_segments_per_thread, squared_deviation, $t),
             entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, true, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false },
+            kernel_name!(exact_segments, scaled_exp, $t),
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, false, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false },
+            kernel_name!(exact_segments_per_thread, scaled_exp, $t),
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, true, false>
         ),)* }
     };
 }

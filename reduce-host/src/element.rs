@@ -212,6 +212,13 @@ pub trait FloatElement: Element {
     /// once, divided by `max(0, n − correction)` rounded to `Self`.
     #[doc(hidden)]
     fn exact_variance(values: &[Self], correction: f64) -> Self;
+    /// The exact logsumexp of `values`
+    /// ([`ExactLogSumExp::fold`](crate::ExactLogSumExp::fold)): the largest
+    /// element `m` (NaN if any is NaN), each `exp(x − m)` as the kernels'
+    /// map forms it, their exact sum `S` rounded once, and `m + ln(S)` as
+    /// the kernels finish it; `m` itself where it is not finite.
+    #[doc(hidden)]
+    fn exact_logsumexp(values: &[Self]) -> Self;
     /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
     /// (`kernels_gpu::element::Element::canonical`) for results the host
     /// computes.
@@ -254,6 +261,15 @@ macro_rules! float_element {
                 }));
                 let divisor = values.len() as f64 - correction;
                 (sum / (if divisor > 0.0 { divisor } else { 0.0 }) as $t).canonical()
+            }
+            fn exact_logsumexp(values: &[Self]) -> Self {
+                use kernels_gpu::expansion::{ExactMap, ScaledExp};
+                // `Op::Max`'s: a NaN anywhere wins; nothing is `-inf`.
+                let max = values.iter().fold(<$t>::NEG_INFINITY, |max, &value| {
+                    if max.is_nan() || value.is_nan() { <$t>::NAN } else { max.max(value) }
+                });
+                let map = ScaledExp::new(max);
+                map.finish(exact_sum_of(values.iter().map(|&value| map.apply(value)))).canonical()
             }
             fn canonical(self) -> Self {
                 kernels_gpu::element::Element::canonical(self)

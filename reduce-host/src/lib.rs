@@ -171,9 +171,10 @@
 //!   in a fixed order (no atomics decide it). The same values at a different
 //!   alignment may round differently. The exact reductions ([`ExactSum`],
 //!   [`ExactNanSum`], [`ExactMean`], [`ExactSumOfSquares`], [`ExactDot`],
-//!   [`ExactVar`], [`ExactStd`], [`ExactMeanVar`]) give the same bits on
-//!   every GPU, launch, alignment, order and batch, and their `fold`s the
-//!   same on the CPU (the variance family: two launches).
+//!   [`ExactVar`], [`ExactStd`], [`ExactMeanVar`], [`ExactLogSumExp`]) give
+//!   the same bits on every GPU, launch, alignment, order and batch, and
+//!   their `fold`s the same on the CPU (the variance family and logsumexp:
+//!   two launches).
 //! - **Sizes**: any length, including more than 2³² elements, and any
 //!   sub-slice (`buf.index(3..)`); nothing outside the slice is read.
 //! - Each result over segments, rows or axes follows the rules of a
@@ -353,8 +354,8 @@ pub use over::Over;
 pub use policy::Policy;
 pub use reducer::Reducer;
 pub use reduction::{
-    All, Any, ArgMax, ArgMin, Cast, Count, ExactDot, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum,
-    ExactSumOfSquares, ExactVar, LogSumExp, Mean, MeanVar, PairReduction, Reduction, Std, Var, Widened,
+    All, Any, ArgMax, ArgMin, Cast, Count, ExactDot, ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd,
+    ExactSum, ExactSumOfSquares, ExactVar, LogSumExp, Mean, MeanVar, PairReduction, Reduction, Std, Var, Widened,
 };
 #[cfg(feature = "cust")]
 pub use scope::{Input, Output, Scope, ScopeStream};

@@ -852,6 +852,11 @@ pub(crate) enum ExactOf {
     /// correction)` (the `f64` whose bits are `correction`), and with
     /// `root` its square root: [`crate::ExactVar`]'s second pass.
     Deviations { shifts: u64, correction: u64, root: bool },
+    /// Each element's `exp(x − max)` on logsumexp's grid, `max` its part's
+    /// (the element-type values at `maxima`, one per part, read by the
+    /// kernel); each rounded sum `S` finished as `max + ln(S)`:
+    /// [`crate::ExactLogSumExp`]'s second pass.
+    ScaledExps { maxima: u64 },
 }
 
 impl ExactOf {
@@ -862,13 +867,15 @@ impl ExactOf {
             ExactOf::NotNan => Op::NanSum,
             ExactOf::Squares => Op::SumOfSquares,
             ExactOf::Deviations { .. } => Op::SquaredDeviation,
+            ExactOf::ScaledExps { .. } => Op::ScaledExp,
         }
     }
 
     /// What the kernels do with each rounded sum: store it, or divide it.
     pub(crate) fn finish(self) -> Finish {
         match self {
-            ExactOf::Elements | ExactOf::NotNan | ExactOf::Squares => Finish::Value,
+            // Logsumexp's `max + ln(S)` is its map's ([`Op::ScaledExp`]'s kernels').
+            ExactOf::Elements | ExactOf::NotNan | ExactOf::Squares | ExactOf::ScaledExps { .. } => Finish::Value,
             ExactOf::Mean => Finish::Mean,
             ExactOf::Deviations { root: false, .. } => Finish::Variance,
             ExactOf::Deviations { root: true, .. } => Finish::Root,
@@ -877,12 +884,20 @@ impl ExactOf {
 
     /// The kernels' per-part values (their `shifts`) and the finish's
     /// parameter (`finish_param`): the means and the correction's bits of
-    /// [`ExactOf::Deviations`], zeros for the others.
+    /// [`ExactOf::Deviations`], the maxima of [`ExactOf::ScaledExps`],
+    /// zeros for the others.
     pub(crate) fn parameters(self) -> (u64, u64) {
         match self {
             ExactOf::Deviations { shifts, correction, .. } => (shifts, correction),
+            ExactOf::ScaledExps { maxima } => (maxima, 0),
             _ => (0, 0),
         }
+    }
+
+    /// Whether its kernels read a value per part (`shifts`): then no axis
+    /// kernel sums it (those have no per-result values).
+    pub(crate) fn reads_per_part(self) -> bool {
+        matches!(self, ExactOf::Deviations { .. } | ExactOf::ScaledExps { .. })
     }
 }
 
@@ -918,7 +933,9 @@ mod tests {
             ExactOf::Elements => ExactSum::fold(values),
             ExactOf::NotNan => ExactNanSum::fold(values),
             ExactOf::Squares => ExactSumOfSquares::fold(values),
-            ExactOf::Mean | ExactOf::Deviations { .. } => panic!("{of:?} has no state form"),
+            ExactOf::Mean | ExactOf::Deviations { .. } | ExactOf::ScaledExps { .. } => {
+                panic!("{of:?} has no state form")
+            }
         };
         let mut rounded = [0xdead_beef_dead_beef_u64];
         let address = states.as_ptr() as u64;

@@ -11,6 +11,7 @@
 //! | [`ExactSum`], [`ExactNanSum`], [`ExactMean`], [`ExactSumOfSquares`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
 //! | [`ExactVar`], [`ExactStd`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
 //! | [`ExactMeanVar`] | `f32`, `f64` | `In`, twice: `(means, variances)` | `(mean, variance)` |
+//! | [`ExactLogSumExp`] | `f32`, `f64` | `In`: the same bits on every GPU | `In` |
 //! | [`Var::<A>`](Var), [`Std::<A>`](Std) | `f32` (in `A` = `f32` or `f64`), `f64` | `A` | `A` |
 //! | [`MeanVar::<A>`](MeanVar) | as [`Var`] | `A`, twice: `(means, variances)` | `(mean, variance)` |
 //! | [`LogSumExp`] | `f32`, `f64` | `In` | `In` |
@@ -897,11 +898,7 @@ fn enqueue_exact_variance<B: Backend, T: FloatElement>(
 ) -> Result<()> {
     let means = match target.means {
         Some(means) => means,
-        None => {
-            let bytes = target.len.checked_mul(std::mem::size_of::<T>());
-            let words = bytes.ok_or_else(|| Error::internal("more means than a usize counts"))?;
-            reducer.backend.cast_scratch(stream, words.div_ceil(8))?
-        }
+        None => per_part_scratch::<B, T>(reducer, target.len, stream)?,
     };
     let of_means = Target {
         out: means,
@@ -916,6 +913,19 @@ fn enqueue_exact_variance<B: Backend, T: FloatElement>(
     };
     let values = Target { means: None, ..target };
     enqueue_exact(deviations, reducer, input, over, values, stream)
+}
+
+/// Room for one `T` per part in `stream`'s cast scratch: where a two-pass
+/// exact reduction's first pass leaves what its second reads per part (the
+/// exact kernels and the gather use the other scratch).
+fn per_part_scratch<B: Backend, T: FloatElement>(
+    reducer: &mut Reducer<B>,
+    parts: usize,
+    stream: Option<StreamHandle>,
+) -> Result<u64> {
+    let bytes = parts.checked_mul(std::mem::size_of::<T>());
+    let words = bytes.ok_or_else(|| Error::internal("more parts than a usize counts"))?;
+    reducer.backend.cast_scratch(stream, words.div_ceil(8))
 }
 
 /// The variance family's reproducible forms: a correction, and the
@@ -1091,6 +1101,120 @@ exact_variance_reduction!(
     /// ```
     ExactMeanVar, false, (T, T), exact_mean_var_of, mean_var
 );
+
+/// logsumexp, `ln Σ exp(x)`, of `f32`s or `f64`s (PyTorch's
+/// `torch.logsumexp`), **the same bits on every GPU, grid, launch shape,
+/// alignment and order, alone or in any batch**, as
+/// [`ExactLogSumExp::fold`] gives on the CPU. Two passes over the input:
+/// the largest element `m` ([`Op::Max`], exact), then each term
+/// `exp(x − m)` (the difference rounded to the type, `exp` as
+/// [`LogSumExp`]'s, within a few ulps, the same bits on the GPU and the
+/// CPU) put on a fixed grid (a term below `2^-41` rounded to a multiple of
+/// `2^-64` for `f32`; below `2^-48` to one of `2^-100` for `f64`: it moves
+/// by at most `2^-65` (`2^-101`) against a sum of at least 1), the terms
+/// summed exactly and rounded once to `S`, and the result `m + ln(S)`
+/// (`ln` as [`LogSumExp`]'s), each step rounded to the type.
+///
+/// Error against the exact logsumexp: the terms' relative errors (their
+/// `exp`'s few ulps, and `ε·|x − m|` from the rounded difference, as any
+/// `exp(x − m)` form has), averaged by their weights, plus ε for `S`, the
+/// grid's `n·2^-65` (`n·2^-101`) at most, `ln`'s few ulps of `ln S` and
+/// the final addition's half ulp: no term of it grows with the length as
+/// a float sum's rounding does (ε: 2^-24 for `f32`, 2^-53 for `f64`).
+///
+/// Specials, as [`LogSumExp`]: NaN if any element is NaN (the canonical
+/// NaN); else `+inf` if any is `+inf`; `-inf` elements add nothing; only
+/// `-inf`s, or no elements, give `-inf`.
+///
+/// Every place ([`Over`]): each segment's, row's or result's logsumexp,
+/// the same alone or in any batch; along axes the second pass gathers the
+/// view into rows first (one more read and write of every element) unless
+/// the reduced axes are the innermost (rows in place) or all of them; a
+/// reduced dimension of length 0 gives `-inf` everywhere. Not across GPUs
+/// (`reduce::multi`). Cost: [`Op::Max`]'s pass and an exact sum of the
+/// terms (as [`ExactSumOfSquares`]'s), where [`LogSumExp`] makes one pass.
+///
+/// ```
+/// # fn main() -> Result<(), reduce::Error> {
+/// use reduce::{emulated::Emulator, ExactLogSumExp, Over};
+/// let mut emulator = Emulator::default();
+/// let x = [1000.0f32, 1000.0, f32::NEG_INFINITY];
+/// let lse = emulator.reduce(&x, ExactLogSumExp)?;
+/// assert_eq!(lse, 1000.0 + 2f32.ln());
+/// assert_eq!(lse, ExactLogSumExp::fold(&x)); // the same on the CPU
+/// // Rows of 2; a row of only -inf gives -inf.
+/// let rows = emulator.reduce_over(&[0.0f64, 0.0, f64::NEG_INFINITY, f64::NEG_INFINITY], ExactLogSumExp, Over::Rows { rows: 2, len: 2 })?;
+/// assert_eq!(rows.values.to_vec(), [2f64.ln(), f64::NEG_INFINITY]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExactLogSumExp;
+
+impl ExactLogSumExp {
+    /// The same on the CPU: the bits the GPU and the emulator give for the
+    /// same values.
+    ///
+    /// ```
+    /// use reduce::ExactLogSumExp;
+    /// assert_eq!(ExactLogSumExp::fold(&[0.0f64; 4]), 4f64.ln());
+    /// assert_eq!(ExactLogSumExp::fold::<f32>(&[]), f32::NEG_INFINITY);
+    /// ```
+    pub fn fold<T: FloatElement>(values: &[T]) -> T {
+        T::exact_logsumexp(values)
+    }
+}
+
+impl sealed::Sealed for ExactLogSumExp {}
+
+impl<T: FloatElement> Reduction<T> for ExactLogSumExp {
+    type Output = T;
+    type Value = T;
+    one_output!();
+
+    fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
+        reducer.blocking(|reducer, out| {
+            let target = Target {
+                out,
+                len: 1,
+                means: None,
+                status: None,
+            };
+            enqueue_exact_logsumexp(reducer, input, Over::Whole, target, None)
+        })
+    }
+
+    fn enqueue<B: Backend>(
+        self,
+        reducer: &mut Reducer<B>,
+        input: &B::Slice<T>,
+        over: Over<'_, &B::Slice<u64>>,
+        target: Target,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        enqueue_exact_logsumexp(reducer, input, over, target, stream)
+    }
+}
+
+/// Enqueues [`ExactLogSumExp`] of `input` over `over`: two launches over
+/// the input, the maxima ([`Op::Max`]) into the stream's cast scratch, then
+/// the exact sums of the scaled exponentials, which the second launch
+/// finishes. A reduced dimension of length 0, where `Max` has no value,
+/// gives `-inf` for every result, as [`LogSumExp`]'s kernels do.
+fn enqueue_exact_logsumexp<B: Backend, T: FloatElement>(
+    reducer: &mut Reducer<B>,
+    input: &B::Slice<T>,
+    over: Over<'_, &B::Slice<u64>>,
+    target: Target,
+    stream: Option<StreamHandle>,
+) -> Result<()> {
+    let maxima = per_part_scratch::<B, T>(reducer, target.len, stream)?;
+    let of_maxima = Target { out: maxima, ..target };
+    match enqueue_op(Op::Max.kernel(), reducer, input, over, of_maxima, stream) {
+        Err(Error::Empty { .. }) => return enqueue_call(Call::logsumexp::<T>(), reducer, input, over, target, stream),
+        result => result?,
+    }
+    enqueue_exact(ExactOf::ScaledExps { maxima }, reducer, input, over, target, stream)
+}
 
 /// The dot product `Σ a[i]·b[i]` of `f32`s or `f64`s, exactly: each
 /// product rounded to the element type (as [`Reducer::dot`] forms it), the

@@ -203,8 +203,8 @@ impl Call {
         }
     }
 
-    /// logsumexp in `F`.
-    pub(crate) fn logsumexp<F: LogSumExpInput>() -> Self {
+    /// logsumexp in `F` (every [`FloatElement`] is a [`LogSumExpInput`]).
+    pub(crate) fn logsumexp<F: FloatElement>() -> Self {
         Call::statistic(Statistic::LogSumExp, F::TYPE, F::TYPE, Finish::Value)
     }
 

@@ -1348,8 +1348,9 @@ fn a_user_operator_over_cudarc_buffers() {
 
 /// `ExactSum`, `ExactNanSum` and `ExactSumOfSquares` over cudarc buffers,
 /// blocking and `reduce_into` (rows too), at an offset, `ExactDot` of
-/// two views, blocking and `reduce_pair_into`, and `ExactVar` and
-/// `ExactMeanVar` (rows, into two outputs): the CPU folds' bits.
+/// two views, blocking and `reduce_pair_into`, `ExactVar` and
+/// `ExactMeanVar` (rows, into two outputs), and `ExactLogSumExp` (whole
+/// and rows): the CPU folds' bits.
 #[test]
 fn exact_sums_over_cudarc_buffers() {
     let Some((_shared, ctx)) = context("exact_sums_over_cudarc_buffers") else {
@@ -1471,5 +1472,28 @@ fn exact_sums_over_cudarc_buffers() {
             (mean.to_bits(), variance.to_bits()),
             "ExactMeanVar row {row}"
         );
+    }
+    // `ExactLogSumExp` of the view, blocking and into an output, and over
+    // its rows.
+    let want = reduce::ExactLogSumExp::fold(&data[1..]);
+    let got = reducer.reduce(&view, reduce::ExactLogSumExp).unwrap();
+    assert_eq!(
+        got.to_bits(),
+        want.to_bits(),
+        "ExactLogSumExp blocking: {got:e} against {want:e}"
+    );
+    reducer
+        .reduce_into(&view, reduce::ExactLogSumExp, Over::Whole, &mut out, &stream)
+        .unwrap();
+    let into = stream.clone_dtoh(&out).unwrap();
+    assert_eq!(into[0].to_bits(), want.to_bits(), "ExactLogSumExp reduce_into");
+    let over = Over::Rows { rows: 1000, len: 1000 };
+    reducer
+        .reduce_into(&rows_view, reduce::ExactLogSumExp, over, &mut rows, &stream)
+        .unwrap();
+    let lses = stream.clone_dtoh(&rows).unwrap();
+    for (row, got) in lses.iter().enumerate() {
+        let want = reduce::ExactLogSumExp::fold(&data[1 + row * 1000..1 + (row + 1) * 1000]);
+        assert_eq!(got.to_bits(), want.to_bits(), "ExactLogSumExp row {row}");
     }
 }

@@ -46,6 +46,11 @@ pub enum Op {
     /// variance sums in its second pass. Exact kernels only
     /// (`crate::expansion::SquaredDeviation`).
     SquaredDeviation,
+    /// Each element's `exp(x − max)` on a fixed grid, the maxima read from
+    /// the launch's `shifts`, each part's sum finished as `max + ln(sum)`:
+    /// what the exact logsumexp sums in its second pass. Exact kernels only
+    /// (`crate::expansion::ScaledExp`).
+    ScaledExp,
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -81,7 +86,7 @@ impl Op {
     /// `inf + -inf` and must survive, so it is not combined with `NanSum`.
     pub fn combiner(self) -> Op {
         match self {
-            Op::NanSum | Op::SumOfSquares | Op::SquaredDeviation => Op::Sum,
+            Op::NanSum | Op::SumOfSquares | Op::SquaredDeviation | Op::ScaledExp => Op::Sum,
             Op::MaxAbs => Op::Max,
             Op::User => Op::UserCombine,
             op => op,
@@ -103,6 +108,7 @@ impl Op {
             Op::User => "user",
             Op::UserCombine => "user_combine",
             Op::SquaredDeviation => "squared_deviation",
+            Op::ScaledExp => "scaled_exp",
         }
     }
 }

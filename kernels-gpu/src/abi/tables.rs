@@ -168,6 +168,10 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactSum { op: Op::SquaredDeviation, element: scalar!($t) },
                 kernel_name!(exact_sum, squared_deviation, $t),
             ),
+            (
+                Kernel::ExactSum { op: Op::ScaledExp, element: scalar!($t) },
+                kernel_name!(exact_sum, scaled_exp, $t),
+            ),
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
@@ -208,6 +212,14 @@ macro_rules! exact_kernel_table {
             (
                 Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false },
                 kernel_name!(exact_segments_per_thread, squared_deviation, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false },
+                kernel_name!(exact_segments, scaled_exp, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false },
+                kernel_name!(exact_segments_per_thread, scaled_exp, $t),
             ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
@@ -299,11 +311,11 @@ mod tests {
         // states, over segments (by teams and per thread) and along an axis,
         // their exact means over segments (by teams and per thread), the 2
         // types' exact dots and gathers, and their exact sums of squared
-        // deviations (the exact variance's) whole and over segments (by
-        // teams and per thread).
+        // deviations (the exact variance's) and of scaled exponentials (the
+        // exact logsumexp's) whole and over segments (by teams and per thread).
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 3
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 3 * 2
         );
         assert_eq!(
             Kernel::Ladder {

@@ -121,7 +121,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
             M::Fast::round(total)
         };
         if holder {
-            thread::store_result(out.at::<T>(segment), finish.of::<T, M>(result, end - begin));
+            thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, end - begin));
         }
         if team_threads > 32 {
             // The next round's block reduction reuses the scratch slots.
@@ -170,7 +170,7 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLA
         } else {
             sum_exactly_in_warp::<T, M>(input, map, begin, end, 1, 0)
         };
-        thread::store_result(out.at::<T>(segment), finish.of::<T, M>(result, end - begin));
+        thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, end - begin));
         segment += threads;
     }
 }

@@ -176,11 +176,12 @@ impl<B: Backend> Reducer<B> {
         check_aliasing(&accesses)?;
         // No pass may place its results out of order: the exact kernels write them in order.
         let passes = plan_passes(&dims, 0);
-        // The squared deviations have no axis kernel (their means are per
-        // result): a view the rows kernel cannot read in place is gathered.
+        // The squared deviations and scaled exponentials have no axis
+        // kernel (their means and maxima are per result): a view the rows
+        // kernel cannot read in place is gathered.
         let in_place = |route: &Route| match route {
             Route::Whole | Route::Rows { group: (0, 0), .. } => true,
-            Route::Rows { .. } | Route::Axis => !matches!(of, ExactOf::Deviations { .. }),
+            Route::Rows { .. } | Route::Axis => !of.reads_per_part(),
         };
         if let [pass] = &passes[..] {
             if in_place(&pass.route()) {

@@ -28,6 +28,7 @@ mod dot;
 mod emulator_faults;
 mod errors;
 mod exact_dot;
+mod exact_logsumexp;
 mod exact_sum;
 mod exact_variance;
 mod kernel_sweep;
