@@ -301,6 +301,13 @@ pub trait ExactMap<T: ExactElement>: Copy {
     /// also read their finish (and correction) from their arguments; the
     /// others' finish is a constant, which keeps their code as it was.
     const READS_SHIFTS: bool;
+    /// Whether [`ExactInput`] maps a vector's lanes as it loads them,
+    /// rather than as it adds them: the variance's short map (mapped where
+    /// added, its `f64` segmented kernel spilled 28 bytes instead of 16,
+    /// and its short segments took 5% longer, H200, 2026-11-30). A long map
+    /// (logsumexp's `exp`) must not: the loads would not be in flight
+    /// together.
+    const MAPS_AS_LOADED: bool = false;
     /// The map of part `part`, the launch's per-part values being the
     /// `T`s at global address `shifts`.
     ///
@@ -363,6 +370,7 @@ where
 {
     type Fast = WideSum;
     const READS_SHIFTS: bool = true;
+    const MAPS_AS_LOADED: bool = true;
 
     #[inline(always)]
     unsafe fn of_part(shifts: u64, part: u64) -> Self {
@@ -723,34 +731,34 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
         Some(self.input % VECTOR_BYTES)
     }
 
-    /// The vector's lanes: mapped here by a map that reads per-part values
-    /// (this source's), as they are by [`Source::fold`] for the others.
+    /// The vector's lanes, mapped here only by a map that
+    /// [maps as loaded](ExactMap::MAPS_AS_LOADED).
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
         let words = device::load_global_nc_v4(self.input + index * size_of::<T>() as u64);
-        if M::READS_SHIFTS {
+        if M::MAPS_AS_LOADED {
             T::map_vector(self.map, words)
         } else {
             words
         }
     }
 
-    /// A map that reads nothing per part maps the lanes here, as the exact
-    /// sums always did: where it maps them changes how the sums' kernels
-    /// schedule their registers (moved to `vector`, `ptxas` spilled more in
-    /// the NaN-ignoring sum's and the squares' segmented kernels).
+    /// The lanes mapped by the part's map (unless [`Source::vector`] did),
+    /// after the loads: mapped in `vector`, logsumexp's `exp` kept
+    /// `for_each_strided`'s four loads from being in flight together (their
+    /// array went to local memory), and its `f32` pass ran at a third of
+    /// the bandwidth (H200, 2026-11-30).
     #[inline(always)]
     fn fold<O: Operator<FastAcc<T, M>> + AnyElement>(
+        &self,
         acc: FastAcc<T, M>,
         words: [u32; 4],
         _index: u64,
     ) -> FastAcc<T, M> {
-        if M::READS_SHIFTS {
+        if M::MAPS_AS_LOADED {
             M::Fast::add_vector(acc, words)
         } else {
-            // SAFETY: a map that reads no per-part values reads nothing.
-            let map = unsafe { M::of_part(0, 0) };
-            M::Fast::add_vector(acc, T::map_vector(map, words))
+            M::Fast::add_vector(acc, T::map_vector(self.map, words))
         }
     }
 
@@ -825,7 +833,7 @@ where
     }
 
     #[inline(always)]
-    fn fold<O: Operator<Wide> + AnyElement>(acc: Wide, words: [u32; 4], _index: u64) -> Wide {
+    fn fold<O: Operator<Wide> + AnyElement>(&self, acc: Wide, words: [u32; 4], _index: u64) -> Wide {
         <WideSum as FastExact<T>>::add_vector(acc, words)
     }
 

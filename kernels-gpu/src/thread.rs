@@ -138,7 +138,7 @@ pub trait Source<A: Accumulator>: Copy {
 
     /// Folds the vector that [`Source::vector`] returned for elements
     /// `[index, index + LANES)` into `acc`.
-    fn fold<O: Operator<A> + AnyElement>(acc: A, words: [u32; 4], index: u64) -> A;
+    fn fold<O: Operator<A> + AnyElement>(&self, acc: A, words: [u32; 4], index: u64) -> A;
 
     /// Element `index`.
     ///
@@ -223,7 +223,7 @@ impl<T: Element, M: ElementMap<T>> Source<T> for Mapped<M> {
     }
 
     #[inline(always)]
-    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
+    fn fold<O: Operator<T> + AnyElement>(&self, acc: T, words: [u32; 4], _index: u64) -> T {
         fold_vector::<T, O>(acc, words)
     }
 
@@ -255,7 +255,7 @@ impl<T: Element, In: Widen<T>> Source<T> for Widened<In> {
     widened_vectors!();
 
     #[inline(always)]
-    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
+    fn fold<O: Operator<T> + AnyElement>(&self, acc: T, words: [u32; 4], _index: u64) -> T {
         O::combine(acc, In::fold_vector::<O>(words))
     }
 
@@ -277,7 +277,7 @@ impl<T: Element, In: Widen<T>> Source<Indexed<T>> for Widened<In> {
     /// vectors: ties go to `acc`, whose elements come first) the first lane
     /// holding it.
     #[inline(always)]
-    fn fold<O: Operator<Indexed<T>> + AnyElement>(acc: Indexed<T>, words: [u32; 4], index: u64) -> Indexed<T> {
+    fn fold<O: Operator<Indexed<T>> + AnyElement>(&self, acc: Indexed<T>, words: [u32; 4], index: u64) -> Indexed<T> {
         let best = In::fold_vector::<O>(words);
         let merged = O::combine(acc, Indexed { value: best, index });
         // `acc`'s index is below this vector's (or the identity's u64::MAX).
@@ -363,7 +363,7 @@ impl<T: Element, M: PairMap<T>> Source<T> for Pairs<M> {
     }
 
     #[inline(always)]
-    fn fold<O: Operator<T> + AnyElement>(acc: T, words: [u32; 4], _index: u64) -> T {
+    fn fold<O: Operator<T> + AnyElement>(&self, acc: T, words: [u32; 4], _index: u64) -> T {
         fold_vector::<T, O>(acc, words)
     }
 
@@ -432,7 +432,7 @@ unsafe fn fold_strided<A: Accumulator, O: Operator<A> + AnyElement, S: Source<A>
     count: u64,
 ) -> A {
     for_each_strided(source, head, first, stride, count, |words, index| {
-        acc = S::fold::<O>(acc, words, index)
+        acc = source.fold::<O>(acc, words, index)
     });
     acc
 }
