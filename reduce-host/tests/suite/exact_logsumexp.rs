@@ -5,14 +5,15 @@
 //! logsumexp within the stated bound.
 
 use crate::common;
-use crate::exact_sum::{fsum, places, random_input, random_segments, same_bits, ExactTest, Kind, Views, KINDS};
+use crate::exact_sum::{
+    check_independent_of_shape_batch_and_order, fsum, places, random_input, random_segments, same_bits, ExactTest,
+    Kind, Views, KINDS,
+};
 use common::*;
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
-use reduce::emulated::Emulator;
-use reduce::{ExactLogSumExp, LogSumExp, Over, Policy};
+use reduce::{ExactLogSumExp, LogSumExp, Over};
 
 /// `ExactLogSumExp` of `values` (staged at `offset` between poison) over
 /// `over`, on the tester's backend, into poisoned outputs.
@@ -113,44 +114,15 @@ fn independent_of_shape_batch_and_order<T: ExactTest>(rng: &mut StdRng) {
                 row.iter_mut().for_each(|x| *x = T::from_f64(x.to_f64() * 40.0));
             }
             let want = ExactLogSumExp::fold(&row);
-            for (threads, grid) in [(32, 1), (64, 3), (128, 7), (256, 40), (1024, 2)] {
-                let mut emulator = Emulator::with_shape(Policy::new(threads).unwrap(), grid).unwrap();
-                row.shuffle(rng);
-                let start = rng.gen_range(0..3);
-                let mut shifted = vec![T::from_f64(0.0); start];
-                shifted.extend_from_slice(&row);
-                let got = emulator.reduce(&shifted[start..], ExactLogSumExp).unwrap();
-                assert!(same_bits(got, want), "{kind:?} {threads}×{grid}: {got:e} != {want:e}");
-            }
-            let mut emulator = Emulator::default();
-            for &rows in batches {
-                let at = rng.gen_range(0..rows);
-                let mut batch = random_input::<T>(rng, Kind::Scaled, rows * len);
-                batch.truncate(rows * len);
-                batch[at * len..(at + 1) * len].copy_from_slice(&row);
-                let got = emulator
-                    .reduce_over(&batch, ExactLogSumExp, Over::Rows { rows, len })
-                    .unwrap();
-                let got = got.values.to_vec()[at];
-                assert!(
-                    same_bits(got, want),
-                    "{kind:?}: row {at} of {rows}: {got:e} != {want:e}"
-                );
-            }
-            let before = rng.gen_range(0..500);
-            let mut values = random_input::<T>(rng, Kind::Uniform, before);
-            values.truncate(before);
-            let mut offsets = random_segments(rng, before);
-            values.extend_from_slice(&row);
-            offsets.push(values.len() as u64);
-            values.extend(random_input::<T>(rng, Kind::Scaled, 100));
-            let got = emulator
-                .reduce_over(&values, ExactLogSumExp, Over::Segments(&offsets[..]))
-                .unwrap();
-            let got = *got.values.to_vec().last().unwrap();
-            assert!(
-                same_bits(got, want),
-                "{kind:?}: a segment among others: {got:e} != {want:e}"
+            check_independent_of_shape_batch_and_order(
+                rng,
+                (kind, &mut row),
+                (batches, want),
+                |emulator, values| emulator.reduce(values, ExactLogSumExp).unwrap(),
+                |emulator, values, over| {
+                    let results = emulator.reduce_over(values, ExactLogSumExp, over).unwrap();
+                    results.values.to_vec()
+                },
             );
         }
     }

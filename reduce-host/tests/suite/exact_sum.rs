@@ -351,6 +351,57 @@ fn exact_sums_over<B: TestBackend, T: ExactTest>(
     B::to_vec(&results.unwrap().values).unwrap()
 }
 
+/// One part's values `row`, whose fold is `want`, on the emulator: under
+/// five launch shapes, shuffled and shifted (`whole`); as one row of each
+/// batch of `batches` rows among random others, at a random position; as
+/// one segment among random others (`parts`: each part's result). Every
+/// result `want`'s bits. For the two-pass exact reductions, whose results
+/// come from folds of their own.
+pub(crate) fn check_independent_of_shape_batch_and_order<T: ExactTest>(
+    rng: &mut StdRng,
+    (kind, row): (Kind, &mut [T]),
+    (batches, want): (&[usize], T),
+    whole: impl Fn(&mut Emulator, &[T]) -> T,
+    parts: impl Fn(&mut Emulator, &[T], Over<'_, &[u64]>) -> Vec<T>,
+) {
+    let len = row.len();
+    for (threads, grid) in [(32, 1), (64, 3), (128, 7), (256, 40), (1024, 2)] {
+        let mut emulator = Emulator::with_shape(Policy::new(threads).unwrap(), grid).unwrap();
+        row.shuffle(rng);
+        let start = rng.gen_range(0..3);
+        let mut shifted = vec![T::from_f64(0.0); start];
+        shifted.extend_from_slice(row);
+        let got = whole(&mut emulator, &shifted[start..]);
+        assert!(same_bits(got, want), "{kind:?} {threads}×{grid}: {got:e} != {want:e}");
+    }
+    let mut emulator = Emulator::default();
+    for &rows in batches {
+        let at = rng.gen_range(0..rows);
+        let mut batch = random_input::<T>(rng, Kind::Scaled, rows * len);
+        batch.truncate(rows * len);
+        batch[at * len..(at + 1) * len].copy_from_slice(row);
+        let got = parts(&mut emulator, &batch, Over::Rows { rows, len })[at];
+        assert!(
+            same_bits(got, want),
+            "{kind:?}: row {at} of {rows}: {got:e} != {want:e}"
+        );
+    }
+    let before = rng.gen_range(0..500);
+    let mut values = random_input::<T>(rng, Kind::Uniform, before);
+    values.truncate(before);
+    let mut offsets = random_segments(rng, before);
+    values.extend_from_slice(row);
+    offsets.push(values.len() as u64);
+    values.extend(random_input::<T>(rng, Kind::Scaled, 100));
+    let got = *parts(&mut emulator, &values, Over::Segments(&offsets[..]))
+        .last()
+        .unwrap();
+    assert!(
+        same_bits(got, want),
+        "{kind:?}: a segment among others: {got:e} != {want:e}"
+    );
+}
+
 /// Random segments over `n` values: lengths from empty to long, some
 /// values outside every segment.
 pub(crate) fn random_segments(rng: &mut StdRng, n: usize) -> Vec<u64> {

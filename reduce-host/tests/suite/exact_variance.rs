@@ -5,13 +5,14 @@
 //! the error against the exact variance within the stated bound.
 
 use crate::common;
-use crate::exact_sum::{fsum, places, random_input, random_segments, same_bits, ExactTest, Kind, Views, KINDS};
+use crate::exact_sum::{
+    check_independent_of_shape_batch_and_order, fsum, places, random_input, random_segments, same_bits, ExactTest,
+    Kind, Views, KINDS,
+};
 use common::*;
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
 use rand::Rng;
-use reduce::emulated::Emulator;
-use reduce::{Error, ExactMean, ExactMeanVar, ExactStd, ExactVar, Over, Policy};
+use reduce::{Error, ExactMean, ExactMeanVar, ExactStd, ExactVar, Over};
 
 /// The family's results over one place: `ExactVar`'s, `ExactStd`'s, and
 /// `ExactMeanVar`'s means and variances.
@@ -158,42 +159,12 @@ fn independent_of_shape_batch_and_order<T: ExactTest>(rng: &mut StdRng) {
             let mut row = random_input::<T>(rng, kind, len);
             row.truncate(len);
             let want = var.fold(&row);
-            for (threads, grid) in [(32, 1), (64, 3), (128, 7), (256, 40), (1024, 2)] {
-                let mut emulator = Emulator::with_shape(Policy::new(threads).unwrap(), grid).unwrap();
-                row.shuffle(rng);
-                let start = rng.gen_range(0..3);
-                let mut shifted = vec![T::from_f64(0.0); start];
-                shifted.extend_from_slice(&row);
-                let got = emulator.reduce(&shifted[start..], var).unwrap();
-                assert!(same_bits(got, want), "{kind:?} {threads}×{grid}: {got:e} != {want:e}");
-            }
-            let mut emulator = Emulator::default();
-            for &rows in batches {
-                let at = rng.gen_range(0..rows);
-                let mut batch = random_input::<T>(rng, Kind::Scaled, rows * len);
-                batch.truncate(rows * len);
-                batch[at * len..(at + 1) * len].copy_from_slice(&row);
-                let got = emulator.reduce_over(&batch, var, Over::Rows { rows, len }).unwrap();
-                let got = got.values.to_vec()[at];
-                assert!(
-                    same_bits(got, want),
-                    "{kind:?}: row {at} of {rows}: {got:e} != {want:e}"
-                );
-            }
-            let before = rng.gen_range(0..500);
-            let mut values = random_input::<T>(rng, Kind::Uniform, before);
-            values.truncate(before);
-            let mut offsets = random_segments(rng, before);
-            values.extend_from_slice(&row);
-            offsets.push(values.len() as u64);
-            values.extend(random_input::<T>(rng, Kind::Scaled, 100));
-            let got = emulator
-                .reduce_over(&values, var, Over::Segments(&offsets[..]))
-                .unwrap();
-            let got = *got.values.to_vec().last().unwrap();
-            assert!(
-                same_bits(got, want),
-                "{kind:?}: a segment among others: {got:e} != {want:e}"
+            check_independent_of_shape_batch_and_order(
+                rng,
+                (kind, &mut row),
+                (batches, want),
+                |emulator, values| emulator.reduce(values, var).unwrap(),
+                |emulator, values, over| emulator.reduce_over(values, var, over).unwrap().values.to_vec(),
             );
         }
     }
