@@ -50,6 +50,12 @@
 //!   accumulate in `f32` or, asked for (`Var::<f64>`), in `f64`
 //!   ([`MomentsInput`]); logsumexp accumulates in its input type. Its `exp`
 //!   and `ln` are within a few ulps (`kernels-gpu/src/math.rs`).
+//! - **Reproducibility**: these results are the same bits for the same
+//!   input at the same address on the same GPU; their trees depend on the
+//!   launch. The same bits on every GPU, launch, alignment and batch, and
+//!   on the CPU, in two passes: [`ExactVar`](crate::ExactVar),
+//!   [`ExactStd`](crate::ExactStd), [`ExactMeanVar`](crate::ExactMeanVar)
+//!   and [`ExactLogSumExp`](crate::ExactLogSumExp).
 //! - **Results** over rows or axes follow [`crate::axes`]: row-major over
 //!   the kept axes, [`Reduced::shape`] with or without `keepdim`; the same
 //!   rules for axes, strides and errors. `Any`/`All` over anything but the
