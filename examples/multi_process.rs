@@ -11,9 +11,10 @@
 //! their environment, and checks that every rank printed the same results,
 //! equal to the CPU's. Each rank makes its own shard (1M `i64` and 1M `f64`,
 //! from its rank number), then reduces the whole with `Communicator::reduce`
-//! and `Communicator::all_reduce_into`, and takes the floats' exact sum
-//! (`reduce::ExactSum`, whose bits must equal `ExactSum::fold` of every
-//! rank's values on the CPU, however many ranks there are).
+//! and `Communicator::all_reduce_into`, and takes the floats' exact sum,
+//! sample variance and logsumexp (`reduce::ExactSum`, `ExactVar`,
+//! `ExactLogSumExp`, whose bits must equal their `fold` of every rank's
+//! values on the CPU, however many ranks there are).
 //!
 //! To run the ranks over NCCL's network transport, as ranks on two nodes
 //! would talk, set `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`.
@@ -27,7 +28,7 @@
 
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use reduce::multi::{Communicator, UniqueId};
-use reduce::{ExactSum, Op};
+use reduce::{ExactLogSumExp, ExactSum, ExactVar, Op};
 use std::process::{Command, Stdio};
 
 type BoxError = Box<dyn std::error::Error>;
@@ -80,9 +81,14 @@ fn run_rank(rank: u32) -> Result<(), BoxError> {
         floats.index(rank as usize * 1000..),
     );
     let exact = comm.reduce(&[&low, &high], ExactSum)?;
+    // Two passes each (the mean, the maximum), over the same cut.
+    let var = comm.reduce(&[&low, &high], ExactVar::new(1.0)?)?;
+    let lse = comm.reduce(&[&low, &high], ExactLogSumExp)?;
     println!(
-        "sum={sum} max={max} exact_bits={:#x} float_sum_bits={:#x}",
+        "sum={sum} max={max} exact_bits={:#x} var_bits={:#x} lse_bits={:#x} float_sum_bits={:#x}",
         exact.to_bits(),
+        var.to_bits(),
+        lse.to_bits(),
         float_sum_host.to_bits()
     );
     Ok(())
@@ -132,7 +138,13 @@ fn launch() -> Result<(), BoxError> {
         float_abs += floats.iter().map(|x| x.abs()).sum::<f64>();
     }
     let exact = ExactSum::fold(&all_floats);
-    let expected = format!("sum={sum} max={max} exact_bits={:#x} ", exact.to_bits());
+    let (var, lse) = (ExactVar::new(1.0)?.fold(&all_floats), ExactLogSumExp::fold(&all_floats));
+    let expected = format!(
+        "sum={sum} max={max} exact_bits={:#x} var_bits={:#x} lse_bits={:#x} ",
+        exact.to_bits(),
+        var.to_bits(),
+        lse.to_bits()
+    );
     if lines.iter().any(|line| !line.starts_with(&expected)) {
         return Err(format!("expected every rank to print {expected}...").into());
     }
@@ -146,8 +158,8 @@ fn launch() -> Result<(), BoxError> {
         return Err(format!("float sum {got} is not {float_sum} ± {bound}").into());
     }
     println!(
-        "{world_size} ranks agree, and match the CPU: sum {sum}, max {max}, exact sum {exact} (bitwise), \
-         float sum {got} (CPU {float_sum})"
+        "{world_size} ranks agree, and match the CPU: sum {sum}, max {max}, exact sum {exact}, variance {var}, \
+         logsumexp {lse} (bitwise), float sum {got} (CPU {float_sum})"
     );
     Ok(())
 }

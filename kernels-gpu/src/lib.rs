@@ -270,9 +270,17 @@ macro_rules! exact_instances {
             kernel_name!(exact_sum, squared_deviation, $t),
             entry::exact_sum::<$t, crate::expansion::SquaredDeviation<$t>>
         ), (
+            abi::Kernel::ExactState { op: abi::Op::SquaredDeviation, element: scalar!($t) },
+            kernel_name!(exact_state, squared_deviation, $t),
+            entry::exact_state::<$t, crate::expansion::SquaredDeviation<$t>>
+        ), (
             abi::Kernel::ExactSum { op: abi::Op::ScaledExp, element: scalar!($t) },
             kernel_name!(exact_sum, scaled_exp, $t),
             entry::exact_sum::<$t, crate::expansion::ScaledExp<$t>>
+        ), (
+            abi::Kernel::ExactState { op: abi::Op::ScaledExp, element: scalar!($t) },
+            kernel_name!(exact_state, scaled_exp, $t),
+            entry::exact_state::<$t, crate::expansion::ScaledExp<$t>>
         ),)* }
     };
 }

@@ -219,6 +219,18 @@ pub trait FloatElement: Element {
     /// the kernels finish it; `m` itself where it is not finite.
     #[doc(hidden)]
     fn exact_logsumexp(values: &[Self]) -> Self;
+    /// [`ExactVar`](crate::ExactVar)'s last step, which its kernels take
+    /// too: the rounded exact sum of the squared deviations of `count`
+    /// values divided by `max(0, count − correction)` (in `f64`, rounded to
+    /// `Self`).
+    #[doc(hidden)]
+    fn exact_variance_of_squares(squares: Self, count: usize, correction: f64) -> Self;
+    /// [`ExactLogSumExp`](crate::ExactLogSumExp)'s last step, as its
+    /// kernels take it: `max + ln(sum)` of the largest element and the
+    /// rounded exact sum of the scaled exponentials; `max` where it is not
+    /// finite.
+    #[doc(hidden)]
+    fn exact_logsumexp_of_sum(max: Self, sum: Self) -> Self;
     /// `self`, or the canonical NaN if it is a NaN: the kernels' rule
     /// (`kernels_gpu::element::Element::canonical`) for results the host
     /// computes.
@@ -259,8 +271,7 @@ macro_rules! float_element {
                     let deviation = value - mean;
                     if mean.is_finite() { deviation * deviation } else { Self::NAN }
                 }));
-                let divisor = values.len() as f64 - correction;
-                (sum / (if divisor > 0.0 { divisor } else { 0.0 }) as $t).canonical()
+                Self::exact_variance_of_squares(sum, values.len(), correction)
             }
             fn exact_logsumexp(values: &[Self]) -> Self {
                 use kernels_gpu::expansion::{ExactMap, ScaledExp};
@@ -269,7 +280,15 @@ macro_rules! float_element {
                     if max.is_nan() || value.is_nan() { <$t>::NAN } else { max.max(value) }
                 });
                 let map = ScaledExp::new(max);
-                map.finish(exact_sum_of(values.iter().map(|&value| map.apply(value)))).canonical()
+                Self::exact_logsumexp_of_sum(max, exact_sum_of(values.iter().map(|&value| map.apply(value))))
+            }
+            fn exact_variance_of_squares(squares: Self, count: usize, correction: f64) -> Self {
+                let divisor = count as f64 - correction;
+                (squares / (if divisor > 0.0 { divisor } else { 0.0 }) as $t).canonical()
+            }
+            fn exact_logsumexp_of_sum(max: Self, sum: Self) -> Self {
+                use kernels_gpu::expansion::{ExactMap, ScaledExp};
+                ScaledExp::new(max).finish(sum).canonical()
             }
             fn canonical(self) -> Self {
                 kernels_gpu::element::Element::canonical(self)

@@ -114,6 +114,17 @@ pub struct Target {
 }
 
 impl Target {
+    /// One result at `out` (and, with `means`, its mean there): a blocking
+    /// call's over the whole input.
+    pub(crate) fn whole(out: u64, means: Option<u64>) -> Target {
+        Target {
+            out,
+            len: 1,
+            means,
+            status: None,
+        }
+    }
+
     /// The address of a one-result target; [`Error::OutputLength`] otherwise.
     pub(crate) fn single(self) -> Result<u64> {
         if self.len != 1 {

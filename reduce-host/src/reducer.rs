@@ -327,10 +327,12 @@ impl<B: Backend> Reducer<B> {
         })
     }
 
-    /// Enqueues, on the own stream, the exact sum of `input` as an exact
+    /// Enqueues, on the own stream, the exact sum `of` `input` as an exact
     /// state ([`exact_state_words`] `u64`s) to `out`, for
     /// [`Reducer::enqueue_exact_merge`]: how the parts of a sharded input
-    /// are summed exactly. `T` is `f32` or `f64`.
+    /// are summed exactly. `T` is `f32` or `f64`; `of` is not
+    /// [`ExactOf::Mean`], and its finish (a variance's division) is not
+    /// applied: the state is of the sum.
     #[cfg(any(feature = "cust", test))]
     pub(crate) fn enqueue_exact_state<T: Element>(&mut self, input: &B::Slice<T>, of: ExactOf, out: u64) -> Result<()> {
         let (input, len) = checked_parts::<B, T>(input)?;
@@ -405,8 +407,10 @@ impl<B: Backend> Reducer<B> {
             (0, Finish::Variance) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE),
             (0, Finish::Root) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE | EXACT_ROOT),
             (0, _) => (Kernel::ExactSum { op, element }, 0),
-            (_, Finish::Value) => (Kernel::ExactState { op, element }, form),
-            _ => return Err(Error::internal("an exact mean or variance as a state")),
+            // A state is of the sum alone: whoever merges it finishes it (the
+            // multi-GPU passes, on the host).
+            (_, Finish::Mean) => return Err(Error::internal("an exact mean as a state: ExactOf::Elements' is")),
+            (_, _) => (Kernel::ExactState { op, element }, form),
         };
         let (shifts, finish_param) = of.parameters();
         // The variance's mean, which its kernel reads.
@@ -778,6 +782,18 @@ pub(crate) fn from_word<T: DeviceCopy>(word: u64) -> T {
     unsafe { std::ptr::read(&word as *const u64 as *const T) }
 }
 
+/// `value` in the first bytes of a word, the others zero: [`from_word`]'s
+/// inverse, how a `T` goes into a word-sized slot.
+#[cfg(any(feature = "cust", test))]
+pub(crate) fn to_word<T: DeviceCopy>(value: T) -> u64 {
+    const { assert!(std::mem::size_of::<T>() <= 8) };
+    let mut word = 0u64;
+    // SAFETY: a `T` of at most 8 bytes (checked above) of plain data,
+    // written unaligned into the word's bytes.
+    unsafe { std::ptr::write_unaligned(&mut word as *mut u64 as *mut T, value) };
+    word
+}
+
 /// `u64` words of the exact sum's state of `element`s: its digits, then
 /// its counts of NaNs, `+inf`s and `-inf`s (also the words of scratch its
 /// exact pass uses). [`Error::Internal`] for a type without an exact sum.
@@ -899,6 +915,23 @@ impl ExactOf {
     pub(crate) fn reads_per_part(self) -> bool {
         matches!(self, ExactOf::Deviations { .. } | ExactOf::ScaledExps { .. })
     }
+
+    /// The same sum with its per-part values (the means of
+    /// [`ExactOf::Deviations`], the maxima of [`ExactOf::ScaledExps`]) read
+    /// at `address`: where a multi-GPU member keeps its copy of them. The
+    /// sums that read none are unchanged.
+    #[cfg(any(feature = "cust", test))]
+    pub(crate) fn reading(self, address: u64) -> ExactOf {
+        match self {
+            ExactOf::Deviations { correction, root, .. } => ExactOf::Deviations {
+                shifts: address,
+                correction,
+                root,
+            },
+            ExactOf::ScaledExps { .. } => ExactOf::ScaledExps { maxima: address },
+            other => other,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -910,11 +943,33 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
+    /// The terms of the exact sums that read a value per part, as the
+    /// folds form them.
+    trait Terms: FloatElement {
+        fn deviation_square(self, mean: Self) -> Self;
+        fn scaled_exp(self, max: Self) -> Self;
+    }
+
+    macro_rules! terms {
+        ($($t:ty),*) => {$(
+            impl Terms for $t {
+                fn deviation_square(self, mean: Self) -> Self {
+                    if mean.is_finite() { (self - mean) * (self - mean) } else { <$t>::NAN }
+                }
+                fn scaled_exp(self, max: Self) -> Self {
+                    use kernels_gpu::expansion::{ExactMap, ScaledExp};
+                    ScaledExp::new(max).apply(self)
+                }
+            }
+        )*};
+    }
+    terms!(f32, f64);
+
     /// The exact states (`of` the values) of random parts of `values`,
     /// merged on the emulator in one step and in two (a state of states):
     /// the same bits as [`ExactSum::fold`] (or [`ExactNanSum::fold`],
     /// [`ExactSumOfSquares::fold`]) of the whole. What `multi` does across GPUs.
-    fn check_states_merge<T: FloatElement>(rng: &mut StdRng, values: &[T], of: ExactOf) {
+    fn check_states_merge<T: Terms>(rng: &mut StdRng, values: &[T], of: ExactOf) {
         let words = super::exact_state_words(T::TYPE).expect("a float type");
         let mut emulator = Emulator::default();
         let parts = rng.gen_range(1..6);
@@ -933,9 +988,17 @@ mod tests {
             ExactOf::Elements => ExactSum::fold(values),
             ExactOf::NotNan => ExactNanSum::fold(values),
             ExactOf::Squares => ExactSumOfSquares::fold(values),
-            ExactOf::Mean | ExactOf::Deviations { .. } | ExactOf::ScaledExps { .. } => {
-                panic!("{of:?} has no state form")
+            ExactOf::Deviations { shifts, .. } => {
+                // SAFETY: the caller's mean, a live `T`.
+                let mean = unsafe { *(shifts as *const T) };
+                ExactSum::fold(&values.iter().map(|&x| x.deviation_square(mean)).collect::<Vec<_>>())
             }
+            ExactOf::ScaledExps { maxima } => {
+                // SAFETY: the caller's maximum, a live `T`.
+                let max = unsafe { *(maxima as *const T) };
+                ExactSum::fold(&values.iter().map(|&x| x.scaled_exp(max)).collect::<Vec<_>>())
+            }
+            ExactOf::Mean => panic!("{of:?} has no state form"),
         };
         let mut rounded = [0xdead_beef_dead_beef_u64];
         let address = states.as_ptr() as u64;
@@ -944,13 +1007,7 @@ mod tests {
             .expect("merged");
         let bits = |word: u64| super::from_word::<T>(word);
         // Bitwise (a NaN's too).
-        let word = |value: T| {
-            let mut word = 0u64;
-            // SAFETY: a `T` (4 or 8 bytes, plain data) fits a `u64`'s bytes.
-            unsafe { std::ptr::write_unaligned(&mut word as *mut u64 as *mut T, value) };
-            word
-        };
-        let same = |got: T| word(got) == word(expected);
+        let same = |got: T| super::to_word(got) == super::to_word(expected);
         assert!(same(bits(rounded[0])), "{of:?}: {parts} parts cut at {cuts:?}");
         // The first part's state with a state of the others, then those two.
         let mut merged = vec![0xdead_beef_dead_beef_u64; 2 * words];
@@ -991,6 +1048,21 @@ mod tests {
                 check_states_merge(&mut rng, &values, of);
                 check_states_merge(&mut rng, &narrow, of);
             }
+            // The second passes of the variance and logsumexp, about a
+            // value near the data's (or infinite, or NaN).
+            let unit = rng.gen_range(-1.0..1.0);
+            let about = [unit, unit * 1e3, f64::INFINITY, f64::NAN][rng.gen_range(0..4)];
+            let (wide_about, narrow_about) = ([about], [about as f32]);
+            let (wide_at, narrow_at) = (wide_about.as_ptr() as u64, narrow_about.as_ptr() as u64);
+            let deviations = |shifts| ExactOf::Deviations {
+                shifts,
+                correction: 1f64.to_bits(),
+                root: false,
+            };
+            check_states_merge(&mut rng, &values, deviations(wide_at));
+            check_states_merge(&mut rng, &narrow, deviations(narrow_at));
+            check_states_merge(&mut rng, &values, ExactOf::ScaledExps { maxima: wide_at });
+            check_states_merge(&mut rng, &narrow, ExactOf::ScaledExps { maxima: narrow_at });
         }
     }
 }

@@ -845,9 +845,8 @@ exact_sum_reduction!(ExactSumOfSquares, Squares);
 /// Results in the input's type (PyTorch's `x.mean(dim)`), over every place:
 /// the whole input, segments (each divided by its own length), rows and
 /// axes, through every form. Cost: [`ExactSum`]'s (its kernels divide each
-/// result as they store it). Not across GPUs: `reduce::multi` gives the
-/// [`ExactSum`] of the shards, whose division by the total count is this
-/// mean.
+/// result as they store it). Across GPUs (`reduce::multi`): the shards'
+/// exact sum, divided on the host by their total count, as here.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
@@ -936,7 +935,7 @@ macro_rules! exact_variance_reduction {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name {
-            correction: f64,
+            pub(crate) correction: f64,
         }
 
         impl $name {
@@ -983,13 +982,12 @@ macro_rules! exact_variance_reduction {
     };
     (@value one, $self:ident, $reducer:ident, $input:ident, $root:literal) => {
         $reducer.blocking(|reducer, out| {
-            let target = Target { out, len: 1, means: None, status: None };
-            enqueue_exact_variance(reducer, $input, Over::Whole, target, ($self.correction, $root), None)
+            enqueue_exact_variance(reducer, $input, Over::Whole, Target::whole(out, None), ($self.correction, $root), None)
         })
     };
     (@value mean_var, $self:ident, $reducer:ident, $input:ident, $root:literal) => {
         $reducer.blocking_with_mean(|reducer, out, mean| {
-            let target = Target { out, len: 1, means: Some(mean), status: None };
+            let target = Target::whole(out, Some(mean));
             enqueue_exact_variance(reducer, $input, Over::Whole, target, ($self.correction, $root), None)
         })
     };
@@ -1048,7 +1046,10 @@ exact_variance_reduction!(
     /// the same alone or in any batch; along axes the deviations' pass
     /// gathers the view into rows first (one more read and write of every
     /// element) unless the reduced axes are the innermost (rows in place)
-    /// or all of them. Not across GPUs (`reduce::multi`). Cost: two passes
+    /// or all of them. Across GPUs (`reduce::multi`, [`ExactVar`] and
+    /// [`ExactStd`]; not [`ExactMeanVar`], whose pair it does not return):
+    /// the shards' exact sum, the mean sent to every GPU, their exact
+    /// states of the squared deviations, finished on the host. Cost: two passes
     /// ([`ExactMean`]'s and a sum of squares as [`ExactSumOfSquares`]'s),
     /// about twice [`Var`]'s one.
     ///
@@ -1130,8 +1131,9 @@ exact_variance_reduction!(
 /// the same alone or in any batch; along axes the second pass gathers the
 /// view into rows first (one more read and write of every element) unless
 /// the reduced axes are the innermost (rows in place) or all of them; a
-/// reduced dimension of length 0 gives `-inf` everywhere. Not across GPUs
-/// (`reduce::multi`). Cost: [`Op::Max`]'s pass and an exact sum of the
+/// reduced dimension of length 0 gives `-inf` everywhere. Across GPUs
+/// (`reduce::multi`): the shards' maximum, sent to every GPU, then their
+/// exact states of the terms, finished on the host. Cost: [`Op::Max`]'s pass and an exact sum of the
 /// terms (as [`ExactSumOfSquares`]'s), where [`LogSumExp`] makes one pass.
 ///
 /// ```
@@ -1173,13 +1175,7 @@ impl<T: FloatElement> Reduction<T> for ExactLogSumExp {
 
     fn value<B: Backend>(self, reducer: &mut Reducer<B>, input: &B::Slice<T>) -> Result<T> {
         reducer.blocking(|reducer, out| {
-            let target = Target {
-                out,
-                len: 1,
-                means: None,
-                status: None,
-            };
-            enqueue_exact_logsumexp(reducer, input, Over::Whole, target, None)
+            enqueue_exact_logsumexp(reducer, input, Over::Whole, Target::whole(out, None), None)
         })
     }
 

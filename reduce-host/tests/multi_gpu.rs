@@ -11,7 +11,9 @@ use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceSlice};
 use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::multi::{Combine, Communicator, Group, Shard, UniqueId};
-use reduce::{Error, ExactNanSum, ExactSum, ExactSumOfSquares, Op, Reduction};
+use reduce::{
+    Error, ExactLogSumExp, ExactMean, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar, Op, Reduction,
+};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The group of every GPU, shared by the tests one at a time (creating one
@@ -200,7 +202,8 @@ fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
 }
 
 /// [`ExactSum`] (or [`ExactNanSum`], on data with NaNs, or
-/// [`ExactSumOfSquares`]) across GPUs: the
+/// [`ExactSumOfSquares`], or a reduction in passes: [`ExactMean`],
+/// [`ExactVar`], [`ExactStd`], [`ExactLogSumExp`]) across GPUs: the
 /// same bits as its `fold` and as one GPU's sum of the whole, whatever the
 /// cuts, however many GPUs the shards are on (all on member 0, or
 /// anywhere), on every member. `nans`: NaNs among the data.
@@ -464,7 +467,7 @@ fn sum_i64_communicator_ranks() {
         })
         .collect();
     let id = UniqueId::new().unwrap();
-    type RankResults = (i64, i64, Result<i64, Error>, u64, u64);
+    type RankResults = (i64, i64, Result<i64, Error>, u64, u64, [u64; 4]);
     let results: Vec<RankResults> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..world)
             .map(|rank| {
@@ -492,7 +495,29 @@ fn sum_i64_communicator_ranks() {
                     let mut exact_out = DeviceBox::new(&f64::NAN).unwrap();
                     comm.all_reduce_into(&[&*floats], ExactSum, &mut exact_out).unwrap();
                     let exact_out = exact_out.as_host_value().unwrap();
-                    (sum, max, empty, exact.to_bits(), exact_out.to_bits())
+                    // The reductions in passes, both ways.
+                    let halves = [&floats.index(..floats.len() / 2), &floats.index(floats.len() / 2..)];
+                    let var = comm.reduce(&halves, ExactVar::new(1.0).unwrap()).unwrap();
+                    let lse = comm.reduce(&[&*floats], ExactLogSumExp).unwrap();
+                    let mut var_out = DeviceBox::new(&f64::NAN).unwrap();
+                    comm.all_reduce_into(&[&*floats], ExactVar::new(1.0).unwrap(), &mut var_out)
+                        .unwrap();
+                    let mut lse_out = DeviceBox::new(&f64::NAN).unwrap();
+                    comm.all_reduce_into(&halves, ExactLogSumExp, &mut lse_out).unwrap();
+                    let passes = [
+                        var,
+                        var_out.as_host_value().unwrap(),
+                        lse,
+                        lse_out.as_host_value().unwrap(),
+                    ];
+                    (
+                        sum,
+                        max,
+                        empty,
+                        exact.to_bits(),
+                        exact_out.to_bits(),
+                        passes.map(f64::to_bits),
+                    )
                 })
             })
             .collect();
@@ -503,9 +528,12 @@ fn sum_i64_communicator_ranks() {
     let expected_max = all_data.iter().copied().max();
     let floats: Vec<f64> = all_data.iter().map(|&x| x as f64 * 1e-3).collect();
     let expected_exact = ExactSum::fold(&floats).to_bits();
-    for (rank, (sum, max, empty, exact, exact_out)) in results.into_iter().enumerate() {
+    let (var, lse) = (ExactVar::new(1.0).unwrap().fold(&floats), ExactLogSumExp::fold(&floats));
+    let expected_passes = [var, var, lse, lse].map(f64::to_bits);
+    for (rank, (sum, max, empty, exact, exact_out, passes)) in results.into_iter().enumerate() {
         assert_eq!(sum, expected_sum, "rank {rank}");
         assert_eq!((exact, exact_out), (expected_exact, expected_exact), "rank {rank}");
+        assert_eq!(passes, expected_passes, "rank {rank}: var, var into, lse, lse into");
         if let Some(expected_max) = expected_max {
             assert_eq!(max, expected_max, "rank {rank}");
         }
@@ -635,4 +663,31 @@ fn exact_sums_of_squares_bitwise_over_any_cuts_and_gpus() {
     let test = "exact_sums_of_squares_bitwise_over_any_cuts_and_gpus";
     exact_sums_sharded(test, |x| x as f32, ExactSumOfSquares, ExactSumOfSquares::fold, false);
     exact_sums_sharded(test, |x| x, ExactSumOfSquares, ExactSumOfSquares::fold, false);
+}
+
+/// The reductions in passes (the total count, then a division; a mean,
+/// then the deviations from it; a maximum, then the exponentials scaled
+/// by it), with NaNs among the data at times.
+#[test]
+fn exact_means_variances_and_logsumexps_bitwise_over_any_cuts_and_gpus() {
+    let test = "exact_means_variances_and_logsumexps_bitwise_over_any_cuts_and_gpus";
+    for nans in [false, true] {
+        exact_sums_sharded(test, |x| x as f32, ExactMean, ExactMean::fold, nans);
+        exact_sums_sharded(test, |x| x, ExactMean, ExactMean::fold, nans);
+        let sample = ExactVar::new(1.0).unwrap();
+        exact_sums_sharded(
+            test,
+            |x| x as f32,
+            sample,
+            |v| ExactVar::new(1.0).unwrap().fold(v),
+            nans,
+        );
+        let population = ExactVar::new(0.0).unwrap();
+        exact_sums_sharded(test, |x| x, population, |v| ExactVar::new(0.0).unwrap().fold(v), nans);
+        let std = ExactStd::new(1.0).unwrap();
+        exact_sums_sharded(test, |x| x as f32, std, |v| ExactStd::new(1.0).unwrap().fold(v), nans);
+        exact_sums_sharded(test, |x| x, std, |v| ExactStd::new(1.0).unwrap().fold(v), nans);
+        exact_sums_sharded(test, |x| x as f32, ExactLogSumExp, ExactLogSumExp::fold, nans);
+        exact_sums_sharded(test, |x| x, ExactLogSumExp, ExactLogSumExp::fold, nans);
+    }
 }

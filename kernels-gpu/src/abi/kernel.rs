@@ -443,10 +443,11 @@ mod tests {
         // division, the conversions to f16 and bf16, the exact sum and its
         // state forms, each plain, NaN-ignoring and of squares, the exact dot,
         // the exact sums of squared deviations (the exact variance's) and of
-        // scaled exponentials (the exact logsumexp's).
-        assert_eq!(members.len(), 25, "{members:?}");
+        // scaled exponentials (the exact logsumexp's) and their states.
+        assert_eq!(members.len(), 27, "{members:?}");
         assert!(members.contains(&"reduce_exact_squared_deviation_f32"));
         assert!(members.contains(&"reduce_exact_scaled_exp_f32"));
+        assert!(members.contains(&"reduce_exact_scaled_exp_state_f32"));
         assert!(members.contains(&"reduce_exact_dot_f32"));
         assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_nan_sum_f32") && members.contains(&"reduce_exact_nan_sum_state_f32"));

@@ -169,8 +169,16 @@ macro_rules! exact_kernel_table {
                 kernel_name!(exact_sum, squared_deviation, $t),
             ),
             (
+                Kernel::ExactState { op: Op::SquaredDeviation, element: scalar!($t) },
+                kernel_name!(exact_state, squared_deviation, $t),
+            ),
+            (
                 Kernel::ExactSum { op: Op::ScaledExp, element: scalar!($t) },
                 kernel_name!(exact_sum, scaled_exp, $t),
+            ),
+            (
+                Kernel::ExactState { op: Op::ScaledExp, element: scalar!($t) },
+                kernel_name!(exact_state, scaled_exp, $t),
             ),
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (
@@ -312,10 +320,11 @@ mod tests {
         // their exact means over segments (by teams and per thread), the 2
         // types' exact dots and gathers, and their exact sums of squared
         // deviations (the exact variance's) and of scaled exponentials (the
-        // exact logsumexp's) whole and over segments (by teams and per thread).
+        // exact logsumexp's) whole, as states (the multi-GPU passes) and over
+        // segments (by teams and per thread).
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 3 * 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 2 * 4
         );
         assert_eq!(
             Kernel::Ladder {

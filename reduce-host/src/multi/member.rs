@@ -5,7 +5,7 @@ use super::nccl::Comm;
 use crate::backend::launcher::element_address;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::reducer::{exact_state_words, ExactOf, Reducer};
+use crate::reducer::{exact_state_words, to_word, ExactOf, Reducer};
 use cust::context::{Context, CurrentContext};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
@@ -50,6 +50,11 @@ pub(crate) struct Member {
     length_send: DeviceBuffer<u64>,
     lengths: DeviceBuffer<u64>,
     lengths_host: LockedBuffer<u64>,
+    /// The value a pass's exact kernels read (the variance's mean,
+    /// logsumexp's maximum: see `super::passes`), and the pinned word it
+    /// is copied from.
+    parameter: DeviceBuffer<u64>,
+    parameter_host: LockedBuffer<u64>,
     world_size: usize,
     pub(crate) ordinal: u32,
     pub(crate) context: Context,
@@ -68,6 +73,8 @@ impl Member {
             length_send: DeviceBuffer::zeroed(1)?,
             lengths: DeviceBuffer::zeroed(world_size)?,
             lengths_host: LockedBuffer::new(&0, world_size)?,
+            parameter: DeviceBuffer::zeroed(1)?,
+            parameter_host: LockedBuffer::new(&0, 1)?,
             world_size,
             ordinal,
             context,
@@ -144,9 +151,41 @@ impl Member {
         }
     }
 
+    /// Enqueues the copy of `value` into the member's parameter, which its
+    /// exact kernels read as their part's value from now on. The context
+    /// must be current.
+    pub(crate) fn enqueue_parameter<T: Element>(&mut self, value: T) -> Result<()> {
+        // Earlier work on the stream may still copy the pinned word.
+        self.reducer.stream().synchronize()?;
+        if let Some(word) = self.parameter_host.first_mut() {
+            *word = to_word(value);
+        }
+        // SAFETY: both hold one word; the pinned one is not written again
+        // before the stream is synchronized (above, on the next call).
+        unsafe {
+            self.parameter
+                .async_copy_from(&*self.parameter_host, self.reducer.stream())?
+        };
+        Ok(())
+    }
+
+    /// Enqueues the copy of `value` to `out` (a device address holding one
+    /// `T`, on this member's GPU), through the parameter. The context must
+    /// be current.
+    pub(crate) fn enqueue_store<T: Element>(&mut self, value: T, out: u64) -> Result<()> {
+        self.enqueue_parameter(value)?;
+        let parameter = typed::<T>(self.parameter.as_device_ptr().as_raw(), 1);
+        // SAFETY: `out` holds one `T` on this member's GPU (the caller's
+        // output, checked to be there), which the caller waits for.
+        unsafe { typed::<T>(out, 1).async_copy_from(&parameter, self.reducer.stream())? };
+        Ok(())
+    }
+
     /// [`Member::enqueue_local`] of the exact sum `of` the elements: each
-    /// shard's exact state, merged into one in `send`.
+    /// shard's exact state, merged into one in `send`. A sum that reads a
+    /// value per part reads the member's parameter.
     fn enqueue_local_exact<T: Element>(&mut self, shards: &[&DeviceSlice<T>], of: ExactOf) -> Result<()> {
+        let of = of.reading(self.parameter.as_device_ptr().as_raw());
         let send = self.send.as_device_ptr().as_raw();
         match shards {
             [] => self.reducer.enqueue_exact_state(&typed::<T>(send, 0), of, send),
@@ -279,10 +318,12 @@ fn too_large() -> Error {
 const MOST_SLOT_WORDS: usize = kernels_gpu::expansion::scratch_words::<f64>();
 
 /// `len` elements of `T` at `address`: a view of one of a member's own
-/// buffers, which hold at least `len` 8-byte slots.
+/// buffers, which hold at least `len` 8-byte slots, or of the caller's
+/// output (one `T`).
 fn typed<T: Element>(address: u64, len: usize) -> DeviceSlice<T> {
     // SAFETY: a view of a live buffer of the member (or, with `len` 0, one
-    // that is never read); `u64` slots are aligned for every `Element`.
+    // that is never read; or the caller's output, a `T`'s); `u64` slots are
+    // aligned for every `Element`.
     unsafe { DeviceSlice::from_raw_parts(DevicePointer::from_raw(address), len) }
 }
 
@@ -310,7 +351,7 @@ impl Drop for RestoreContext {
 /// The sum of `lengths` (of shards, or of ranks, sent by the other ranks),
 /// or [`Error::InvalidGroup`] past `u64::MAX` (the same shard passed very
 /// many times; a rank that sent a wrong count).
-fn total_elements(mut lengths: impl Iterator<Item = u64>) -> Result<u64> {
+pub(crate) fn total_elements(mut lengths: impl Iterator<Item = u64>) -> Result<u64> {
     lengths
         .try_fold(0u64, u64::checked_add)
         .ok_or_else(|| Error::InvalidGroup("the group's inputs hold more than u64::MAX elements in all".into()))

@@ -58,6 +58,15 @@
 //!   order they come.
 //!   [`ExactNanSum`] likewise, each NaN added as `+0.0`, and
 //!   [`ExactSumOfSquares`] of the squares.
+//! - **[`ExactMean`], [`ExactVar`], [`ExactStd`], [`ExactLogSumExp`]**:
+//!   the single-GPU passes, each a collective: the exact sum (for the
+//!   mean, divided by the total count) or the maximum, brought to the host
+//!   and sent to every GPU; then each GPU's exact state of the squared
+//!   deviations from that mean or of the exponentials scaled by that
+//!   maximum, merged as above; the host finishes as the `fold` does. So
+//!   the result is bitwise the single-GPU one and the `fold` of the values,
+//!   whatever the GPUs and cuts; it passes through the host, which
+//!   [`Group::all_reduce_into`] then copies to every GPU.
 //! - **Determinism**: every GPU computes the result from the same values in
 //!   the same order with the same kernel, so all GPUs hold the bitwise same
 //!   result, and the same shards at the same addresses give the same result
@@ -85,12 +94,13 @@
 
 mod member;
 mod nccl;
+mod passes;
 
 use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::reducer::ExactOf;
-use crate::reduction::{ExactNanSum, ExactSum, ExactSumOfSquares};
+use crate::reduction::{ExactLogSumExp, ExactMean, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar};
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
@@ -98,82 +108,126 @@ use cust::device::Device;
 use cust::memory::{DeviceBox, DeviceSlice};
 use cust::stream::Stream;
 use kernels_gpu::abi;
-use member::{Combining, Member, RestoreContext};
+use member::{total_elements, Combining, Member, RestoreContext};
+use passes::Ranks;
 use std::fmt;
 use std::str::FromStr;
 
-/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`], an
-/// exact sum ([`ExactSum`], [`ExactNanSum`], [`ExactSumOfSquares`], for `f32` and `f64`), or a user's operator
-/// (`&`[`User`]) over the shards' type, whose partial results the members
-/// combine with its `combine`.
+/// What a [`Group`] or [`Communicator`] reduces with: an [`Op`]; a
+/// reproducible reduction of `f32`s or `f64`s ([`ExactSum`],
+/// [`ExactNanSum`], [`ExactSumOfSquares`], [`ExactMean`], [`ExactVar`],
+/// [`ExactStd`], [`ExactLogSumExp`]); or a user's operator (`&`[`User`])
+/// over the shards' type, whose partial results the members combine with
+/// its `combine`.
 pub trait Combine<T: Element>: Copy + sealed::Sealed {
-    /// What the members compute and exchange, and the user's program for
-    /// the kernels if it is one.
+    /// What the members compute and exchange.
     #[doc(hidden)]
-    fn operator(self) -> sealed::Operator;
+    fn plan(self) -> sealed::Plan<T>;
 }
 
 mod sealed {
+    use super::passes::Run;
     use super::{Combining, Program};
 
     pub trait Sealed {}
 
-    /// What the members launch for a [`Combine`](super::Combine): public
-    /// in a private module, so the trait can return it and no one else
-    /// can name it.
+    /// How the members reduce for a [`Combine`](super::Combine): public in
+    /// a private module, so the trait can return it and no one else can
+    /// name it.
+    pub enum Plan<T> {
+        /// In one collective, combined on every GPU.
+        Combined(Operator),
+        /// In passes of collectives, finished on the host.
+        Passes(Passes<T>),
+    }
+
+    /// What the members launch in one collective, and the user's program
+    /// for the kernels if it is one.
     pub struct Operator {
         pub(crate) combining: Combining,
         pub(crate) program: Option<Program>,
     }
+
+    /// The passes (see `super::passes`), run on the ranks.
+    pub struct Passes<T>(pub(crate) Box<Run<T>>);
+}
+
+/// The plan of one collective of `combining`, with no user program.
+fn combined<T>(combining: Combining) -> sealed::Plan<T> {
+    sealed::Plan::Combined(sealed::Operator {
+        combining,
+        program: None,
+    })
+}
+
+/// The plan of `passes`.
+fn in_passes<T>(passes: impl FnOnce(&mut dyn Ranks<T>) -> Result<T> + 'static) -> sealed::Plan<T> {
+    sealed::Plan::Passes(sealed::Passes(Box::new(passes)))
 }
 
 impl sealed::Sealed for Op {}
 impl<T: Element> Combine<T> for Op {
-    fn operator(self) -> sealed::Operator {
-        sealed::Operator {
-            combining: Combining::Op(self.kernel()),
-            program: None,
-        }
+    fn plan(self) -> sealed::Plan<T> {
+        combined(Combining::Op(self.kernel()))
     }
 }
 
 impl sealed::Sealed for ExactSum {}
 impl<T: FloatElement> Combine<T> for ExactSum {
-    fn operator(self) -> sealed::Operator {
-        sealed::Operator {
-            combining: Combining::Exact(ExactOf::Elements),
-            program: None,
-        }
+    fn plan(self) -> sealed::Plan<T> {
+        combined(Combining::Exact(ExactOf::Elements))
     }
 }
 
 impl sealed::Sealed for ExactNanSum {}
 impl<T: FloatElement> Combine<T> for ExactNanSum {
-    fn operator(self) -> sealed::Operator {
-        sealed::Operator {
-            combining: Combining::Exact(ExactOf::NotNan),
-            program: None,
-        }
+    fn plan(self) -> sealed::Plan<T> {
+        combined(Combining::Exact(ExactOf::NotNan))
     }
 }
 
 impl sealed::Sealed for ExactSumOfSquares {}
 impl<T: FloatElement> Combine<T> for ExactSumOfSquares {
-    fn operator(self) -> sealed::Operator {
-        sealed::Operator {
-            combining: Combining::Exact(ExactOf::Squares),
-            program: None,
-        }
+    fn plan(self) -> sealed::Plan<T> {
+        combined(Combining::Exact(ExactOf::Squares))
+    }
+}
+
+impl sealed::Sealed for ExactMean {}
+impl<T: FloatElement> Combine<T> for ExactMean {
+    fn plan(self) -> sealed::Plan<T> {
+        in_passes(passes::mean)
+    }
+}
+
+impl sealed::Sealed for ExactVar {}
+impl<T: FloatElement> Combine<T> for ExactVar {
+    fn plan(self) -> sealed::Plan<T> {
+        in_passes(move |ranks| passes::variance(ranks, self.correction, false))
+    }
+}
+
+impl sealed::Sealed for ExactStd {}
+impl<T: FloatElement> Combine<T> for ExactStd {
+    fn plan(self) -> sealed::Plan<T> {
+        in_passes(move |ranks| passes::variance(ranks, self.correction, true))
+    }
+}
+
+impl sealed::Sealed for ExactLogSumExp {}
+impl<T: FloatElement> Combine<T> for ExactLogSumExp {
+    fn plan(self) -> sealed::Plan<T> {
+        in_passes(passes::logsumexp)
     }
 }
 
 impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
 impl<T: Scalar, O: Operator<T>> Combine<T> for &User<T, O> {
-    fn operator(self) -> sealed::Operator {
-        sealed::Operator {
+    fn plan(self) -> sealed::Plan<T> {
+        sealed::Plan::Combined(sealed::Operator {
             combining: Combining::Op(abi::Op::User),
             program: Some(self.program().clone()),
-        }
+        })
     }
 }
 
@@ -441,12 +495,10 @@ impl Group {
     /// # Ok(()) }
     /// ```
     pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: impl Combine<T>) -> Result<T> {
-        self.enqueue(shards, op, &[])?;
-        self.synchronize()?;
-        let _restore = RestoreContext::new();
-        let first = self.first_member()?;
-        first.make_current()?;
-        first.result_to_host()
+        match op.plan() {
+            sealed::Plan::Combined(operator) => self.reduce_combined(shards, operator),
+            sealed::Plan::Passes(passes) => (passes.0)(&mut GroupRanks { group: self, shards }),
+        }
     }
 
     /// Reduces the data made of `shards` with `op`, leaving the result in
@@ -458,6 +510,11 @@ impl Group {
     /// its member's GPU, or names a member that does not exist;
     /// [`Error::Empty`] if every shard is empty and `op` has no identity;
     /// [`Error::UnsupportedOp`].
+    ///
+    /// An [`Op`], an exact sum or a user's operator runs on the GPUs alone;
+    /// [`ExactMean`], [`ExactVar`], [`ExactStd`] and [`ExactLogSumExp`]
+    /// take passes that each end on the host (see the module docs), and
+    /// their result is copied from there to every output.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), reduce::Error> {
@@ -487,17 +544,37 @@ impl Group {
             )));
         }
         let outs: Vec<u64> = outs.iter_mut().map(|out| out.as_device_ptr().as_raw()).collect();
-        let enqueued = self.enqueue(shards, op, &outs);
+        for (member, &out) in self.members.iter().zip(&outs) {
+            member.check_owns(out, "an output")?;
+        }
+        let enqueued = match op.plan() {
+            sealed::Plan::Combined(operator) => self.enqueue(shards, operator, &outs),
+            sealed::Plan::Passes(passes) => {
+                (passes.0)(&mut GroupRanks { group: self, shards }).and_then(|value| self.enqueue_stores(value, &outs))
+            }
+        };
         // Wait even if a later member failed to enqueue: earlier members'
         // work borrows `shards` and `outs`.
         let waited = self.synchronize();
         enqueued.and(waited)
     }
 
-    /// The three steps of a reduction (see [`Member`]), with `what`'s
-    /// operator set on every member's reducer meanwhile.
-    fn enqueue<T: Element, C: Combine<T>>(&mut self, shards: &[Shard<'_, T>], what: C, outs: &[u64]) -> Result<()> {
-        let sealed::Operator { combining, program } = what.operator();
+    /// [`Group::reduce`] in one collective of `operator`.
+    fn reduce_combined<T: Element>(&mut self, shards: &[Shard<'_, T>], operator: sealed::Operator) -> Result<T> {
+        let enqueued = self.enqueue(shards, operator, &[]);
+        // Wait even if a later member failed to enqueue (as `all_reduce_into`).
+        let waited = self.synchronize();
+        enqueued.and(waited)?;
+        let _restore = RestoreContext::new();
+        let first = self.first_member()?;
+        first.make_current()?;
+        first.result_to_host()
+    }
+
+    /// The three steps of a reduction (see [`Member`]), with `operator`'s
+    /// user program set on every member's reducer meanwhile.
+    fn enqueue<T: Element>(&mut self, shards: &[Shard<'_, T>], operator: sealed::Operator, outs: &[u64]) -> Result<()> {
+        let sealed::Operator { combining, program } = operator;
         self.members
             .iter_mut()
             .for_each(|member| member.set_user(program.clone()));
@@ -507,8 +584,8 @@ impl Group {
     }
 
     /// [`Group::enqueue`] of `combining`; the combine runs on every
-    /// member into `outs`, or on member 0 into its result slot if `outs` is
-    /// empty.
+    /// member into `outs` (checked to be theirs), or on member 0 into its
+    /// result slot if `outs` is empty.
     fn enqueue_steps<T: Element>(&mut self, shards: &[Shard<'_, T>], combining: Combining, outs: &[u64]) -> Result<()> {
         check_defined::<T>(combining)?;
         if let Some(shard) = shards.iter().find(|s| s.member >= self.members.len()) {
@@ -522,13 +599,10 @@ impl Group {
             check_defined_on_empty(combining)?;
         }
         // A kernel reading another GPU's memory would fault and poison the
-        // context; find such a shard or output first.
+        // context; find such a shard first.
         for shard in shards.iter().filter(|s| !s.data.is_empty()) {
             self.member(shard.member)?
                 .check_owns(shard.data.as_device_ptr().as_raw(), "a shard")?;
-        }
-        for (member, &out) in self.members.iter().zip(outs) {
-            member.check_owns(out, "an output")?;
         }
         let _restore = RestoreContext::new();
         for (index, member) in self.members.iter_mut().enumerate() {
@@ -549,6 +623,16 @@ impl Group {
         for (member, &out) in self.members.iter_mut().zip(outs) {
             member.make_current()?;
             member.enqueue_combine::<T>(combining, Some(out))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues the copy of `value` to `outs[i]` on member `i`'s GPU.
+    fn enqueue_stores<T: Element>(&mut self, value: T, outs: &[u64]) -> Result<()> {
+        let _restore = RestoreContext::new();
+        for (member, &out) in self.members.iter_mut().zip(outs) {
+            member.make_current()?;
+            member.enqueue_store(value, out)?;
         }
         Ok(())
     }
@@ -577,6 +661,31 @@ impl Drop for Group {
         // `Member`'s drop); the caller's context is current again afterwards.
         let _restore = RestoreContext::new();
         self.members.clear();
+    }
+}
+
+/// A [`Group`]'s members as the passes' [`Ranks`], over `shards`.
+struct GroupRanks<'g, 's, 'd, T: Element> {
+    group: &'g mut Group,
+    shards: &'s [Shard<'d, T>],
+}
+
+impl<T: Element> Ranks<T> for GroupRanks<'_, '_, '_, T> {
+    fn combined(&mut self, combining: Combining) -> Result<(T, u64)> {
+        let operator = sealed::Operator {
+            combining,
+            program: None,
+        };
+        let value = self.group.reduce_combined(self.shards, operator)?;
+        Ok((value, total_elements(self.shards.iter().map(|s| s.data.len() as u64))?))
+    }
+
+    fn set_parameter(&mut self, value: T) -> Result<()> {
+        let _restore = RestoreContext::new();
+        self.group.members.iter_mut().try_for_each(|member| {
+            member.make_current()?;
+            member.enqueue_parameter(value)
+        })
     }
 }
 
@@ -795,7 +904,10 @@ impl Communicator {
     /// # Ok(()) }
     /// ```
     pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: impl Combine<T>) -> Result<T> {
-        let sealed::Operator { combining, program } = op.operator();
+        let sealed::Operator { combining, program } = match op.plan() {
+            sealed::Plan::Combined(operator) => operator,
+            sealed::Plan::Passes(passes) => return self.in_passes(shards, passes),
+        };
         self.check(shards, combining)?;
         self.member.set_user(program);
         let reduced = self.member.reduce_counting(shards, combining);
@@ -836,15 +948,33 @@ impl Communicator {
         op: impl Combine<T>,
         out: &mut DeviceBox<T>,
     ) -> Result<()> {
-        let sealed::Operator { combining, program } = op.operator();
-        self.check(shards, combining)?;
-        self.member.check_owns(out.as_device_ptr().as_raw(), "the output")?;
-        self.member.set_user(program);
-        let enqueued = self.enqueue_all_reduce(shards, combining, out.as_device_ptr().as_raw());
-        self.member.set_user(None);
+        let out = out.as_device_ptr().as_raw();
+        self.member.check_owns(out, "the output")?;
+        let enqueued = match op.plan() {
+            sealed::Plan::Combined(sealed::Operator { combining, program }) => {
+                self.check(shards, combining)?;
+                self.member.set_user(program);
+                let enqueued = self.enqueue_all_reduce(shards, combining, out);
+                self.member.set_user(None);
+                enqueued
+            }
+            sealed::Plan::Passes(passes) => self
+                .in_passes(shards, passes)
+                .and_then(|value| self.member.enqueue_store(value, out)),
+        };
         // Wait even after a failed step: the earlier steps borrow `shards`.
         let waited = self.member.stream().synchronize();
         enqueued.and(waited.map_err(Error::from))
+    }
+
+    /// The result of `passes` over every rank's shards, on the host.
+    fn in_passes<T: Element>(&mut self, shards: &[&DeviceSlice<T>], passes: sealed::Passes<T>) -> Result<T> {
+        // The passes' kernels are the float types' exact sums and maxima.
+        self.check(shards, Combining::Exact(ExactOf::Elements))?;
+        (passes.0)(&mut CommunicatorRank {
+            member: &mut self.member,
+            shards,
+        })
     }
 
     /// The three steps of [`Communicator::all_reduce_into`], enqueued.
@@ -868,6 +998,22 @@ impl Communicator {
             self.member.check_owns(shard.as_device_ptr().as_raw(), "a shard")?;
         }
         self.member.make_current()
+    }
+}
+
+/// A [`Communicator`]'s rank as the passes' [`Ranks`], over its `shards`.
+struct CommunicatorRank<'m, 's, 'd, T: Element> {
+    member: &'m mut Member,
+    shards: &'s [&'d DeviceSlice<T>],
+}
+
+impl<T: Element> Ranks<T> for CommunicatorRank<'_, '_, '_, T> {
+    fn combined(&mut self, combining: Combining) -> Result<(T, u64)> {
+        self.member.reduce_counting(self.shards, combining)
+    }
+
+    fn set_parameter(&mut self, value: T) -> Result<()> {
+        self.member.enqueue_parameter(value)
     }
 }
 
