@@ -19,12 +19,18 @@
 //! time at the baseline's), and, apart from the library's multi-GPU overhead,
 //! over k times a group of one GPU's. The time `Group::new` took (NCCL's
 //! initialisation) is printed too.
+//!
+//! A second table times the reproducible reductions the same way on the
+//! same shards: `ExactSum` (one collective of exact states), `ExactVar`
+//! and `ExactLogSumExp` (two collectives each, with the host between
+//! them), on one GPU (`Reducer::reduce`) and on each group; a group of one
+//! must give the single GPU's bits.
 
 use cust::context::Context;
 use cust::device::Device;
 use cust::memory::DeviceBuffer;
-use reduce::multi::{Group, Shard};
-use reduce::{Op, Reducer};
+use reduce::multi::{Combine, Group, Shard};
+use reduce::{ExactLogSumExp, ExactSum, ExactVar, Op, Reducer, Reduction};
 use std::time::Instant;
 
 type BoxError = Box<dyn std::error::Error>;
@@ -98,6 +104,7 @@ fn main() -> Result<(), BoxError> {
     println!("| GPUs | data | median time | aggregate bandwidth | efficiency vs k × single GPU | vs k × group of 1 | Group::new |");
     println!("|---|---|---|---|---|---|---|");
     let mut one_gpu = None;
+    let mut groups = Vec::new();
     let mut k = 1;
     while k <= devices {
         let ordinals: Vec<u32> = (0..k).collect();
@@ -119,8 +126,61 @@ fn main() -> Result<(), BoxError> {
             100.0 * reference / time,
             setup * 1e3
         );
+        drop(views);
+        groups.push((k as usize, group));
         k = if k * 2 > devices && k < devices { devices } else { k * 2 };
     }
+
+    let sizes: Vec<String> = groups.iter().map(|(k, _)| format!("{k} GPU(s)")).collect();
+    println!("\n| reproducible | one GPU | {} |", sizes.join(" | "));
+    println!("|---|---|{}", "---|".repeat(groups.len()));
+    exact_row("ExactSum", ExactSum, &mut reducer, &mut groups, &shards, runs)?;
+    exact_row(
+        "ExactVar (sample)",
+        ExactVar::new(1.0)?,
+        &mut reducer,
+        &mut groups,
+        &shards,
+        runs,
+    )?;
+    exact_row(
+        "ExactLogSumExp",
+        ExactLogSumExp,
+        &mut reducer,
+        &mut groups,
+        &shards,
+        runs,
+    )?;
+    Ok(())
+}
+
+/// One row of the reproducible reductions' table: `what` over one shard on
+/// one GPU, then over the first `k` shards on each group of `k`, in ms; a
+/// group of one must give the single GPU's bits.
+fn exact_row<W>(
+    name: &str,
+    what: W,
+    reducer: &mut Reducer,
+    groups: &mut [(usize, Group)],
+    shards: &[DeviceBuffer<f32>],
+    runs: usize,
+) -> Result<(), BoxError>
+where
+    W: Combine<f32> + Reduction<f32, Value = f32>,
+{
+    let single_value: f32 = reducer.reduce(&shards[0], what)?;
+    let single = median_seconds(runs, || reducer.reduce(&shards[0], what).map(drop).map_err(Into::into))?;
+    let mut cells = Vec::new();
+    for (k, group) in groups.iter_mut() {
+        let views: Vec<Shard<'_, f32>> = (0..*k).map(|m| Shard::new(m, &shards[m])).collect();
+        let value = group.reduce(&views, what)?;
+        if *k == 1 && value.to_bits() != single_value.to_bits() {
+            return Err(format!("{name}: a group of one gives {value}, one GPU {single_value}").into());
+        }
+        let time = median_seconds(runs, || group.reduce(&views, what).map(drop).map_err(Into::into))?;
+        cells.push(format!("{:.3} ms", time * 1e3));
+    }
+    println!("| {name} | {:.3} ms | {} |", single * 1e3, cells.join(" | "));
     Ok(())
 }
 
