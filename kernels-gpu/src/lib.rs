@@ -281,6 +281,10 @@ macro_rules! exact_instances {
             abi::Kernel::ExactState { op: abi::Op::ScaledExp, element: scalar!($t) },
             kernel_name!(exact_state, scaled_exp, $t),
             entry::exact_state::<$t, crate::expansion::ScaledExp<$t>>
+        ), (
+            abi::Kernel::ExactMerge { element: scalar!($t) },
+            kernel_name!(exact_merge, $t),
+            entry::exact_merge::<$t>
         ),)* }
     };
 }

@@ -373,7 +373,7 @@ impl<B: Backend> Reducer<B> {
             .checked_mul(words)
             .ok_or_else(|| Error::internal("more exact states than a usize counts"))?;
         let accesses = [Access::read::<u64>("states", states, state_words), output];
-        // States hold sums already: the plain sum's kernel merges them for either exact sum.
+        // The merge kernel (`Kernel::ExactMerge`), the same for every sum.
         self.launch_exact::<T>(
             ExactOf::Elements,
             states,
@@ -403,6 +403,8 @@ impl<B: Backend> Reducer<B> {
         // The plain sum has a kernel of its own, whose registers the state
         // forms do not burden; it divides for the mean as it stores.
         let (kernel, form) = match (form, of.finish()) {
+            // States hold sums already: one kernel merges them for every sum.
+            (form, _) if form & EXACT_STATES_IN != 0 => (Kernel::ExactMerge { element }, form),
             (0, Finish::Mean) => (Kernel::ExactSum { op, element }, EXACT_MEAN),
             (0, Finish::Variance) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE),
             (0, Finish::Root) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE | EXACT_ROOT),

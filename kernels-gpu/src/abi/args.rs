@@ -106,6 +106,6 @@ kernel_args_words!(
     SeedDotArgs: SeedDot,
     DivideArgs: DivideByCount,
     ConvertArgs: Convert,
-    ExactArgs: ExactSum | ExactState,
+    ExactArgs: ExactSum | ExactState | ExactMerge,
     ExactDotArgs: ExactDot,
 );

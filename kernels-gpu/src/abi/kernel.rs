@@ -82,9 +82,15 @@ pub enum Kernel {
     /// [`ExactArgs`] (`crate::expansion`). `op` is [`Op::Sum`] or
     /// [`Op::NanSum`] (NaN elements added as zero), in every exact kernel.
     ExactSum { op: Op, element: Scalar },
-    /// The exact sum's state forms (a state of `element`s, a merge of
-    /// states): [`ExactArgs`] with its `form`.
+    /// The exact sum of a whole input of `element`s (mapped as `op` says)
+    /// as an exact state: [`ExactArgs`] with [`super::EXACT_STATE_OUT`].
     ExactState { op: Op, element: Scalar },
+    /// The merge of exact states of `element`s by one block, rounded, or
+    /// as a state with [`super::EXACT_STATE_OUT`]: [`ExactArgs`] with
+    /// [`super::EXACT_STATES_IN`]. A kernel apart from
+    /// [`Kernel::ExactState`], whose loop ptxas schedules worse with the
+    /// merge in front of it.
+    ExactMerge { element: Scalar },
     /// The exact dot product of two inputs of `element`s: each product
     /// `a[i] * b[i]` rounded to `element` (as [`Kernel::Dot`] forms it), the
     /// products summed exactly, rounded once: [`ExactDotArgs`]
@@ -240,6 +246,9 @@ macro_rules! kernel_name {
     (exact_dot, $t:ident) => {
         concat!("reduce_exact_dot_", stringify!($t))
     };
+    (exact_merge, $t:ident) => {
+        concat!("reduce_exact_merge_", stringify!($t))
+    };
     (exact_segments, $stem:ident, $t:ident) => {
         concat!("segmented_exact_", stringify!($stem), "_", stringify!($t))
     };
@@ -320,6 +329,7 @@ impl Kernel {
             | Kernel::DivideByCount { element }
             | Kernel::ExactSum { element, .. }
             | Kernel::ExactState { element, .. }
+            | Kernel::ExactMerge { element }
             | Kernel::ExactDot { element }
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
@@ -443,8 +453,9 @@ mod tests {
         // division, the conversions to f16 and bf16, the exact sum and its
         // state forms, each plain, NaN-ignoring and of squares, the exact dot,
         // the exact sums of squared deviations (the exact variance's) and of
-        // scaled exponentials (the exact logsumexp's) and their states.
-        assert_eq!(members.len(), 27, "{members:?}");
+        // scaled exponentials (the exact logsumexp's) and their states, the
+        // states' merge.
+        assert_eq!(members.len(), 28, "{members:?}");
         assert!(members.contains(&"reduce_exact_squared_deviation_f32"));
         assert!(members.contains(&"reduce_exact_scaled_exp_f32"));
         assert!(members.contains(&"reduce_exact_scaled_exp_state_f32"));

@@ -93,12 +93,12 @@ pub const PARTIAL_SLOT_BYTES: u64 = 32;
 /// is out of order or past the input's end (it is never cleared by a kernel).
 pub const SEGMENTS_INVALID: u32 = 1;
 
-/// [`ExactArgs::form`] of [`Kernel::ExactState`]: the input is `len` exact states (each
+/// [`ExactArgs::form`] of [`Kernel::ExactMerge`] (always): the input is `len` exact states (each
 /// `crate::expansion::scratch_words` `u64`s), merged by one block, rather
 /// than `len` elements.
 pub const EXACT_STATES_IN: u64 = 1;
 
-/// [`ExactArgs::form`] of [`Kernel::ExactState`]: the output is the exact state (as the states
+/// [`ExactArgs::form`] of [`Kernel::ExactState`] (always) and [`Kernel::ExactMerge`]: the output is the exact state (as the states
 /// [`EXACT_STATES_IN`] reads), rather than the sum rounded to the element type.
 pub const EXACT_STATE_OUT: u64 = 2;
 

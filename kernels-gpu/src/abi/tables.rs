@@ -180,6 +180,7 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactState { op: Op::ScaledExp, element: scalar!($t) },
                 kernel_name!(exact_state, scaled_exp, $t),
             ),
+            (Kernel::ExactMerge { element: scalar!($t) }, kernel_name!(exact_merge, $t)),
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
@@ -321,10 +322,10 @@ mod tests {
         // types' exact dots and gathers, and their exact sums of squared
         // deviations (the exact variance's) and of scaled exponentials (the
         // exact logsumexp's) whole, as states (the multi-GPU passes) and over
-        // segments (by teams and per thread).
+        // segments (by teams and per thread); the 2 types' merges of states.
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 2 * 4
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 2 * 4 + 2
         );
         assert_eq!(
             Kernel::Ladder {
