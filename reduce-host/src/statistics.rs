@@ -55,7 +55,8 @@
 //!   launch. The same bits on every GPU, launch, alignment and batch, and
 //!   on the CPU, in two passes: [`ExactVar`](crate::ExactVar),
 //!   [`ExactStd`](crate::ExactStd), [`ExactMeanVar`](crate::ExactMeanVar)
-//!   and [`ExactLogSumExp`](crate::ExactLogSumExp).
+//!   and [`ExactLogSumExp`](crate::ExactLogSumExp), also sharded over
+//!   several GPUs (`reduce::multi`; not `ExactMeanVar`).
 //! - **Results** over rows or axes follow [`crate::axes`]: row-major over
 //!   the kept axes, [`Reduced::shape`] with or without `keepdim`; the same
 //!   rules for axes, strides and errors. `Any`/`All` over anything but the

@@ -323,9 +323,10 @@ mod tests {
         // deviations (the exact variance's) and of scaled exponentials (the
         // exact logsumexp's) whole, as states (the multi-GPU passes) and over
         // segments (by teams and per thread); the 2 types' merges of states.
+        let passes = 2 * (2 * 4 + 1); // the two-pass sums' 4 forms, the merges
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + 2 * 2 * 4 + 2
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + passes
         );
         assert_eq!(
             Kernel::Ladder {
