@@ -227,7 +227,40 @@ fn split_modules(ptx: &str, kernels: &HashMap<&str, abi::Kernel>) -> BTreeMap<St
     let mut functions: Vec<(String, String)> = Vec::new();
     // (name, declaration) of each module-scope constant.
     let mut constants: Vec<(String, String)> = Vec::new();
+    // (name, text) of each forward declaration of a function (a header
+    // ended by `;`, which LLVM writes, after the first `// .globl`, where a
+    // function is called before its definition), and the header lines read
+    // so far of the next function.
+    let mut declarations: Vec<(String, String)> = Vec::new();
+    let mut header: Option<String> = None;
     for line in ptx.lines() {
+        if let Some(text) = header.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+            match line.trim() {
+                ";" => {
+                    let text = header.take().unwrap_or_default();
+                    let first = text.lines().next().unwrap_or_default();
+                    let name = first.trim_end().trim_end_matches('(');
+                    let name = name.split_whitespace().last().unwrap_or_default();
+                    declarations.push((name.to_owned(), text));
+                }
+                "{" => {
+                    // A definition: its header goes with its body.
+                    let text = header.take().unwrap_or_default();
+                    match functions.last_mut() {
+                        Some((_, body)) => body.push_str(&text),
+                        None => preamble.push_str(&text),
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if line.starts_with(".visible .func") || line.starts_with(".func") {
+            header = Some(format!("{line}\n"));
+            continue;
+        }
         if let Some(name) = line.trim().strip_prefix("// .globl") {
             functions.push((name.trim().to_owned(), String::new()));
         }
@@ -293,10 +326,18 @@ fn split_modules(ptx: &str, kernels: &HashMap<&str, abi::Kernel>) -> BTreeMap<St
                 .filter(|(name, _)| body.contains(name.as_str()))
                 .map(|(_, declaration)| declaration.as_str())
                 .collect();
+            // Kept apart, a declaration would otherwise travel with the
+            // function it follows, and a module without that function
+            // would call an undeclared one ("Unknown symbol" in ptxas).
+            let declared: String = declarations
+                .iter()
+                .filter(|(name, _)| body.contains(name.as_str()))
+                .map(|(_, declaration)| declaration.as_str())
+                .collect();
             let entry_texts: String = texts.concat();
-            // Constants and helpers first: PTX wants a name defined (or
-            // declared) before its use.
-            (module, format!("{preamble}{used}{called}{entry_texts}"))
+            // Constants, declarations and helpers first: PTX wants a name
+            // defined (or declared) before its use.
+            (module, format!("{preamble}{used}{declared}{called}{entry_texts}"))
         })
         .collect()
 }
