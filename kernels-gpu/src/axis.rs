@@ -32,7 +32,7 @@ use crate::block::{self, Slot};
 use crate::device::{self, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 use crate::exact::Exact;
-use crate::expansion::{self, ExactElement, ExactMap, FastAcc, FastAccumulator, FastExact};
+use crate::expansion::{ExactElement, ExactFinish, ExactMap, FastAcc, FastAccumulator, FastExact};
 use crate::grid;
 use crate::indexed::Indexed;
 use crate::map::ElementMap;
@@ -273,6 +273,10 @@ unsafe fn gather_over<T: Element, const D: usize, W: Digit>(input: u64, outputs:
 pub trait AxisFold {
     /// What a load gives.
     type Value: Copy;
+    /// What a load of result `o`'s elements maps them with: `()` but for
+    /// the exact variance's and logsumexp's terms, whose mean or maximum is
+    /// the result's ([`AxisFold::map_for`]).
+    type Map: Copy;
     /// What a thread accumulates, and the collectives carry.
     type Acc: Accumulator;
     /// Merges two accumulators.
@@ -284,12 +288,18 @@ pub trait AxisFold {
     /// keeps twice the bytes in flight.
     const TWO_BATCHES: bool = false;
 
+    /// The map of result `o`'s elements.
+    ///
+    /// # Safety
+    /// `o` is a result of the launch; `output` is the launch's.
+    unsafe fn map_for(output: &Output, o: u64) -> Self::Map;
+
     /// The element at `address`, at `position` along the reduced axis
-    /// (which only argmax and argmin use).
+    /// (which only argmax and argmin use), through `map`.
     ///
     /// # Safety
     /// `address` is the global address of a readable element, not written during the launch.
-    unsafe fn load(address: u64, position: u64) -> Self::Value;
+    unsafe fn load(map: Self::Map, address: u64, position: u64) -> Self::Value;
 
     /// `acc` with a full batch of `values` folded in, in order.
     ///
@@ -309,7 +319,7 @@ pub trait AxisFold {
     /// # Safety
     /// `output` has room for result `o` as this fold writes it; `elements`
     /// are readable, not written during the launch.
-    unsafe fn write(acc: Self::Acc, output: &Output, o: u64, elements: Elements);
+    unsafe fn write(map: Self::Map, acc: Self::Acc, output: &Output, o: u64, elements: Elements);
 }
 
 /// `M` then `O` over elements of `In`, each converted to `T` as it is read
@@ -317,13 +327,17 @@ pub trait AxisFold {
 pub struct Plain<In, T, M, O>(PhantomData<(In, T, M, O)>);
 
 impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Plain<In, T, M, O> {
+    type Map = ();
     type Value = T;
     type Acc = T;
     type Merge = O;
     const BYTES: u64 = In::BYTES;
 
     #[inline(always)]
-    unsafe fn load(address: u64, _: u64) -> T {
+    unsafe fn map_for(_: &Output, _: u64) {}
+
+    #[inline(always)]
+    unsafe fn load(_: (), address: u64, _: u64) -> T {
         In::load(address)
     }
 
@@ -338,7 +352,7 @@ impl<In: Widen<T>, T: Element, M: ElementMap<T>, O: Operator<T>> AxisFold for Pl
     }
 
     #[inline(always)]
-    unsafe fn write(acc: T, output: &Output, o: u64, _: Elements) {
+    unsafe fn write(_: (), acc: T, output: &Output, o: u64, _: Elements) {
         thread::store_result(output.at::<T>(output.out, o), acc)
     }
 }
@@ -353,17 +367,21 @@ pub struct Elements {
 }
 
 /// The exact sum of `T`s (each mapped by `M`: NaN as zero for the
-/// NaN-ignoring sum, squares for the sum of squares) rounded once
-/// ([`crate::expansion`]): each lane's elements added to the map's fast
-/// accumulator ([`ExactMap::Fast`]), the lanes' and parts' accumulators
-/// merged exactly; a result whose total is not exact (values over a very
-/// wide range, an infinity or NaN) is summed again by the thread that
-/// writes it, with an [`Exact`] accumulator: correct, at one thread's speed.
-/// Each result is divided by its count where the launch's `finish` is
-/// [`Finish::Mean`] (`ExactMean`).
+/// NaN-ignoring sum, squares for the sum of squares, the squared deviations
+/// from the result's mean or the scaled exponentials of the result's
+/// maximum: their means and maxima at `output.means`, one per result, in
+/// order) rounded once ([`crate::expansion`]): each lane's elements added
+/// to the map's fast accumulator ([`ExactMap::Fast`]), the lanes' and
+/// parts' accumulators merged exactly; a result whose total is not exact
+/// (values over a very wide range, an infinity or NaN) is summed again by
+/// the thread that writes it, with an [`Exact`] accumulator: correct, at
+/// one thread's speed. Each result is finished as the launch's `finish`
+/// says ([`ExactFinish`]: divided by its count for [`Finish::Mean`], by its
+/// count less the correction in `finish_param` for the variance's).
 pub struct ExactAlong<T, M>(PhantomData<(T, M)>);
 
-impl<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>> AxisFold for ExactAlong<T, M> {
+impl<T: ExactElement + Widen<T>, M: ExactMap<T>> AxisFold for ExactAlong<T, M> {
+    type Map = M;
     type Value = T;
     type Acc = FastAcc<T, M>;
     type Merge = M::Fast;
@@ -374,8 +392,16 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>> AxisFold for Ex
     const TWO_BATCHES: bool = true;
 
     #[inline(always)]
-    unsafe fn load(address: u64, _: u64) -> T {
-        M::map(<T as Widen<T>>::load(address))
+    unsafe fn map_for(output: &Output, o: u64) -> M {
+        // SAFETY: a map that reads per-result values reads result `o`'s at
+        // `means`, where the host puts one per result (the caller's `o` is
+        // a result); the others read nothing.
+        unsafe { M::of_part(output.means, o) }
+    }
+
+    #[inline(always)]
+    unsafe fn load(map: M, address: u64, _: u64) -> T {
+        map.apply(<T as Widen<T>>::load(address))
     }
 
     #[inline(always)]
@@ -389,30 +415,37 @@ impl<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>> AxisFold for Ex
     }
 
     #[inline(always)]
-    unsafe fn write(acc: FastAcc<T, M>, output: &Output, o: u64, elements: Elements) {
+    unsafe fn write(map: M, acc: FastAcc<T, M>, output: &Output, o: u64, elements: Elements) {
         let sum = if acc.is_exact() {
             M::Fast::round(acc)
         } else {
-            sum_exactly_along::<T, M>(elements)
+            sum_exactly_along::<T, M>(map, elements)
         };
-        // SAFETY: the axis kernels' maps are `ElementMap`s, which read no
-        // per-part values (the host reads other views by rows).
-        let map = unsafe { M::of_part(0, 0) };
-        let result = expansion::ExactFinish::plain(output.finish).of::<T, M>(map, sum, elements.count);
+        // The variance's finish reads its correction; the others' is a
+        // constant of the launch.
+        let finish = ExactFinish {
+            finish: output.finish,
+            correction: if M::READS_SHIFTS {
+                f64::from_bits(output.finish_param)
+            } else {
+                0.0
+            },
+        };
+        let result = finish.of::<T, M>(map, sum, elements.count);
         thread::store_result(output.at::<T>(output.out, o), result)
     }
 }
 
-/// The exact sum of `elements` (each mapped by `M`), rounded once, by one thread.
+/// The exact sum of `elements` (each mapped by `map`), rounded once, by one thread.
 ///
 /// # Safety
 /// `elements` are readable, not written during the launch.
 #[inline(never)]
-unsafe fn sum_exactly_along<T: ExactElement, M: ExactMap<T> + ElementMap<T>>(elements: Elements) -> T {
+unsafe fn sum_exactly_along<T: ExactElement, M: ExactMap<T>>(map: M, elements: Elements) -> T {
     let mut exact = Exact::<T>::new();
     let mut address = elements.first;
     for _ in 0..elements.count {
-        exact.add(M::map(thread::load_element::<T>(address)));
+        exact.add(map.apply(thread::load_element::<T>(address)));
         address += elements.stride;
     }
     exact.round()
@@ -422,13 +455,17 @@ unsafe fn sum_exactly_along<T: ExactElement, M: ExactMap<T> + ElementMap<T>>(ele
 pub struct FromElements<In, S>(PhantomData<(In, S)>);
 
 impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
+    type Map = ();
     type Value = S::Value;
     type Acc = S::Summary;
     type Merge = S::Merge;
     const BYTES: u64 = In::BYTES;
 
     #[inline(always)]
-    unsafe fn load(address: u64, _: u64) -> S::Value {
+    unsafe fn map_for(_: &Output, _: u64) {}
+
+    #[inline(always)]
+    unsafe fn load(_: (), address: u64, _: u64) -> S::Value {
         In::load(address)
     }
 
@@ -443,7 +480,7 @@ impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
     }
 
     #[inline(always)]
-    unsafe fn write(acc: S::Summary, output: &Output, o: u64, _: Elements) {
+    unsafe fn write(_: (), acc: S::Summary, output: &Output, o: u64, _: Elements) {
         S::finish(acc, output, o)
     }
 }
@@ -455,13 +492,17 @@ impl<In: Widen<S::Value>, S: Statistic> AxisFold for FromElements<In, S> {
 pub struct FromStates<S>(PhantomData<S>);
 
 impl<S: Statistic> AxisFold for FromStates<S> {
+    type Map = ();
     type Value = u64;
     type Acc = S::Summary;
     type Merge = S::Merge;
     const BYTES: u64 = 8 * <S::Summary as Accumulator>::HALVES as u64;
 
     #[inline(always)]
-    unsafe fn load(address: u64, _: u64) -> u64 {
+    unsafe fn map_for(_: &Output, _: u64) {}
+
+    #[inline(always)]
+    unsafe fn load(_: (), address: u64, _: u64) -> u64 {
         address
     }
 
@@ -490,7 +531,7 @@ impl<S: Statistic> AxisFold for FromStates<S> {
     }
 
     #[inline(always)]
-    unsafe fn write(acc: S::Summary, output: &Output, o: u64, _: Elements) {
+    unsafe fn write(_: (), acc: S::Summary, output: &Output, o: u64, _: Elements) {
         S::finish(acc, output, o)
     }
 }
@@ -502,13 +543,17 @@ impl<S: Statistic> AxisFold for FromStates<S> {
 pub struct ArgAlong<In, A, O>(PhantomData<(In, A, O)>);
 
 impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In, A, O> {
+    type Map = ();
     type Value = Indexed<A>;
     type Acc = Indexed<A>;
     type Merge = O;
     const BYTES: u64 = In::BYTES;
 
     #[inline(always)]
-    unsafe fn load(address: u64, position: u64) -> Indexed<A> {
+    unsafe fn map_for(_: &Output, _: u64) {}
+
+    #[inline(always)]
+    unsafe fn load(_: (), address: u64, position: u64) -> Indexed<A> {
         Indexed {
             value: In::load(address),
             index: position,
@@ -526,7 +571,7 @@ impl<In: Widen<A>, A: Element, O: Operator<Indexed<A>>> AxisFold for ArgAlong<In
     }
 
     #[inline(always)]
-    unsafe fn write(acc: Indexed<A>, output: &Output, o: u64, _: Elements) {
+    unsafe fn write(_: (), acc: Indexed<A>, output: &Output, o: u64, _: Elements) {
         thread::store_element(output.at::<u64>(output.out, o), acc.index)
     }
 }
@@ -640,6 +685,8 @@ unsafe fn reduce_results<F: AxisFold>(
         let mut acc = F::Merge::identity();
         // Result `o`'s first element and how many it folds.
         let (base, length) = if o < outputs { bounds(o) } else { (0, 0) };
+        // A lane past the last result folds nothing: the last result's map.
+        let map = F::map_for(&output_for(length), core::cmp::min(o, outputs.saturating_sub(1)));
         let end = core::cmp::min((split + 1) * part, length);
         if begin < end {
             let first = input + (base + begin * reduced_stride) * F::BYTES;
@@ -648,7 +695,7 @@ unsafe fn reduce_results<F: AxisFold>(
                 bytes: step << plan.reduce_lanes_log2,
                 positions: reduce_lanes,
             };
-            acc = fold::<F>(first, begin, count, stride);
+            acc = fold::<F>(map, first, begin, count, stride);
         }
         let total = combine_lanes::<F::Acc, F::Merge>(acc, plan);
         let result = if splits == 1 {
@@ -663,7 +710,7 @@ unsafe fn reduce_results<F: AxisFold>(
                     count: length,
                     stride: step,
                 };
-                F::write(result, &output_for(length), o, elements);
+                F::write(map, result, &output_for(length), o, elements);
             }
         }
         unit += grid_dim_x() as u64;
@@ -678,14 +725,14 @@ struct Stride {
     positions: u64,
 }
 
-/// The fold `F` over `count` elements, the first at `first` (position
-/// `position` along the reduced axis), each `stride` after the last,
-/// [`LOADS_IN_FLIGHT`] loads at a time.
+/// The fold `F` over `count` elements read through `map`, the first at
+/// `first` (position `position` along the reduced axis), each `stride`
+/// after the last, [`LOADS_IN_FLIGHT`] loads at a time.
 ///
 /// # Safety
 /// Every element read is readable, not written during the launch.
 #[inline(always)]
-unsafe fn fold<F: AxisFold>(first: u64, position: u64, count: u64, stride: Stride) -> F::Acc {
+unsafe fn fold<F: AxisFold>(map: F::Map, first: u64, position: u64, count: u64, stride: Stride) -> F::Acc {
     let mut acc = F::Merge::identity();
     let (mut address, mut position) = (device::to_global(first), position);
     let mut left = count;
@@ -693,7 +740,7 @@ unsafe fn fold<F: AxisFold>(first: u64, position: u64, count: u64, stride: Strid
     // out, and folded from named values: a batch built or folded in a loop
     // went to local memory.
     while F::TWO_BATCHES && left >= 2 * LOADS_IN_FLIGHT {
-        let load = |k: u64| F::load(address + k * stride.bytes, position + k * stride.positions);
+        let load = |k: u64| F::load(map, address + k * stride.bytes, position + k * stride.positions);
         let first = [load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)];
         let second = [
             load(8),
@@ -711,7 +758,7 @@ unsafe fn fold<F: AxisFold>(first: u64, position: u64, count: u64, stride: Strid
         left -= 2 * LOADS_IN_FLIGHT;
     }
     while left >= LOADS_IN_FLIGHT {
-        let load = |k: u64| F::load(address + k * stride.bytes, position + k * stride.positions);
+        let load = |k: u64| F::load(map, address + k * stride.bytes, position + k * stride.positions);
         let values = [load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)];
         acc = F::fold_batch(acc, values);
         address += LOADS_IN_FLIGHT * stride.bytes;
@@ -720,7 +767,8 @@ unsafe fn fold<F: AxisFold>(first: u64, position: u64, count: u64, stride: Strid
     }
     if left > 0 {
         // The short last batch: only the loads in range, each folded alone.
-        let load = |k: u64| (k < left).then(|| F::load(address + k * stride.bytes, position + k * stride.positions));
+        let load =
+            |k: u64| (k < left).then(|| F::load(map, address + k * stride.bytes, position + k * stride.positions));
         let (v0, v1, v2, v3, v4, v5, v6, v7) = (load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7));
         macro_rules! fold {
             ($($v:ident)*) => {$(if let Some(value) = $v {

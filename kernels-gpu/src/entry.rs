@@ -199,13 +199,15 @@ pub unsafe fn axis<T: Element + Widen<T>, M: ElementMap<T>, O: Operator<T>>(args
 }
 
 /// The exact sum's axis entry point: one result per position of the kept
-/// axes, each the exact sum of its elements (mapped by `M`) along the reduced axis rounded
-/// once; see [`axis::ExactAlong`] and [`axis::reduce`].
+/// axes, each the exact sum of its elements (mapped by `M`) along the
+/// reduced axis rounded once, then finished; see [`axis::ExactAlong`] and
+/// [`axis::reduce`].
 ///
 /// # Safety
-/// As [`axis()`].
+/// As [`axis()`]; where `M` reads per-result values, `means` holds a `T`
+/// per result, in order.
 #[inline(always)]
-pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ExactMap<T> + ElementMap<T>>(args: AxisArgs) {
+pub unsafe fn exact_axis<T: ExactElement + Widen<T>, M: ExactMap<T>>(args: AxisArgs) {
     axis_fold::<axis::ExactAlong<T, M>>(args)
 }
 

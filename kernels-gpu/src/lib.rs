@@ -368,6 +368,14 @@ macro_rules! exact_axis_instances {
             kernel_name!(exact_axis, sum_of_squares, $t),
             entry::exact_axis::<$t, map::Square>
         ), (
+            abi::Kernel::ExactAxis { op: abi::Op::SquaredDeviation, element: scalar!($t) },
+            kernel_name!(exact_axis, squared_deviation, $t),
+            entry::exact_axis::<$t, crate::expansion::SquaredDeviation<$t>>
+        ), (
+            abi::Kernel::ExactAxis { op: abi::Op::ScaledExp, element: scalar!($t) },
+            kernel_name!(exact_axis, scaled_exp, $t),
+            entry::exact_axis::<$t, crate::expansion::ScaledExp<$t>>
+        ), (
             abi::Kernel::Gather { element: scalar!($t) },
             kernel_name!(gather, $t),
             entry::gather::<$t>

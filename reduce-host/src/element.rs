@@ -219,6 +219,11 @@ pub trait FloatElement: Element {
     /// the kernels finish it; `m` itself where it is not finite.
     #[doc(hidden)]
     fn exact_logsumexp(values: &[Self]) -> Self;
+    /// [`ExactMean`](crate::ExactMean)'s last step, which its kernels take
+    /// too: the rounded exact `sum` of `count` values divided by the count
+    /// ([`FloatElement::divide_by_count`]), a NaN the canonical one.
+    #[doc(hidden)]
+    fn exact_mean_of_sum(sum: Self, count: usize) -> Self;
     /// [`ExactVar`](crate::ExactVar)'s last step, which its kernels take
     /// too: the rounded exact sum of the squared deviations of `count`
     /// values divided by `max(0, count − correction)` (in `f64`, rounded to
@@ -266,7 +271,7 @@ macro_rules! float_element {
                 // As the kernels: the exact mean, then the deviations'
                 // squares, each rounded, summed exactly; a mean that is not
                 // finite makes every square NaN.
-                let mean = Self::exact_sum(values).divide_by_count(values.len());
+                let mean = Self::exact_mean_of_sum(Self::exact_sum(values), values.len());
                 let sum = exact_sum_of(values.iter().map(|&value| {
                     let deviation = value - mean;
                     if mean.is_finite() { deviation * deviation } else { Self::NAN }
@@ -281,6 +286,9 @@ macro_rules! float_element {
                 });
                 let map = ScaledExp::new(max);
                 Self::exact_logsumexp_of_sum(max, exact_sum_of(values.iter().map(|&value| map.apply(value))))
+            }
+            fn exact_mean_of_sum(sum: Self, count: usize) -> Self {
+                sum.divide_by_count(count).canonical()
             }
             fn exact_variance_of_squares(squares: Self, count: usize, correction: f64) -> Self {
                 let divisor = count as f64 - correction;

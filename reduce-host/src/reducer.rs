@@ -912,8 +912,8 @@ impl ExactOf {
         }
     }
 
-    /// Whether its kernels read a value per part (`shifts`): then no axis
-    /// kernel sums it (those have no per-result values).
+    /// Whether its kernels read a value per part (`shifts`; the axis
+    /// kernels' `means`).
     pub(crate) fn reads_per_part(self) -> bool {
         matches!(self, ExactOf::Deviations { .. } | ExactOf::ScaledExps { .. })
     }

@@ -876,7 +876,7 @@ impl ExactMean {
     /// assert_eq!(x.iter().sum::<f64>() / 4.0, 0.75); // 1e16 + 1 is 1e16
     /// ```
     pub fn fold<T: FloatElement>(values: &[T]) -> T {
-        T::exact_sum(values).divide_by_count(values.len()).canonical()
+        T::exact_mean_of_sum(T::exact_sum(values), values.len())
     }
 }
 
@@ -1043,10 +1043,10 @@ exact_variance_reduction!(
     /// 0` divides by 0 (`+inf`, or NaN for `0 / 0`).
     ///
     /// Every place ([`Over`]): each segment's, row's or result's variance,
-    /// the same alone or in any batch; along axes the deviations' pass
-    /// gathers the view into rows first (one more read and write of every
-    /// element) unless the reduced axes are the innermost (rows in place)
-    /// or all of them. Across GPUs (`reduce::multi`, [`ExactVar`] and
+    /// the same alone or in any batch; along axes both passes read the view
+    /// as [`ExactSum`] does (in place where the reduced axes merge into one
+    /// and the kept axes lie in memory in order: `dim=-1`, `dim=0`, a middle
+    /// axis; any other view gathered into rows first). Across GPUs (`reduce::multi`, [`ExactVar`] and
     /// [`ExactStd`]; not [`ExactMeanVar`], whose pair it does not return):
     /// the shards' exact sum, the mean sent to every GPU, their exact
     /// states of the squared deviations, finished on the host. Cost: two passes
@@ -1128,10 +1128,10 @@ exact_variance_reduction!(
 /// `-inf`s, or no elements, give `-inf`.
 ///
 /// Every place ([`Over`]): each segment's, row's or result's logsumexp,
-/// the same alone or in any batch; along axes the second pass gathers the
-/// view into rows first (one more read and write of every element) unless
-/// the reduced axes are the innermost (rows in place) or all of them; a
-/// reduced dimension of length 0 gives `-inf` everywhere. Across GPUs
+/// the same alone or in any batch; along axes both passes read the view as
+/// [`ExactSum`] does (in place where the reduced axes merge into one and the
+/// kept axes lie in memory in order; any other view gathered into rows
+/// first); a reduced dimension of length 0 gives `-inf` everywhere. Across GPUs
 /// (`reduce::multi`): the shards' maximum, sent to every GPU, then their
 /// exact states of the terms, finished on the host. Cost: [`Op::Max`]'s pass and an exact sum of the
 /// terms (as [`ExactSumOfSquares`]'s), where [`LogSumExp`] makes one pass.

@@ -42,12 +42,14 @@ pub enum Op {
     /// of [`Op::User`] (its [`Op::combiner`]).
     UserCombine,
     /// Each element's squared deviation from its part's mean, `(x −
-    /// mean)²`, the means read from the launch's `shifts`: what the exact
+    /// mean)²`, the means read from the launch's `shifts` (the axis
+    /// kernels': `means`): what the exact
     /// variance sums in its second pass. Exact kernels only
     /// (`crate::expansion::SquaredDeviation`).
     SquaredDeviation,
     /// Each element's `exp(x − max)` on a fixed grid, the maxima read from
-    /// the launch's `shifts`, each part's sum finished as `max + ln(sum)`:
+    /// the launch's `shifts` (the axis kernels': `means`), each part's sum
+    /// finished as `max + ln(sum)`:
     /// what the exact logsumexp sums in its second pass. Exact kernels only
     /// (`crate::expansion::ScaledExp`).
     ScaledExp,

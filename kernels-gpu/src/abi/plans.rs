@@ -111,9 +111,9 @@ impl SegmentPlan {
 /// | `plan` | [`AxisPlan::to_bits`] |
 /// | `partials` | with `splits > 1`: one [`PARTIAL_SLOT_BYTES`] slot per result lane of each part of each tile (`tiles · splits · 2^output_lanes_log2`) |
 /// | `tickets` | with `splits > 1`: one zero `u32` per tile, zero again after the launch |
-/// | `finish` | [`Kernel::Statistic`] and [`Kernel::StatisticStates`]: what each result is, a [`Finish`] (`as u64`); the others ignore it |
-/// | `finish_param` | the statistics' parameter: the variance's correction (an `f64`'s bits), `all`'s elements per result |
-/// | `means` | the variance's: 0, or where the means go (`outputs` of them) |
+/// | `finish` | [`Kernel::Statistic`], [`Kernel::StatisticStates`] and [`Kernel::ExactAxis`]: what each result is, a [`Finish`] (`as u64`); the others ignore it |
+/// | `finish_param` | the statistics' parameter: the variance's correction (an `f64`'s bits), `all`'s elements per result; the exact variance's correction ([`Op::SquaredDeviation`](super::Op::SquaredDeviation)) |
+/// | `means` | the variance's: 0, or where the means go (`outputs` of them); [`Op::SquaredDeviation`](super::Op::SquaredDeviation)'s and [`Op::ScaledExp`](super::Op::ScaledExp)'s exact axis kernels: where they read each result's mean or maximum (`outputs` `T`s, in order) |
 /// | `out` | `outputs` results (and `means`), placed as `placed_*` say |
 /// | `offsets` | [`Kernel::StatisticSegments`] (the others ignore it and `status`): segments in place of the kept axes, the device address of `outputs + 1` `u64` offsets, result `o` folding the contiguous elements `offsets[o]..offsets[o + 1]` (clamped into `0..reduced`, `reduced` then being the input's length; `reduced_stride` 1, `splits` 1, the kept axes unused; `all` counts each segment's elements) |
 /// | `status` | with `offsets`: 0, or a `u32` set to [`SEGMENTS_INVALID`] if an offset decreases or passes the input's end |

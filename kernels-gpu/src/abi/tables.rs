@@ -236,6 +236,14 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactAxis { op: Op::SumOfSquares, element: scalar!($t) },
                 kernel_name!(exact_axis, sum_of_squares, $t),
             ),
+            (
+                Kernel::ExactAxis { op: Op::SquaredDeviation, element: scalar!($t) },
+                kernel_name!(exact_axis, squared_deviation, $t),
+            ),
+            (
+                Kernel::ExactAxis { op: Op::ScaledExp, element: scalar!($t) },
+                kernel_name!(exact_axis, scaled_exp, $t),
+            ),
             (Kernel::Gather { element: scalar!($t) }, kernel_name!(gather, $t)),
         )*];
     };
@@ -321,9 +329,10 @@ mod tests {
         // their exact means over segments (by teams and per thread), the 2
         // types' exact dots and gathers, and their exact sums of squared
         // deviations (the exact variance's) and of scaled exponentials (the
-        // exact logsumexp's) whole, as states (the multi-GPU passes) and over
-        // segments (by teams and per thread); the 2 types' merges of states.
-        let passes = 2 * (2 * 4 + 1); // the two-pass sums' 4 forms, the merges
+        // exact logsumexp's) whole, as states (the multi-GPU passes), over
+        // segments (by teams and per thread) and along an axis; the 2 types'
+        // merges of states.
+        let passes = 2 * (2 * 5 + 1); // the two-pass sums' 5 forms, the merges
         assert_eq!(
             all.len(),
             62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + passes

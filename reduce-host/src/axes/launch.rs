@@ -174,19 +174,12 @@ impl<B: Backend> Reducer<B> {
         }
         let accesses = [buffer, Access::write::<T>("out", out, outputs)];
         check_aliasing(&accesses)?;
-        // No pass may place its results out of order: the exact kernels write them in order.
+        // No pass may place its results out of order: the exact kernels
+        // write them in order (and the per-result means or maxima of the
+        // variance's and logsumexp's terms are read in order).
         let passes = plan_passes(&dims, 0);
-        // The squared deviations and scaled exponentials have no axis
-        // kernel (their means and maxima are per result): a view the rows
-        // kernel cannot read in place is gathered.
-        let in_place = |route: &Route| match route {
-            Route::Whole | Route::Rows { group: (0, 0), .. } => true,
-            Route::Rows { .. } | Route::Axis => !of.reads_per_part(),
-        };
         if let [pass] = &passes[..] {
-            if in_place(&pass.route()) {
-                return self.enqueue_exact_pass::<T>(pass, (address, span), of, (out, outputs), &accesses, stream);
-            }
+            return self.enqueue_exact_pass::<T>(pass, (address, span), of, (out, outputs), &accesses, stream);
         }
         // The gather: one result per element, the kept axes outermost in
         // the view's order (the results' order), then the reduced ones in
@@ -248,13 +241,18 @@ impl<B: Backend> Reducer<B> {
                 };
                 let partial_words = self.axis_partial_words(std::slice::from_ref(pass), |_, _| Some(kernel))?;
                 let partials = self.backend.scratch(stream, partial_words)?;
+                // The variance's means or logsumexp's maxima, one per result.
+                let (shifts, finish_param) = of.parameters();
+                let means = of
+                    .reads_per_part()
+                    .then(|| Access::read::<T>("per-result values", shifts, outputs));
                 let launch = AxisLaunch {
                     kernel,
                     input: Access::read::<T>("input", address, span),
                     out: Access::write::<T>("out", out, outputs),
-                    means: None,
+                    means,
                     finish: of.finish(),
-                    finish_param: 0,
+                    finish_param,
                     partials,
                     segments: None,
                 };

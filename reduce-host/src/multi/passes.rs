@@ -35,7 +35,7 @@ pub(crate) type Run<T> = dyn FnOnce(&mut dyn Ranks<T>) -> Result<T>;
 /// [`crate::ExactMean`] of the ranks' data.
 pub(crate) fn mean<T: FloatElement>(ranks: &mut dyn Ranks<T>) -> Result<T> {
     let (sum, count) = ranks.combined(Combining::Exact(ExactOf::Elements))?;
-    Ok(sum.divide_by_count(as_count(count)?).canonical())
+    Ok(T::exact_mean_of_sum(sum, as_count(count)?))
 }
 
 /// [`crate::ExactVar`] (with `root`: [`crate::ExactStd`]) of the ranks'
@@ -43,11 +43,12 @@ pub(crate) fn mean<T: FloatElement>(ranks: &mut dyn Ranks<T>) -> Result<T> {
 pub(crate) fn variance<T: FloatElement>(ranks: &mut dyn Ranks<T>, correction: f64, root: bool) -> Result<T> {
     let (sum, count) = ranks.combined(Combining::Exact(ExactOf::Elements))?;
     let count = as_count(count)?;
-    ranks.set_parameter(sum.divide_by_count(count))?;
+    ranks.set_parameter(T::exact_mean_of_sum(sum, count))?;
+    // The states' sum: the host divides (and takes the root) below.
     let deviations = ExactOf::Deviations {
         shifts: 0, // each member's parameter: see `ExactOf::reading`
         correction: correction.to_bits(),
-        root,
+        root: false,
     };
     let (squares, _) = ranks.combined(Combining::Exact(deviations))?;
     let variance = T::exact_variance_of_squares(squares, count, correction);

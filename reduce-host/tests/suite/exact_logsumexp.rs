@@ -43,8 +43,9 @@ fn logsumexp_over<B: TestBackend, T: ExactTest>(
 /// Every result is its fold's bits (NaNs included: the canonical NaN both
 /// ways), over the whole input (empty and tiny too), random segments with
 /// empty ones, rows (short, long, of none), and axes (the columns and a
-/// middle axis, which the second pass gathers, two axes apart, all of
-/// them, and none along an empty axis); every kind of values, and logits
+/// middle axis, which both passes read in place by the axis kernel, two
+/// axes apart (gathered first), all of them, and none along an empty
+/// axis); every kind of values, and logits
 /// (uniform, times 30 and 60: many terms below the grid's floor); every
 /// offset; every backend.
 fn matches_the_fold<T: ExactTest>(test: &str) {
