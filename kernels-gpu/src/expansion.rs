@@ -301,8 +301,9 @@ pub trait ExactMap<T: ExactElement>: Copy {
     /// also read their finish (and correction) from their arguments; the
     /// others' finish is a constant, which keeps their code as it was.
     const READS_SHIFTS: bool;
-    /// Whether [`ExactInput`] maps a vector's lanes as it loads them,
-    /// rather than as it adds them: the variance's short map (mapped where
+    /// Whether [`ExactInput`] maps a vector's lanes as it loads them (and
+    /// the axis kernel, [`crate::axis::ExactAlong`], each element), rather
+    /// than as it adds them: the variance's short map (mapped where
     /// added, its `f64` segmented kernel spilled 28 bytes instead of 16,
     /// and its short segments took 5% longer, H200, 2026-11-30). A long map
     /// (logsumexp's `exp`) must not: the loads would not be in flight
