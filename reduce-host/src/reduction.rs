@@ -1046,12 +1046,13 @@ exact_variance_reduction!(
     /// the same alone or in any batch; along axes both passes read the view
     /// as [`ExactSum`] does (in place where the reduced axes merge into one
     /// and the kept axes lie in memory in order: `dim=-1`, `dim=0`, a middle
-    /// axis; any other view gathered into rows first). Across GPUs (`reduce::multi`, [`ExactVar`] and
-    /// [`ExactStd`]; not [`ExactMeanVar`], whose pair it does not return):
-    /// the shards' exact sum, the mean sent to every GPU, their exact
-    /// states of the squared deviations, finished on the host. Cost: two passes
-    /// ([`ExactMean`]'s and a sum of squares as [`ExactSumOfSquares`]'s),
-    /// about twice [`Var`]'s one.
+    /// axis; any other view gathered into rows first). Across GPUs
+    /// (`reduce::multi`, [`ExactVar`] and [`ExactStd`]; not
+    /// [`ExactMeanVar`], whose pair it does not return): the shards' exact
+    /// sum, the mean sent to every GPU, their exact states of the squared
+    /// deviations, finished on the host. Cost: two passes ([`ExactMean`]'s
+    /// and a sum of squares as [`ExactSumOfSquares`]'s), about twice
+    /// [`Var`]'s one.
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {
@@ -1128,13 +1129,14 @@ exact_variance_reduction!(
 /// `-inf`s, or no elements, give `-inf`.
 ///
 /// Every place ([`Over`]): each segment's, row's or result's logsumexp,
-/// the same alone or in any batch; along axes both passes read the view as
-/// [`ExactSum`] does (in place where the reduced axes merge into one and the
-/// kept axes lie in memory in order; any other view gathered into rows
-/// first); a reduced dimension of length 0 gives `-inf` everywhere. Across GPUs
-/// (`reduce::multi`): the shards' maximum, sent to every GPU, then their
-/// exact states of the terms, finished on the host. Cost: [`Op::Max`]'s pass and an exact sum of the
-/// terms (as [`ExactSumOfSquares`]'s), where [`LogSumExp`] makes one pass.
+/// the same alone or in any batch; along axes the terms' pass reads the
+/// view as [`ExactSum`] does (in place where the reduced axes merge into one
+/// and the kept axes lie in memory in order; any other view gathered into
+/// rows first); a reduced dimension of length 0 gives `-inf` everywhere.
+/// Across GPUs (`reduce::multi`): the shards' maximum, sent to every GPU,
+/// then their exact states of the terms, finished on the host. Cost:
+/// [`Op::Max`]'s pass and an exact sum of the terms (as
+/// [`ExactSumOfSquares`]'s), where [`LogSumExp`] makes one pass.
 ///
 /// ```
 /// # fn main() -> Result<(), reduce::Error> {
