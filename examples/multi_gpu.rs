@@ -166,7 +166,7 @@ fn exact_row<W>(
     runs: usize,
 ) -> Result<(), BoxError>
 where
-    W: Combine<f32> + Reduction<f32, Value = f32>,
+    W: Combine<f32, Output = f32> + Reduction<f32, Value = f32>,
 {
     let single_value: f32 = reducer.reduce(&shards[0], what)?;
     let single = median_seconds(runs, || reducer.reduce(&shards[0], what).map(drop).map_err(Into::into))?;

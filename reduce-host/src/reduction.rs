@@ -1047,10 +1047,9 @@ exact_variance_reduction!(
     /// as [`ExactSum`] does (in place where the reduced axes merge into one
     /// and the kept axes lie in memory in order: `dim=-1`, `dim=0`, a middle
     /// axis; any other view gathered into rows first). Across GPUs
-    /// (`reduce::multi`, [`ExactVar`] and [`ExactStd`]; not
-    /// [`ExactMeanVar`], whose pair it does not return): the shards' exact
-    /// sum, the mean sent to every GPU, their exact states of the squared
-    /// deviations, finished on the host. Cost: two passes ([`ExactMean`]'s
+    /// (`reduce::multi`; [`ExactMeanVar`]'s pair through `reduce` only):
+    /// the shards' exact sum, the mean sent to every GPU, their exact states
+    /// of the squared deviations, finished on the host. Cost: two passes ([`ExactMean`]'s
     /// and a sum of squares as [`ExactSumOfSquares`]'s), about twice
     /// [`Var`]'s one.
     ///
@@ -1089,7 +1088,10 @@ exact_variance_reduction!(
     /// The mean and the variance: `(mean, variance)` of a whole input,
     /// `(means, variances)` over segments, rows or axes: [`ExactMean`]'s
     /// and [`ExactVar`]'s bits (the variance's first pass writes the
-    /// means), as [`ExactMeanVar::fold`] gives on the CPU.
+    /// means), as [`ExactMeanVar::fold`] gives on the CPU. Across GPUs,
+    /// `reduce::multi`'s `Group::reduce` and `Communicator::reduce` give
+    /// the pair (the `all_reduce_into` forms, which leave one value per
+    /// GPU, do not take it).
     ///
     /// ```
     /// # fn main() -> Result<(), reduce::Error> {

@@ -56,7 +56,7 @@
 //!   on the CPU, in two passes: [`ExactVar`](crate::ExactVar),
 //!   [`ExactStd`](crate::ExactStd), [`ExactMeanVar`](crate::ExactMeanVar)
 //!   and [`ExactLogSumExp`](crate::ExactLogSumExp), also sharded over
-//!   several GPUs (`reduce::multi`; not `ExactMeanVar`).
+//!   several GPUs (`reduce::multi`).
 //! - **Results** over rows or axes follow [`crate::axes`]: row-major over
 //!   the kept axes, [`Reduced::shape`] with or without `keepdim`; the same
 //!   rules for axes, strides and errors. `Any`/`All` over anything but the

@@ -12,7 +12,8 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::multi::{Combine, Communicator, Group, Shard, UniqueId};
 use reduce::{
-    Error, ExactLogSumExp, ExactMean, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar, Op, Reduction,
+    Error, ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar, Op,
+    Reduction,
 };
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -201,6 +202,31 @@ fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// Case `case`'s values for the exact reductions across GPUs: empty to a
+/// few million, of `exact_sum_values`' kinds, an infinity in one case, and
+/// with `nans` NaNs (either sign) at random places, a whole shard's worth
+/// at times.
+fn sharded_case_values<T>(rng: &mut StdRng, case: usize, of: fn(f64) -> T, nans: bool) -> Vec<T> {
+    let n = match case % 6 {
+        0 => rng.gen_range(0..10),
+        1 | 2 => rng.gen_range(10..100_000),
+        _ => rng.gen_range(100_000..3_000_000),
+    };
+    let mut data: Vec<T> = exact_sum_values(rng, case % 3, n).into_iter().map(of).collect();
+    if case == 5 && n > 0 {
+        data[rng.gen_range(0..n)] = of(f64::INFINITY);
+    }
+    if nans {
+        let every = [2, 7, 1000][case % 3];
+        for x in data.iter_mut() {
+            if rng.gen_range(0..every) == 0 {
+                *x = of(if rng.gen() { f64::NAN } else { -f64::NAN });
+            }
+        }
+    }
+    data
+}
+
 /// [`ExactSum`] (or [`ExactNanSum`], on data with NaNs, or
 /// [`ExactSumOfSquares`], or a reduction in passes: [`ExactMean`],
 /// [`ExactVar`], [`ExactStd`], [`ExactLogSumExp`]) across GPUs: the
@@ -210,30 +236,14 @@ fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
 fn exact_sums_sharded<T, W>(test: &str, of: fn(f64) -> T, what: W, fold: fn(&[T]) -> T, nans: bool)
 where
     T: TestElement + reduce::FloatElement,
-    W: Combine<T> + Reduction<T, Value = T>,
+    W: Combine<T, Output = T> + Reduction<T, Value = T>,
 {
     let Some(mut group) = all_gpus(test) else { return };
     let mut rng = rng(test);
     let mut failures = Vec::new();
     for case in 0..18 {
-        let n = match case % 6 {
-            0 => rng.gen_range(0..10),
-            1 | 2 => rng.gen_range(10..100_000),
-            _ => rng.gen_range(100_000..3_000_000),
-        };
-        let mut data: Vec<T> = exact_sum_values(&mut rng, case % 3, n).into_iter().map(of).collect();
-        if case == 5 && n > 0 {
-            data[rng.gen_range(0..n)] = of(f64::INFINITY);
-        }
-        if nans {
-            // NaNs (either sign) at random places, a whole shard's worth at times.
-            let every = [2, 7, 1000][case % 3];
-            for x in data.iter_mut() {
-                if rng.gen_range(0..every) == 0 {
-                    *x = of(if rng.gen() { f64::NAN } else { -f64::NAN });
-                }
-            }
-        }
+        let data = sharded_case_values(&mut rng, case, of, nans);
+        let n = data.len();
         let expected = fold(&data);
         let single = if data.is_empty() {
             expected
@@ -364,7 +374,7 @@ fn max_i64_empty_shards() {
         Err(Error::Empty { op: Op::Max })
     ));
     assert!(matches!(
-        group.reduce::<i64>(&[], Op::Min),
+        group.reduce::<i64, _>(&[], Op::Min),
         Err(Error::Empty { op: Op::Min })
     ));
     assert_eq!(group.reduce(&all_empty, Op::Sum).unwrap(), 0);
@@ -467,7 +477,7 @@ fn sum_i64_communicator_ranks() {
         })
         .collect();
     let id = UniqueId::new().unwrap();
-    type RankResults = (i64, i64, Result<i64, Error>, u64, u64, [u64; 4]);
+    type RankResults = (i64, i64, Result<i64, Error>, u64, u64, [u64; 6]);
     let results: Vec<RankResults> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..world)
             .map(|rank| {
@@ -498,6 +508,7 @@ fn sum_i64_communicator_ranks() {
                     // The reductions in passes, both ways.
                     let halves = [&floats.index(..floats.len() / 2), &floats.index(floats.len() / 2..)];
                     let var = comm.reduce(&halves, ExactVar::new(1.0).unwrap()).unwrap();
+                    let (mean, mean_var) = comm.reduce(&halves, ExactMeanVar::new(1.0).unwrap()).unwrap();
                     let lse = comm.reduce(&[&*floats], ExactLogSumExp).unwrap();
                     let mut var_out = DeviceBox::new(&f64::NAN).unwrap();
                     comm.all_reduce_into(&[&*floats], ExactVar::new(1.0).unwrap(), &mut var_out)
@@ -509,6 +520,8 @@ fn sum_i64_communicator_ranks() {
                         var_out.as_host_value().unwrap(),
                         lse,
                         lse_out.as_host_value().unwrap(),
+                        mean,
+                        mean_var,
                     ];
                     (
                         sum,
@@ -529,11 +542,15 @@ fn sum_i64_communicator_ranks() {
     let floats: Vec<f64> = all_data.iter().map(|&x| x as f64 * 1e-3).collect();
     let expected_exact = ExactSum::fold(&floats).to_bits();
     let (var, lse) = (ExactVar::new(1.0).unwrap().fold(&floats), ExactLogSumExp::fold(&floats));
-    let expected_passes = [var, var, lse, lse].map(f64::to_bits);
+    let (mean, _) = ExactMeanVar::new(1.0).unwrap().fold(&floats);
+    let expected_passes = [var, var, lse, lse, mean, var].map(f64::to_bits);
     for (rank, (sum, max, empty, exact, exact_out, passes)) in results.into_iter().enumerate() {
         assert_eq!(sum, expected_sum, "rank {rank}");
         assert_eq!((exact, exact_out), (expected_exact, expected_exact), "rank {rank}");
-        assert_eq!(passes, expected_passes, "rank {rank}: var, var into, lse, lse into");
+        assert_eq!(
+            passes, expected_passes,
+            "rank {rank}: var, var into, lse, lse into, ExactMeanVar's mean and variance"
+        );
         if let Some(expected_max) = expected_max {
             assert_eq!(max, expected_max, "rank {rank}");
         }
@@ -689,5 +706,60 @@ fn exact_means_variances_and_logsumexps_bitwise_over_any_cuts_and_gpus() {
         exact_sums_sharded(test, |x| x, std, |v| ExactStd::new(1.0).unwrap().fold(v), nans);
         exact_sums_sharded(test, |x| x as f32, ExactLogSumExp, ExactLogSumExp::fold, nans);
         exact_sums_sharded(test, |x| x, ExactLogSumExp, ExactLogSumExp::fold, nans);
+    }
+}
+
+/// [`ExactMeanVar`] across GPUs: the pair [`Group::reduce`] gives is its
+/// fold's and one GPU's, bit for bit, whatever the cuts and GPUs (as
+/// `exact_sums_sharded`'s cases; it has no `all_reduce_into`, which leaves
+/// one value per GPU).
+fn exact_mean_vars_sharded<T>(test: &str, of: fn(f64) -> T, correction: f64, nans: bool)
+where
+    T: TestElement + reduce::FloatElement,
+    ExactMeanVar: Combine<T, Output = (T, T)> + Reduction<T, Value = (T, T)>,
+{
+    let Some(mut group) = all_gpus(test) else { return };
+    let mut rng = rng(test);
+    let what = ExactMeanVar::new(correction).unwrap();
+    let mut failures = Vec::new();
+    for case in 0..18 {
+        let data = sharded_case_values(&mut rng, case, of, nans);
+        let expected = what.fold(&data);
+        let single = if data.is_empty() {
+            expected
+        } else {
+            group.make_current(0).unwrap();
+            reduce::reduce(&DeviceBuffer::from_slice(&data).unwrap(), what).unwrap()
+        };
+        for members in [1, group.world_size()] {
+            let shard_count = rng.gen_range(1..=2 * members + 2);
+            let sharded = Sharded::on_members(&group, &mut rng, &data, shard_count, Op::Sum, members);
+            let layout: Vec<(usize, usize)> = sharded.slices.iter().map(|(m, s)| (*m, s.len())).collect();
+            let got = group.reduce(&sharded.views(), what).unwrap();
+            let bits = |(mean, variance): (T, T)| (mean.to_bits(), variance.to_bits());
+            if bits(got) != bits(expected) || bits(single) != bits(expected) {
+                failures.push(format!(
+                    "{} values of kind {}, shards (member, length) {layout:?}: fold {expected:?}, one GPU {single:?}, \
+                     group {got:?}",
+                    data.len(),
+                    case % 3
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn exact_mean_variances_bitwise_over_any_cuts_and_gpus() {
+    let test = "exact_mean_variances_bitwise_over_any_cuts_and_gpus";
+    for nans in [false, true] {
+        exact_mean_vars_sharded(test, |x| x as f32, 1.0, nans);
+        exact_mean_vars_sharded(test, |x| x, 0.0, nans);
     }
 }

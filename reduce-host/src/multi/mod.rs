@@ -58,15 +58,19 @@
 //!   order they come.
 //!   [`ExactNanSum`] likewise, each NaN added as `+0.0`, and
 //!   [`ExactSumOfSquares`] of the squares.
-//! - **[`ExactMean`], [`ExactVar`], [`ExactStd`], [`ExactLogSumExp`]**:
-//!   the single-GPU passes, each a collective: the exact sum (for the
-//!   mean, divided by the total count) or the maximum, brought to the host
-//!   and sent to every GPU; then each GPU's exact state of the squared
-//!   deviations from that mean or of the exponentials scaled by that
-//!   maximum, merged as above; the host finishes as the `fold` does. So
-//!   the result is bitwise the single-GPU one and the `fold` of the values,
-//!   whatever the GPUs and cuts; it passes through the host, which
-//!   [`Group::all_reduce_into`] then copies to every GPU.
+//! - **[`ExactMean`], [`ExactVar`], [`ExactStd`], [`ExactMeanVar`],
+//!   [`ExactLogSumExp`]**: the single-GPU passes, each a collective: the
+//!   exact sum (for the mean, divided by the total count) or the maximum,
+//!   brought to the host and sent to every GPU; then each GPU's exact state
+//!   of the squared deviations from that mean or of the exponentials scaled
+//!   by that maximum, merged as above; the host finishes as the `fold`
+//!   does. So the result is bitwise the single-GPU one and the `fold` of
+//!   the values, whatever the GPUs and cuts; it passes through the host,
+//!   which [`Group::all_reduce_into`] then copies to every GPU.
+//!   [`ExactMeanVar`] gives its `(mean, variance)` through
+//!   [`Group::reduce`] and [`Communicator::reduce`]; the `all_reduce_into`
+//!   forms, which leave one value per GPU, do not take it (their `op` is a
+//!   [`Combine`] whose output is the element type).
 //! - **Determinism**: every GPU computes the result from the same values in
 //!   the same order with the same kernel, so all GPUs hold the bitwise same
 //!   result, and the same shards at the same addresses give the same result
@@ -100,7 +104,9 @@ use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::reducer::ExactOf;
-use crate::reduction::{ExactLogSumExp, ExactMean, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar};
+use crate::reduction::{
+    ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar,
+};
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
 use cust::context::Context;
@@ -116,13 +122,18 @@ use std::str::FromStr;
 /// What a [`Group`] or [`Communicator`] reduces with: an [`Op`]; a
 /// reproducible reduction of `f32`s or `f64`s ([`ExactSum`],
 /// [`ExactNanSum`], [`ExactSumOfSquares`], [`ExactMean`], [`ExactVar`],
-/// [`ExactStd`], [`ExactLogSumExp`]); or a user's operator (`&`[`User`])
-/// over the shards' type, whose partial results the members combine with
-/// its `combine`.
+/// [`ExactStd`], [`ExactMeanVar`], [`ExactLogSumExp`]); or a user's
+/// operator (`&`[`User`]) over the shards' type, whose partial results the
+/// members combine with its `combine`.
 pub trait Combine<T: Element>: Copy + sealed::Sealed {
+    /// What the reduction gives: a `T`, but `(mean, variance)` for
+    /// [`ExactMeanVar`] (whose pair the `all_reduce_into` forms, which
+    /// leave one `T` per GPU, do not take).
+    type Output;
+
     /// What the members compute and exchange.
     #[doc(hidden)]
-    fn plan(self) -> sealed::Plan<T>;
+    fn plan(self) -> sealed::Plan<T, Self::Output>;
 }
 
 mod sealed {
@@ -131,14 +142,15 @@ mod sealed {
 
     pub trait Sealed {}
 
-    /// How the members reduce for a [`Combine`](super::Combine): public in
-    /// a private module, so the trait can return it and no one else can
-    /// name it.
-    pub enum Plan<T> {
-        /// In one collective, combined on every GPU.
-        Combined(Operator),
+    /// How the members reduce for a [`Combine`](super::Combine) whose
+    /// output is an `O`: public in a private module, so the trait can
+    /// return it and no one else can name it.
+    pub enum Plan<T, O> {
+        /// In one collective, combined on every GPU, its value the output
+        /// (`O` is `T`: the function is the identity).
+        Combined(Operator, fn(T) -> O),
         /// In passes of collectives, finished on the host.
-        Passes(Passes<T>),
+        Passes(Passes<T, O>),
     }
 
     /// What the members launch in one collective, and the user's program
@@ -149,85 +161,118 @@ mod sealed {
     }
 
     /// The passes (see `super::passes`), run on the ranks.
-    pub struct Passes<T>(pub(crate) Box<Run<T>>);
+    pub struct Passes<T, O>(pub(crate) Box<Run<T, O>>);
 }
 
 /// The plan of one collective of `combining`, with no user program.
-fn combined<T>(combining: Combining) -> sealed::Plan<T> {
-    sealed::Plan::Combined(sealed::Operator {
-        combining,
-        program: None,
-    })
+fn combined<T>(combining: Combining) -> sealed::Plan<T, T> {
+    sealed::Plan::Combined(
+        sealed::Operator {
+            combining,
+            program: None,
+        },
+        |value| value,
+    )
 }
 
 /// The plan of `passes`.
-fn in_passes<T>(passes: impl FnOnce(&mut dyn Ranks<T>) -> Result<T> + 'static) -> sealed::Plan<T> {
+fn in_passes<T, O>(passes: impl FnOnce(&mut dyn Ranks<T>) -> Result<O> + 'static) -> sealed::Plan<T, O> {
     sealed::Plan::Passes(sealed::Passes(Box::new(passes)))
 }
 
 impl sealed::Sealed for Op {}
 impl<T: Element> Combine<T> for Op {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         combined(Combining::Op(self.kernel()))
     }
 }
 
 impl sealed::Sealed for ExactSum {}
 impl<T: FloatElement> Combine<T> for ExactSum {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         combined(Combining::Exact(ExactOf::Elements))
     }
 }
 
 impl sealed::Sealed for ExactNanSum {}
 impl<T: FloatElement> Combine<T> for ExactNanSum {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         combined(Combining::Exact(ExactOf::NotNan))
     }
 }
 
 impl sealed::Sealed for ExactSumOfSquares {}
 impl<T: FloatElement> Combine<T> for ExactSumOfSquares {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         combined(Combining::Exact(ExactOf::Squares))
     }
 }
 
 impl sealed::Sealed for ExactMean {}
 impl<T: FloatElement> Combine<T> for ExactMean {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         in_passes(passes::mean)
     }
 }
 
 impl sealed::Sealed for ExactVar {}
 impl<T: FloatElement> Combine<T> for ExactVar {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         in_passes(move |ranks| passes::variance(ranks, self.correction, false))
     }
 }
 
 impl sealed::Sealed for ExactStd {}
 impl<T: FloatElement> Combine<T> for ExactStd {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         in_passes(move |ranks| passes::variance(ranks, self.correction, true))
+    }
+}
+
+impl sealed::Sealed for ExactMeanVar {}
+impl<T: FloatElement> Combine<T> for ExactMeanVar {
+    type Output = (T, T);
+
+    fn plan(self) -> sealed::Plan<T, (T, T)> {
+        in_passes(move |ranks| passes::mean_variance(ranks, self.correction))
     }
 }
 
 impl sealed::Sealed for ExactLogSumExp {}
 impl<T: FloatElement> Combine<T> for ExactLogSumExp {
-    fn plan(self) -> sealed::Plan<T> {
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
         in_passes(passes::logsumexp)
     }
 }
 
 impl<T: Scalar, O: Operator<T>> sealed::Sealed for &User<T, O> {}
 impl<T: Scalar, O: Operator<T>> Combine<T> for &User<T, O> {
-    fn plan(self) -> sealed::Plan<T> {
-        sealed::Plan::Combined(sealed::Operator {
-            combining: Combining::Op(abi::Op::User),
-            program: Some(self.program().clone()),
-        })
+    type Output = T;
+
+    fn plan(self) -> sealed::Plan<T, T> {
+        sealed::Plan::Combined(
+            sealed::Operator {
+                combining: Combining::Op(abi::Op::User),
+                program: Some(self.program().clone()),
+            },
+            |value| value,
+        )
     }
 }
 
@@ -476,9 +521,11 @@ impl Group {
         self.members.iter().try_for_each(|m| Ok(m.stream().synchronize()?))
     }
 
-    /// Reduces the data made of `shards` with `op` (an [`Op`], or a user's
-    /// operator: `&`[`User`], see [`Combine`]) and returns the result to
-    /// the host (see the module docs for the rules). Blocks until every GPU
+    /// Reduces the data made of `shards` with `op` (an [`Op`], a
+    /// reproducible reduction, or a user's operator: `&`[`User`], see
+    /// [`Combine`]) and returns the result to the host (a `T`;
+    /// [`ExactMeanVar`]'s `(mean, variance)`; see the module docs for the
+    /// rules). Blocks until every GPU
     /// has finished. Errors as [`Group::all_reduce_into`]'s.
     ///
     /// ```no_run
@@ -494,9 +541,9 @@ impl Group {
     /// assert!(matches!(group.reduce(&[Shard::new(0, &empty)], Op::Max), Err(Error::Empty { .. })));
     /// # Ok(()) }
     /// ```
-    pub fn reduce<T: Element>(&mut self, shards: &[Shard<'_, T>], op: impl Combine<T>) -> Result<T> {
+    pub fn reduce<T: Element, C: Combine<T>>(&mut self, shards: &[Shard<'_, T>], op: C) -> Result<C::Output> {
         match op.plan() {
-            sealed::Plan::Combined(operator) => self.reduce_combined(shards, operator),
+            sealed::Plan::Combined(operator, output) => self.reduce_combined(shards, operator).map(output),
             sealed::Plan::Passes(passes) => (passes.0)(&mut GroupRanks { group: self, shards }),
         }
     }
@@ -533,7 +580,7 @@ impl Group {
     pub fn all_reduce_into<T: Element>(
         &mut self,
         shards: &[Shard<'_, T>],
-        op: impl Combine<T>,
+        op: impl Combine<T, Output = T>,
         outs: &mut [DeviceBox<T>],
     ) -> Result<()> {
         if outs.len() != self.members.len() {
@@ -548,7 +595,7 @@ impl Group {
             member.check_owns(out, "an output")?;
         }
         let enqueued = match op.plan() {
-            sealed::Plan::Combined(operator) => self.enqueue(shards, operator, &outs),
+            sealed::Plan::Combined(operator, _) => self.enqueue(shards, operator, &outs),
             sealed::Plan::Passes(passes) => {
                 (passes.0)(&mut GroupRanks { group: self, shards }).and_then(|value| self.enqueue_stores(value, &outs))
             }
@@ -886,8 +933,9 @@ impl Communicator {
     }
 
     /// Reduces, with `op`, the data made of every rank's `shards` (this
-    /// rank's in order, ranks in rank order) and returns the result to the
-    /// host on every rank. Blocks until it is there.
+    /// rank's in order, ranks in rank order) and returns the result (a `T`;
+    /// [`ExactMeanVar`]'s `(mean, variance)`) to the host on every rank.
+    /// Blocks until it is there.
     ///
     /// [`Error::Empty`] if every rank's shards are empty and `op` has no
     /// identity (every rank returns it). The lengths are exchanged with the
@@ -903,9 +951,9 @@ impl Communicator {
     /// assert_eq!(comm.reduce(&[&shard], reduce::Op::Sum)?, 30.0); // on every rank
     /// # Ok(()) }
     /// ```
-    pub fn reduce<T: Element>(&mut self, shards: &[&DeviceSlice<T>], op: impl Combine<T>) -> Result<T> {
-        let sealed::Operator { combining, program } = match op.plan() {
-            sealed::Plan::Combined(operator) => operator,
+    pub fn reduce<T: Element, C: Combine<T>>(&mut self, shards: &[&DeviceSlice<T>], op: C) -> Result<C::Output> {
+        let (sealed::Operator { combining, program }, output) = match op.plan() {
+            sealed::Plan::Combined(operator, output) => (operator, output),
             sealed::Plan::Passes(passes) => return self.in_passes(shards, passes),
         };
         self.check(shards, combining)?;
@@ -916,7 +964,7 @@ impl Communicator {
         if total_length == 0 {
             check_defined_on_empty(combining)?;
         }
-        Ok(value)
+        Ok(output(value))
     }
 
     /// The same reduction as [`Communicator::reduce`], leaving the result in
@@ -945,13 +993,13 @@ impl Communicator {
     pub fn all_reduce_into<T: Element>(
         &mut self,
         shards: &[&DeviceSlice<T>],
-        op: impl Combine<T>,
+        op: impl Combine<T, Output = T>,
         out: &mut DeviceBox<T>,
     ) -> Result<()> {
         let out = out.as_device_ptr().as_raw();
         self.member.check_owns(out, "the output")?;
         let enqueued = match op.plan() {
-            sealed::Plan::Combined(sealed::Operator { combining, program }) => {
+            sealed::Plan::Combined(sealed::Operator { combining, program }, _) => {
                 self.check(shards, combining)?;
                 self.member.set_user(program);
                 let enqueued = self.enqueue_all_reduce(shards, combining, out);
@@ -968,7 +1016,7 @@ impl Communicator {
     }
 
     /// The result of `passes` over every rank's shards, on the host.
-    fn in_passes<T: Element>(&mut self, shards: &[&DeviceSlice<T>], passes: sealed::Passes<T>) -> Result<T> {
+    fn in_passes<T: Element, O>(&mut self, shards: &[&DeviceSlice<T>], passes: sealed::Passes<T, O>) -> Result<O> {
         // The passes' kernels are the float types' exact sums and maxima.
         self.check(shards, Combining::Exact(ExactOf::Elements))?;
         (passes.0)(&mut CommunicatorRank {

@@ -1,9 +1,10 @@
 //! The reproducible reductions that take more than one collective:
 //! [`ExactMean`](crate::ExactMean) (the exact sum, then the division by the
-//! count over every rank), [`ExactVar`](crate::ExactVar) and
-//! [`ExactStd`](crate::ExactStd) (the mean, then the squared deviations
-//! from it), [`ExactLogSumExp`](crate::ExactLogSumExp) (the largest
-//! element, then the scaled exponentials). Each pass is an exact sum (or a
+//! count over every rank), [`ExactVar`](crate::ExactVar),
+//! [`ExactStd`](crate::ExactStd) and [`ExactMeanVar`](crate::ExactMeanVar)
+//! (the mean, then the squared deviations from it),
+//! [`ExactLogSumExp`](crate::ExactLogSumExp) (the largest element, then the
+//! scaled exponentials). Each pass is an exact sum (or a
 //! maximum) combined over the ranks as the one-collective reductions are,
 //! brought to the host; the next pass's value goes to every member's GPU,
 //! where its kernels read it as a single-GPU second pass reads its part's;
@@ -29,8 +30,9 @@ pub(crate) trait Ranks<T: Element> {
     fn set_parameter(&mut self, value: T) -> Result<()>;
 }
 
-/// A reduction's passes, run on the ranks: the value, or the error.
-pub(crate) type Run<T> = dyn FnOnce(&mut dyn Ranks<T>) -> Result<T>;
+/// A reduction's passes, run on the ranks: its output (a `T`, or a pair),
+/// or the error.
+pub(crate) type Run<T, O> = dyn FnOnce(&mut dyn Ranks<T>) -> Result<O>;
 
 /// [`crate::ExactMean`] of the ranks' data.
 pub(crate) fn mean<T: FloatElement>(ranks: &mut dyn Ranks<T>) -> Result<T> {
@@ -41,9 +43,18 @@ pub(crate) fn mean<T: FloatElement>(ranks: &mut dyn Ranks<T>) -> Result<T> {
 /// [`crate::ExactVar`] (with `root`: [`crate::ExactStd`]) of the ranks'
 /// data with `correction`.
 pub(crate) fn variance<T: FloatElement>(ranks: &mut dyn Ranks<T>, correction: f64, root: bool) -> Result<T> {
+    let (_, variance) = mean_variance(ranks, correction)?;
+    Ok(if root { variance.sqrt().canonical() } else { variance })
+}
+
+/// [`crate::ExactMeanVar`] of the ranks' data with `correction`: the exact
+/// mean, sent to every member, then the exact sum of the squared deviations
+/// from it, finished as [`crate::ExactVar`]'s fold.
+pub(crate) fn mean_variance<T: FloatElement>(ranks: &mut dyn Ranks<T>, correction: f64) -> Result<(T, T)> {
     let (sum, count) = ranks.combined(Combining::Exact(ExactOf::Elements))?;
     let count = as_count(count)?;
-    ranks.set_parameter(T::exact_mean_of_sum(sum, count))?;
+    let mean = T::exact_mean_of_sum(sum, count);
+    ranks.set_parameter(mean)?;
     // The states' sum: the host divides (and takes the root) below.
     let deviations = ExactOf::Deviations {
         shifts: 0, // each member's parameter: see `ExactOf::reading`
@@ -51,8 +62,7 @@ pub(crate) fn variance<T: FloatElement>(ranks: &mut dyn Ranks<T>, correction: f6
         root: false,
     };
     let (squares, _) = ranks.combined(Combining::Exact(deviations))?;
-    let variance = T::exact_variance_of_squares(squares, count, correction);
-    Ok(if root { variance.sqrt().canonical() } else { variance })
+    Ok((mean, T::exact_variance_of_squares(squares, count, correction)))
 }
 
 /// [`crate::ExactLogSumExp`] of the ranks' data: `-inf` for none.
