@@ -585,6 +585,31 @@ where
     store(result, args.out)
 }
 
+/// [`exact_dot`]'s sum as an exact state at `out` (for [`exact_merge`]):
+/// how the pairs of shards on several GPUs are summed exactly. A kernel of
+/// its own, so that [`exact_dot`]'s registers are its alone.
+///
+/// # Safety
+/// As [`exact_dot`], and `out` has room for a state.
+#[inline(always)]
+pub unsafe fn exact_dot_state<T: ExactElement>(args: ExactDotArgs)
+where
+    WideSum: FastExact<T, Acc = Wide>,
+{
+    let products = ExactProducts::<T>::new(device::to_global(args.a), device::to_global(args.b));
+    let Some(total) = fast_total::<T, WideSum, _>(products, args.len, args.partials, args.ticket) else {
+        return;
+    };
+    let (scratch, out) = (device::to_global(args.scratch), device::to_global(args.out));
+    let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
+    if inexact {
+        // By reference, as in `exact_dot`.
+        expansion::sum_exactly_as_state::<T>(args.len, scratch, out, |index| products.product(index));
+    } else if device::thread_idx_x() == 0 {
+        expansion::store_state(total.exact_of::<T>(), out);
+    }
+}
+
 /// The mean from a sum: each of the `len` `T`s at `out` divided, in place,
 /// by `count` rounded to `T` (`sum / count as T`, as the host divides a
 /// whole input's sum), by a grid-stride loop.

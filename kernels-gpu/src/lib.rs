@@ -295,6 +295,10 @@ macro_rules! exact_dot_instances {
             abi::Kernel::ExactDot { element: scalar!($t) },
             kernel_name!(exact_dot, $t),
             entry::exact_dot::<$t>
+        ), (
+            abi::Kernel::ExactDotState { element: scalar!($t) },
+            kernel_name!(exact_dot_state, $t),
+            entry::exact_dot_state::<$t>
         ),)* }
     };
 }

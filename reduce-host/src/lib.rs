@@ -174,8 +174,8 @@
 //!   [`ExactVar`], [`ExactStd`], [`ExactMeanVar`], [`ExactLogSumExp`]) give
 //!   the same bits on every GPU, launch, alignment, order and batch, and
 //!   their `fold`s the same on the CPU (the variance family and logsumexp:
-//!   two launches); sharded over several GPUs (`reduce::multi`, all but
-//!   `ExactDot`) too, whatever the cuts.
+//!   two launches); sharded over several GPUs (`reduce::multi`; `ExactDot`
+//!   through `reduce_pair`) too, whatever the cuts.
 //! - **Sizes**: any length, including more than 2³² elements, and any
 //!   sub-slice (`buf.index(3..)`); nothing outside the slice is read.
 //! - Each result over segments, rows or axes follows the rules of a

@@ -313,8 +313,44 @@ impl<B: Backend> Reducer<B> {
         let kernel = Kernel::ExactDot {
             element: T::TYPE.kernel(),
         };
+        self.launch_exact_dot::<T>(kernel, (a, b, len), out, &accesses, stream)
+    }
+
+    /// Enqueues, on the own stream, the exact dot product of `a` and `b` as
+    /// an exact state ([`exact_state_words`] `u64`s) to `out`, for
+    /// [`Reducer::enqueue_exact_merge`]: how the pairs of shards of a
+    /// sharded dot product are summed exactly.
+    #[cfg(any(feature = "cust", test))]
+    pub(crate) fn enqueue_exact_dot_state<T: FloatElement>(
+        &mut self,
+        a: &B::Slice<T>,
+        b: &B::Slice<T>,
+        out: u64,
+    ) -> Result<()> {
+        let (a, b, len) = checked_pair::<B, T>(a, b)?;
+        let accesses = [
+            Access::read::<T>("a", a, len),
+            Access::read::<T>("b", b, len),
+            Access::write::<u64>("out", out, exact_state_words(T::TYPE)?),
+        ];
+        let kernel = Kernel::ExactDotState {
+            element: T::TYPE.kernel(),
+        };
+        self.launch_exact_dot::<T>(kernel, (a, b, len), out, &accesses, None)
+    }
+
+    /// Launches `kernel` ([`Kernel::ExactDot`] or its state form) over the
+    /// `len` pairs at `a` and `b`, its result to `out`.
+    fn launch_exact_dot<T: FloatElement>(
+        &mut self,
+        kernel: Kernel,
+        (a, b, len): (u64, u64, usize),
+        out: u64,
+        accesses: &[Access],
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
-        self.launch_whole(kernel, len, T::TYPE.size(), &accesses, stream, |partials, ticket| {
+        self.launch_whole(kernel, len, T::TYPE.size(), accesses, stream, |partials, ticket| {
             ExactDotArgs {
                 a,
                 b,
@@ -941,7 +977,7 @@ mod tests {
     use super::ExactOf;
     use crate::element::FloatElement;
     use crate::emulated::Emulator;
-    use crate::{ExactNanSum, ExactSum, ExactSumOfSquares};
+    use crate::{ExactDot, ExactNanSum, ExactSum, ExactSumOfSquares};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -972,20 +1008,6 @@ mod tests {
     /// the same bits as [`ExactSum::fold`] (or [`ExactNanSum::fold`],
     /// [`ExactSumOfSquares::fold`]) of the whole. What `multi` does across GPUs.
     fn check_states_merge<T: Terms>(rng: &mut StdRng, values: &[T], of: ExactOf) {
-        let words = super::exact_state_words(T::TYPE).expect("a float type");
-        let mut emulator = Emulator::default();
-        let parts = rng.gen_range(1..6);
-        let mut cuts: Vec<usize> = (1..parts).map(|_| rng.gen_range(0..=values.len())).collect();
-        cuts.extend([0, values.len()]);
-        cuts.sort_unstable();
-        // Poisoned: every word of every state must be written.
-        let mut states = vec![0xdead_beef_dead_beef_u64; parts * words];
-        for (part, bounds) in cuts.windows(2).enumerate() {
-            let out = states[part * words..].as_mut_ptr() as u64;
-            emulator
-                .enqueue_exact_state(&values[bounds[0]..bounds[1]], of, out)
-                .expect("a part's state");
-        }
         let expected = match of {
             ExactOf::Elements => ExactSum::fold(values),
             ExactOf::NotNan => ExactNanSum::fold(values),
@@ -1002,6 +1024,37 @@ mod tests {
             }
             ExactOf::Mean => panic!("{of:?} has no state form"),
         };
+        check_parts_merge(
+            rng,
+            values.len(),
+            expected,
+            &format!("{of:?}"),
+            |emulator, part, out| emulator.enqueue_exact_state(&values[part], of, out),
+        );
+    }
+
+    /// The exact states of random parts `0..len` (each enqueued by `state`
+    /// into the given words), merged on the emulator in one step and in two
+    /// (a state of states): `expected`'s bits.
+    fn check_parts_merge<T: Terms>(
+        rng: &mut StdRng,
+        len: usize,
+        expected: T,
+        what: &str,
+        state: impl Fn(&mut Emulator, std::ops::Range<usize>, u64) -> crate::error::Result<()>,
+    ) {
+        let words = super::exact_state_words(T::TYPE).expect("a float type");
+        let mut emulator = Emulator::default();
+        let parts = rng.gen_range(1..6);
+        let mut cuts: Vec<usize> = (1..parts).map(|_| rng.gen_range(0..=len)).collect();
+        cuts.extend([0, len]);
+        cuts.sort_unstable();
+        // Poisoned: every word of every state must be written.
+        let mut states = vec![0xdead_beef_dead_beef_u64; parts * words];
+        for (part, bounds) in cuts.windows(2).enumerate() {
+            let out = states[part * words..].as_mut_ptr() as u64;
+            state(&mut emulator, bounds[0]..bounds[1], out).expect("a part's state");
+        }
         let mut rounded = [0xdead_beef_dead_beef_u64];
         let address = states.as_ptr() as u64;
         emulator
@@ -1010,7 +1063,7 @@ mod tests {
         let bits = |word: u64| super::from_word::<T>(word);
         // Bitwise (a NaN's too).
         let same = |got: T| super::to_word(got) == super::to_word(expected);
-        assert!(same(bits(rounded[0])), "{of:?}: {parts} parts cut at {cuts:?}");
+        assert!(same(bits(rounded[0])), "{what}: {parts} parts cut at {cuts:?}");
         // The first part's state with a state of the others, then those two.
         let mut merged = vec![0xdead_beef_dead_beef_u64; 2 * words];
         merged[..words].copy_from_slice(&states[..words]);
@@ -1023,7 +1076,7 @@ mod tests {
             .expect("merged in two steps");
         assert!(
             same(bits(rounded[0])),
-            "{of:?}: {parts} parts cut at {cuts:?}, in two steps"
+            "{what}: {parts} parts cut at {cuts:?}, in two steps"
         );
     }
 
@@ -1065,6 +1118,21 @@ mod tests {
             check_states_merge(&mut rng, &narrow, deviations(narrow_at));
             check_states_merge(&mut rng, &values, ExactOf::ScaledExps { maxima: wide_at });
             check_states_merge(&mut rng, &narrow, ExactOf::ScaledExps { maxima: narrow_at });
+            // The dot product's states (`multi`'s `reduce_pair`): the values
+            // with a second vector of typical values.
+            let other: Vec<f64> = (0..len).map(|_| rng.gen_range(-2.0..2.0)).collect();
+            let narrow_other: Vec<f32> = other.iter().map(|&x| x as f32).collect();
+            check_dot_states_merge(&mut rng, &values, &other);
+            check_dot_states_merge(&mut rng, &narrow, &narrow_other);
         }
+    }
+
+    /// [`check_parts_merge`] of the exact dot product of `a` and `b`
+    /// (cut at the same places): [`ExactDot::fold`]'s bits.
+    fn check_dot_states_merge<T: Terms>(rng: &mut StdRng, a: &[T], b: &[T]) {
+        let expected = ExactDot::fold(a, b).expect("one length");
+        check_parts_merge(rng, a.len(), expected, "ExactDot", |emulator, part, out| {
+            emulator.enqueue_exact_dot_state(&a[part.clone()], &b[part], out)
+        });
     }
 }

@@ -12,8 +12,8 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use reduce::multi::{Combine, Communicator, Group, Shard, UniqueId};
 use reduce::{
-    Error, ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar, Op,
-    Reduction,
+    Error, ExactDot, ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares,
+    ExactVar, Op, Reduction,
 };
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -477,7 +477,7 @@ fn sum_i64_communicator_ranks() {
         })
         .collect();
     let id = UniqueId::new().unwrap();
-    type RankResults = (i64, i64, Result<i64, Error>, u64, u64, [u64; 6]);
+    type RankResults = (i64, i64, Result<i64, Error>, u64, u64, [u64; 8]);
     let results: Vec<RankResults> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..world)
             .map(|rank| {
@@ -509,6 +509,11 @@ fn sum_i64_communicator_ranks() {
                     let halves = [&floats.index(..floats.len() / 2), &floats.index(floats.len() / 2..)];
                     let var = comm.reduce(&halves, ExactVar::new(1.0).unwrap()).unwrap();
                     let (mean, mean_var) = comm.reduce(&halves, ExactMeanVar::new(1.0).unwrap()).unwrap();
+                    // The dot of the floats with themselves: as halves, and whole.
+                    let dot = comm.reduce_pair(&halves, &halves, ExactDot).unwrap();
+                    let mut dot_out = DeviceBox::new(&f64::NAN).unwrap();
+                    comm.all_reduce_pair_into(&[&*floats], &[&*floats], ExactDot, &mut dot_out)
+                        .unwrap();
                     let lse = comm.reduce(&[&*floats], ExactLogSumExp).unwrap();
                     let mut var_out = DeviceBox::new(&f64::NAN).unwrap();
                     comm.all_reduce_into(&[&*floats], ExactVar::new(1.0).unwrap(), &mut var_out)
@@ -522,6 +527,8 @@ fn sum_i64_communicator_ranks() {
                         lse_out.as_host_value().unwrap(),
                         mean,
                         mean_var,
+                        dot,
+                        dot_out.as_host_value().unwrap(),
                     ];
                     (
                         sum,
@@ -543,13 +550,14 @@ fn sum_i64_communicator_ranks() {
     let expected_exact = ExactSum::fold(&floats).to_bits();
     let (var, lse) = (ExactVar::new(1.0).unwrap().fold(&floats), ExactLogSumExp::fold(&floats));
     let (mean, _) = ExactMeanVar::new(1.0).unwrap().fold(&floats);
-    let expected_passes = [var, var, lse, lse, mean, var].map(f64::to_bits);
+    let dot = ExactDot::fold(&floats, &floats).unwrap();
+    let expected_passes = [var, var, lse, lse, mean, var, dot, dot].map(f64::to_bits);
     for (rank, (sum, max, empty, exact, exact_out, passes)) in results.into_iter().enumerate() {
         assert_eq!(sum, expected_sum, "rank {rank}");
         assert_eq!((exact, exact_out), (expected_exact, expected_exact), "rank {rank}");
         assert_eq!(
             passes, expected_passes,
-            "rank {rank}: var, var into, lse, lse into, ExactMeanVar's mean and variance"
+            "rank {rank}: var, var into, lse, lse into, ExactMeanVar's mean and variance, dot, dot into"
         );
         if let Some(expected_max) = expected_max {
             assert_eq!(max, expected_max, "rank {rank}");
@@ -752,6 +760,132 @@ where
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// [`ExactDot`] across GPUs: [`Group::reduce_pair`] and
+/// `all_reduce_pair_into` (on every member) give the bits of
+/// [`ExactDot::fold`] and of one GPU's `ExactDot` of the joined vectors,
+/// whatever the cuts (random, the same for both vectors) and GPUs, with
+/// values of `exact_sum_values`' kinds (wide ranges: the kernels' exact
+/// pass), an infinity or NaNs in some cases.
+fn exact_dots_sharded<T>(test: &str, of: fn(f64) -> T)
+where
+    T: TestElement + reduce::FloatElement,
+    ExactDot: reduce::PairReduction<T>,
+{
+    let Some(mut group) = all_gpus(test) else { return };
+    let mut rng = rng(test);
+    let mut failures = Vec::new();
+    for case in 0..18 {
+        let a = sharded_case_values(&mut rng, case, of, case % 4 == 3);
+        let b: Vec<T> = exact_sum_values(&mut rng, (case + 1) % 3, a.len())
+            .into_iter()
+            .map(of)
+            .collect();
+        let expected = ExactDot::fold(&a, &b).unwrap();
+        let single = if a.is_empty() {
+            expected
+        } else {
+            group.make_current(0).unwrap();
+            let (a, b) = (
+                DeviceBuffer::from_slice(&a).unwrap(),
+                DeviceBuffer::from_slice(&b).unwrap(),
+            );
+            reduce::reduce_pair(&a, &b, ExactDot).unwrap()
+        };
+        for members in [1, group.world_size()] {
+            let shard_count = rng.gen_range(1..=2 * members + 2);
+            // The same cuts, members and offsets for both vectors.
+            let mut twin = rng.clone();
+            let sharded_a = Sharded::on_members(&group, &mut rng, &a, shard_count, Op::Sum, members);
+            let sharded_b = Sharded::on_members(&group, &mut twin, &b, shard_count, Op::Sum, members);
+            let layout: Vec<(usize, usize)> = sharded_a.slices.iter().map(|(m, s)| (*m, s.len())).collect();
+            let (views_a, views_b) = (sharded_a.views(), sharded_b.views());
+            let got = group.reduce_pair(&views_a, &views_b, ExactDot).unwrap();
+            let mut outs: Vec<DeviceBox<T>> = (0..group.world_size())
+                .map(|member| {
+                    group.make_current(member).unwrap();
+                    DeviceBox::new(&T::poison()).unwrap()
+                })
+                .collect();
+            group
+                .all_reduce_pair_into(&views_a, &views_b, ExactDot, &mut outs)
+                .unwrap();
+            let on_members: Vec<T> = outs
+                .iter()
+                .enumerate()
+                .map(|(member, out)| {
+                    group.make_current(member).unwrap();
+                    out.as_host_value().unwrap()
+                })
+                .collect();
+            let bits = |x: T| x.to_bits();
+            if bits(got) != bits(expected)
+                || bits(single) != bits(expected)
+                || on_members.iter().any(|&x| bits(x) != bits(expected))
+            {
+                failures.push(format!(
+                    "{} pairs, case {case}, shards (member, length) {layout:?}: fold {expected:?}, one GPU {single:?}, \
+                     group {got:?}, all_reduce_pair_into {on_members:?}",
+                    a.len()
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn exact_dots_bitwise_over_any_cuts_and_gpus() {
+    let test = "exact_dots_bitwise_over_any_cuts_and_gpus";
+    exact_dots_sharded(test, |x| x as f32);
+    exact_dots_sharded(test, |x| x);
+}
+
+/// `reduce_pair`'s pairing: `a` and `b` with different shard counts, a
+/// pair on two members, a pair of two lengths, a member that does not
+/// exist: each its error, before anything runs; no pairs give `+0.0`.
+#[test]
+fn reduce_pair_checks_its_pairs() {
+    let test = "reduce_pair_checks_its_pairs";
+    let Some(mut group) = all_gpus(test) else { return };
+    group.make_current(0).unwrap();
+    let (x, y) = (
+        DeviceBuffer::from_slice(&[1.0f32, 2.0]).unwrap(),
+        DeviceBuffer::from_slice(&[3.0f32]).unwrap(),
+    );
+    let (a, b) = ([Shard::new(0, &x)], [Shard::new(0, &x), Shard::new(0, &x)]);
+    let counts = group.reduce_pair(&a, &b, ExactDot);
+    assert!(matches!(counts, Err(Error::InvalidGroup(_))), "{counts:?}");
+    let lengths = group.reduce_pair(&[Shard::new(0, &x)], &[Shard::new(0, &y)], ExactDot);
+    assert!(
+        matches!(lengths, Err(Error::LengthMismatch { left: 2, right: 1 })),
+        "{lengths:?}"
+    );
+    let nowhere = group.world_size();
+    let missing = group.reduce_pair(&[Shard::new(nowhere, &x)], &[Shard::new(nowhere, &x)], ExactDot);
+    assert!(matches!(missing, Err(Error::InvalidGroup(_))), "{missing:?}");
+    if group.world_size() > 1 {
+        // `x` is on GPU 0: named on member 1 too, it is not in that GPU's memory.
+        let apart = group.reduce_pair(&[Shard::new(0, &x)], &[Shard::new(1, &x)], ExactDot);
+        assert!(matches!(apart, Err(Error::InvalidGroup(_))), "{apart:?}");
+        let elsewhere = group.reduce_pair(&[Shard::new(1, &x)], &[Shard::new(1, &x)], ExactDot);
+        assert!(matches!(elsewhere, Err(Error::InvalidGroup(_))), "{elsewhere:?}");
+    }
+    let none: [Shard<'_, f32>; 0] = [];
+    assert_eq!(group.reduce_pair(&none, &none, ExactDot).unwrap().to_bits(), 0);
+    // The group still works after the errors.
+    assert_eq!(
+        group
+            .reduce_pair(&[Shard::new(0, &x)], &[Shard::new(0, &x)], ExactDot)
+            .unwrap(),
+        5.0
     );
 }
 

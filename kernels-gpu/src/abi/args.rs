@@ -107,5 +107,5 @@ kernel_args_words!(
     DivideArgs: DivideByCount,
     ConvertArgs: Convert,
     ExactArgs: ExactSum | ExactState | ExactMerge,
-    ExactDotArgs: ExactDot,
+    ExactDotArgs: ExactDot | ExactDotState,
 );

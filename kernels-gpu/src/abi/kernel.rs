@@ -96,6 +96,10 @@ pub enum Kernel {
     /// products summed exactly, rounded once: [`ExactDotArgs`]
     /// (`crate::expansion::ExactProducts`).
     ExactDot { element: Scalar },
+    /// [`Kernel::ExactDot`]'s sum as an exact state (for
+    /// [`Kernel::ExactMerge`]): [`ExactDotArgs`], `out` room for a state.
+    /// How the pairs of shards on several GPUs are summed exactly.
+    ExactDotState { element: Scalar },
     /// The exact sum of each segment (or row) of `element`s, rounded once
     /// (with `mean`, then divided by its length: `ExactMean`, `op`
     /// [`Op::Sum`]), in the fixed-order schedule: [`SegmentedArgs`]
@@ -246,6 +250,9 @@ macro_rules! kernel_name {
     (exact_dot, $t:ident) => {
         concat!("reduce_exact_dot_", stringify!($t))
     };
+    (exact_dot_state, $t:ident) => {
+        concat!("reduce_exact_dot_state_", stringify!($t))
+    };
     (exact_merge, $t:ident) => {
         concat!("reduce_exact_merge_", stringify!($t))
     };
@@ -331,6 +338,7 @@ impl Kernel {
             | Kernel::ExactState { element, .. }
             | Kernel::ExactMerge { element }
             | Kernel::ExactDot { element }
+            | Kernel::ExactDotState { element }
             | Kernel::Convert { from: element, .. } => Module::Whole(element),
             Kernel::Widened { input, .. } | Kernel::Arg { input, .. } => Module::Whole(input),
             Kernel::Segmented { element, schedule, .. } => Module::Segmented(schedule, element),
@@ -451,15 +459,16 @@ mod tests {
         assert_eq!(sum_f32.module().to_string(), "whole_f32");
         // 8 ops, argmax and argmin, a dot, the widened sum to f64, the mean's
         // division, the conversions to f16 and bf16, the exact sum and its
-        // state forms, each plain, NaN-ignoring and of squares, the exact dot,
+        // state forms, each plain, NaN-ignoring and of squares, the exact dot
+        // and its state,
         // the exact sums of squared deviations (the exact variance's) and of
         // scaled exponentials (the exact logsumexp's) and their states, the
         // states' merge.
-        assert_eq!(members.len(), 28, "{members:?}");
+        assert_eq!(members.len(), 29, "{members:?}");
         assert!(members.contains(&"reduce_exact_squared_deviation_f32"));
         assert!(members.contains(&"reduce_exact_scaled_exp_f32"));
         assert!(members.contains(&"reduce_exact_scaled_exp_state_f32"));
-        assert!(members.contains(&"reduce_exact_dot_f32"));
+        assert!(members.contains(&"reduce_exact_dot_f32") && members.contains(&"reduce_exact_dot_state_f32"));
         assert!(members.contains(&"reduce_exact_sum_f32") && members.contains(&"reduce_exact_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_nan_sum_f32") && members.contains(&"reduce_exact_nan_sum_state_f32"));
         assert!(members.contains(&"reduce_exact_sum_of_squares_state_f32"));

@@ -182,6 +182,7 @@ macro_rules! exact_kernel_table {
             ),
             (Kernel::ExactMerge { element: scalar!($t) }, kernel_name!(exact_merge, $t)),
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
+            (Kernel::ExactDotState { element: scalar!($t) }, kernel_name!(exact_dot_state, $t)),
             (
                 Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
                 kernel_name!(exact_segments, sum, $t),
@@ -327,15 +328,16 @@ mod tests {
         // sums, NaN-ignoring exact sums and exact sums of squares, whole, as
         // states, over segments (by teams and per thread) and along an axis,
         // their exact means over segments (by teams and per thread), the 2
-        // types' exact dots and gathers, and their exact sums of squared
-        // deviations (the exact variance's) and of scaled exponentials (the
+        // types' exact dots (plain and as states) and gathers, and their
+        // exact sums of squared deviations (the exact variance's) and of
+        // scaled exponentials (the
         // exact logsumexp's) whole, as states (the multi-GPU passes), over
         // segments (by teams and per thread) and along an axis; the 2 types'
         // merges of states.
         let passes = 2 * (2 * 5 + 1); // the two-pass sums' 5 forms, the merges
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 + 2 + passes
+            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 * 2 + 2 + passes
         );
         assert_eq!(
             Kernel::Ladder {

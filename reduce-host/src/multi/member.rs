@@ -3,7 +3,7 @@
 
 use super::nccl::Comm;
 use crate::backend::launcher::element_address;
-use crate::element::Element;
+use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::reducer::{exact_state_words, to_word, ExactOf, Reducer};
 use cust::context::{Context, CurrentContext};
@@ -191,20 +191,45 @@ impl Member {
             [] => self.reducer.enqueue_exact_state(&typed::<T>(send, 0), of, send),
             [shard] => self.reducer.enqueue_exact_state(shard, of, send),
             shards => {
-                let words = exact_state_words(T::TYPE)?;
-                let local = self.local_slots(shards.len().checked_mul(words).ok_or_else(too_large)?)?;
+                let local = self.state_slots::<T>(shards.len())?;
                 for (index, shard) in shards.iter().enumerate() {
-                    // Inside `local`, which has `words` 8-byte slots per shard.
-                    let slot = (index as u64)
-                        .checked_mul(words as u64)
-                        .and_then(|slots| slots.checked_mul(8))
-                        .and_then(|bytes| local.checked_add(bytes))
-                        .ok_or_else(too_large)?;
-                    self.reducer.enqueue_exact_state(shard, of, slot)?;
+                    self.reducer
+                        .enqueue_exact_state(shard, of, state_slot::<T>(local, index)?)?;
                 }
                 self.reducer.enqueue_exact_merge::<T>(local, shards.len(), send, true)
             }
         }
+    }
+
+    /// Enqueues the exact dot product of this rank's `pairs` of shards
+    /// (each pair on this member's device, of one length) into `send`, as
+    /// an exact state: each pair's, merged into one. No pairs give the
+    /// state of zero. The context must be current.
+    pub(crate) fn enqueue_local_dot<T: FloatElement>(
+        &mut self,
+        pairs: &[(&DeviceSlice<T>, &DeviceSlice<T>)],
+    ) -> Result<()> {
+        let send = self.send.as_device_ptr().as_raw();
+        match pairs {
+            [] => self
+                .reducer
+                .enqueue_exact_state(&typed::<T>(send, 0), ExactOf::Elements, send),
+            [(a, b)] => self.reducer.enqueue_exact_dot_state(a, b, send),
+            pairs => {
+                let local = self.state_slots::<T>(pairs.len())?;
+                for (index, (a, b)) in pairs.iter().enumerate() {
+                    self.reducer
+                        .enqueue_exact_dot_state(a, b, state_slot::<T>(local, index)?)?;
+                }
+                self.reducer.enqueue_exact_merge::<T>(local, pairs.len(), send, true)
+            }
+        }
+    }
+
+    /// The address of `local`, grown to hold `count` exact states of `T`s.
+    fn state_slots<T: Element>(&mut self, count: usize) -> Result<u64> {
+        let words = exact_state_words(T::TYPE)?;
+        self.local_slots(count.checked_mul(words).ok_or_else(too_large)?)
     }
 
     /// The address of `local`, grown to at least `words` 8-byte slots.
@@ -316,6 +341,17 @@ fn too_large() -> Error {
 
 /// 8-byte words of the largest value a rank sends: an `f64` exact state.
 const MOST_SLOT_WORDS: usize = kernels_gpu::expansion::scratch_words::<f64>();
+
+/// The address of exact state `index` of `T`s among the states at `local`
+/// ([`Member::state_slots`]).
+fn state_slot<T: Element>(local: u64, index: usize) -> Result<u64> {
+    let words = exact_state_words(T::TYPE)? as u64;
+    (index as u64)
+        .checked_mul(words)
+        .and_then(|slots| slots.checked_mul(8))
+        .and_then(|bytes| local.checked_add(bytes))
+        .ok_or_else(too_large)
+}
 
 /// `len` elements of `T` at `address`: a view of one of a member's own
 /// buffers, which hold at least `len` 8-byte slots, or of the caller's

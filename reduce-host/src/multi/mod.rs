@@ -71,6 +71,12 @@
 //!   [`Group::reduce`] and [`Communicator::reduce`]; the `all_reduce_into`
 //!   forms, which leave one value per GPU, do not take it (their `op` is a
 //!   [`Combine`] whose output is the element type).
+//! - **[`ExactDot`]** of two vectors sharded alike
+//!   ([`Group::reduce_pair`], [`Group::all_reduce_pair_into`],
+//!   [`Communicator::reduce_pair`], [`Communicator::all_reduce_pair_into`]:
+//!   shard `i` of `a` and of `b` a pair on one GPU, of one length): each
+//!   GPU's exact state of its pairs' products, merged as [`ExactSum`]'s
+//!   states; bitwise [`ExactDot::fold`] of the joined vectors.
 //! - **Determinism**: every GPU computes the result from the same values in
 //!   the same order with the same kernel, so all GPUs hold the bitwise same
 //!   result, and the same shards at the same addresses give the same result
@@ -105,7 +111,7 @@ use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::reducer::ExactOf;
 use crate::reduction::{
-    ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar,
+    ExactDot, ExactLogSumExp, ExactMean, ExactMeanVar, ExactNanSum, ExactStd, ExactSum, ExactSumOfSquares, ExactVar,
 };
 use crate::user::program::Program;
 use crate::user::{Operator, Scalar, User};
@@ -583,17 +589,7 @@ impl Group {
         op: impl Combine<T, Output = T>,
         outs: &mut [DeviceBox<T>],
     ) -> Result<()> {
-        if outs.len() != self.members.len() {
-            return Err(Error::InvalidGroup(format!(
-                "all_reduce_into needs one output per member: {} outputs for {} members",
-                outs.len(),
-                self.members.len()
-            )));
-        }
-        let outs: Vec<u64> = outs.iter_mut().map(|out| out.as_device_ptr().as_raw()).collect();
-        for (member, &out) in self.members.iter().zip(&outs) {
-            member.check_owns(out, "an output")?;
-        }
+        let outs = self.checked_outs(outs, "all_reduce_into")?;
         let enqueued = match op.plan() {
             sealed::Plan::Combined(operator, _) => self.enqueue(shards, operator, &outs),
             sealed::Plan::Passes(passes) => {
@@ -606,16 +602,148 @@ impl Group {
         enqueued.and(waited)
     }
 
+    /// The exact dot product ([`ExactDot`]) of the vectors `a` and `b`, each
+    /// made of shards: `a[i]` and `b[i]` are a pair, on one member, of one
+    /// length, and the dot product is the exact sum of every pair's
+    /// products, rounded once. Each member sends the exact state of its
+    /// pairs' products, as [`ExactSum`] sends its shards' sum, so the
+    /// result is bitwise [`ExactDot::fold`] of the joined vectors and one
+    /// GPU's `ExactDot`, wherever they are cut; it is returned to the host.
+    /// Blocks until every GPU has finished.
+    ///
+    /// Errors, before anything is enqueued: [`Error::InvalidGroup`] if `a`
+    /// and `b` do not have as many shards, a pair's shards are on different
+    /// members, or a shard is not in its member's GPU's memory or names a
+    /// member that does not exist; [`Error::LengthMismatch`] if a pair's
+    /// lengths differ. No pairs, or only empty ones, give `+0.0`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// use reduce::{multi::{Group, Shard}, ExactDot};
+    /// let mut group = Group::new(&[0, 1])?;
+    /// group.make_current(0)?;
+    /// let (a0, b0) = (DeviceBuffer::from_slice(&[1e30f32, 2.0])?, DeviceBuffer::from_slice(&[1.0f32, 3.0])?);
+    /// group.make_current(1)?;
+    /// let (a1, b1) = (DeviceBuffer::from_slice(&[-1e30f32])?, DeviceBuffer::from_slice(&[1.0f32])?);
+    /// let a = [Shard::new(0, &a0), Shard::new(1, &a1)];
+    /// let b = [Shard::new(0, &b0), Shard::new(1, &b1)];
+    /// assert_eq!(group.reduce_pair(&a, &b, ExactDot)?, 6.0); // 1e30 + 6 − 1e30, exactly
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_pair<T: FloatElement>(
+        &mut self,
+        a: &[Shard<'_, T>],
+        b: &[Shard<'_, T>],
+        what: ExactDot,
+    ) -> Result<T> {
+        let ExactDot = what;
+        let enqueued = self.enqueue_pair_steps(a, b, &[]);
+        self.result_after(enqueued)
+    }
+
+    /// [`Group::reduce_pair`], leaving the result in `outs[i]` on member
+    /// `i`'s GPU, for every member (no host round trip); returns once every
+    /// member's work is done. Errors as [`Group::reduce_pair`]'s, and
+    /// [`Error::InvalidGroup`] if `outs` does not have one output per
+    /// member, each in its member's GPU's memory.
+    pub fn all_reduce_pair_into<T: FloatElement>(
+        &mut self,
+        a: &[Shard<'_, T>],
+        b: &[Shard<'_, T>],
+        what: ExactDot,
+        outs: &mut [DeviceBox<T>],
+    ) -> Result<()> {
+        let ExactDot = what;
+        let outs = self.checked_outs(outs, "all_reduce_pair_into")?;
+        let enqueued = self.enqueue_pair_steps(a, b, &outs);
+        // Wait even if a later member failed to enqueue: earlier members'
+        // work borrows the shards and outputs.
+        let waited = self.synchronize();
+        enqueued.and(waited)
+    }
+
+    /// The steps of [`Group::reduce_pair`]: the pairs checked, each
+    /// member's exact state of its pairs' products, then the exchange of
+    /// exact states (as an exact sum's).
+    fn enqueue_pair_steps<T: FloatElement>(
+        &mut self,
+        a: &[Shard<'_, T>],
+        b: &[Shard<'_, T>],
+        outs: &[u64],
+    ) -> Result<()> {
+        if a.len() != b.len() {
+            return Err(Error::InvalidGroup(format!(
+                "reduce_pair pairs a's shard i with b's shard i: {} shards and {}",
+                a.len(),
+                b.len()
+            )));
+        }
+        for (index, (x, y)) in a.iter().zip(b).enumerate() {
+            if x.member != y.member {
+                return Err(Error::InvalidGroup(format!(
+                    "pair {index}: a's shard is on member {}, b's on member {}: a pair's shards must be on one GPU",
+                    x.member, y.member
+                )));
+            }
+            if x.data.len() != y.data.len() {
+                return Err(Error::LengthMismatch {
+                    left: x.data.len(),
+                    right: y.data.len(),
+                });
+            }
+            let member = self.member(x.member)?;
+            for shard in [x, y].into_iter().filter(|s| !s.data.is_empty()) {
+                member.check_owns(shard.data.as_device_ptr().as_raw(), "a shard")?;
+            }
+        }
+        let _restore = RestoreContext::new();
+        for (index, member) in self.members.iter_mut().enumerate() {
+            let own: Vec<(&DeviceSlice<T>, &DeviceSlice<T>)> = a
+                .iter()
+                .zip(b)
+                .filter(|(x, _)| x.member == index)
+                .map(|(x, y)| (x.data, y.data))
+                .collect();
+            member.make_current()?;
+            member.enqueue_local_dot(&own)?;
+        }
+        self.enqueue_exchange::<T>(Combining::Exact(ExactOf::Elements), outs)
+    }
+
     /// [`Group::reduce`] in one collective of `operator`.
     fn reduce_combined<T: Element>(&mut self, shards: &[Shard<'_, T>], operator: sealed::Operator) -> Result<T> {
         let enqueued = self.enqueue(shards, operator, &[]);
-        // Wait even if a later member failed to enqueue (as `all_reduce_into`).
+        self.result_after(enqueued)
+    }
+
+    /// The result a reduction `enqueued` into member 0's result slot, once
+    /// every member is done (waited for even if a later member failed to
+    /// enqueue: earlier members' work borrows the shards).
+    fn result_after<T: Element>(&mut self, enqueued: Result<()>) -> Result<T> {
         let waited = self.synchronize();
         enqueued.and(waited)?;
         let _restore = RestoreContext::new();
         let first = self.first_member()?;
         first.make_current()?;
         first.result_to_host()
+    }
+
+    /// The device addresses of `outs`, one per member, each checked to be in
+    /// its member's GPU's memory.
+    fn checked_outs<T: Element>(&self, outs: &mut [DeviceBox<T>], call: &str) -> Result<Vec<u64>> {
+        if outs.len() != self.members.len() {
+            return Err(Error::InvalidGroup(format!(
+                "{call} needs one output per member: {} outputs for {} members",
+                outs.len(),
+                self.members.len()
+            )));
+        }
+        let outs: Vec<u64> = outs.iter_mut().map(|out| out.as_device_ptr().as_raw()).collect();
+        for (member, &out) in self.members.iter().zip(&outs) {
+            member.check_owns(out, "an output")?;
+        }
+        Ok(outs)
     }
 
     /// The three steps of a reduction (see [`Member`]), with `operator`'s
@@ -657,6 +785,15 @@ impl Group {
             member.make_current()?;
             member.enqueue_local(&own, combining)?;
         }
+        self.enqueue_exchange::<T>(combining, outs)
+    }
+
+    /// Steps 2 and 3 after every member's local step: the all-gather of
+    /// the members' values (or exact states), and the combine on every
+    /// member into `outs`, or on member 0 into its result slot if `outs` is
+    /// empty.
+    fn enqueue_exchange<T: Element>(&mut self, combining: Combining, outs: &[u64]) -> Result<()> {
+        let _restore = RestoreContext::new();
         nccl::group(|| {
             self.members
                 .iter()
@@ -1013,6 +1150,92 @@ impl Communicator {
         // Wait even after a failed step: the earlier steps borrow `shards`.
         let waited = self.member.stream().synchronize();
         enqueued.and(waited.map_err(Error::from))
+    }
+
+    /// The exact dot product ([`ExactDot`]) of the vectors `a` and `b`, made
+    /// of every rank's shards (`a[i]` and `b[i]` a pair of one length on
+    /// this rank's GPU; ranks in rank order), returned to the host on every
+    /// rank: bitwise [`ExactDot::fold`] of the joined vectors, as
+    /// [`Group::reduce_pair`]. Blocks until it is there. Errors, before
+    /// anything is enqueued: [`Error::InvalidGroup`] if `a` and `b` do not
+    /// have as many shards or a shard is not on this rank's GPU;
+    /// [`Error::LengthMismatch`] if a pair's lengths differ.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), reduce::Error> {
+    /// use cust::prelude::*;
+    /// # let id = reduce::multi::UniqueId::from_bytes([0; 128]);
+    /// let (world_size, rank) = (2, 0);
+    /// let mut comm = reduce::multi::Communicator::new(&id, world_size, rank, rank)?;
+    /// let a = DeviceBuffer::from_slice(&[0.5f64; 4])?;
+    /// let b = DeviceBuffer::from_slice(&[rank as f64 + 1.0; 4])?;
+    /// assert_eq!(comm.reduce_pair(&[&a], &[&b], reduce::ExactDot)?, 6.0); // 2 + 4, on every rank
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_pair<T: FloatElement>(
+        &mut self,
+        a: &[&DeviceSlice<T>],
+        b: &[&DeviceSlice<T>],
+        what: ExactDot,
+    ) -> Result<T> {
+        let ExactDot = what;
+        let enqueued = self.enqueue_pair(a, b, None);
+        // Wait even after a failed step: the earlier steps borrow the shards.
+        let waited = self.member.stream().synchronize().map_err(Error::from);
+        enqueued.and(waited)?;
+        self.member.result_to_host()
+    }
+
+    /// [`Communicator::reduce_pair`], leaving the result in `out` on this
+    /// rank's GPU; returns once it is there. Errors as
+    /// [`Communicator::reduce_pair`]'s, and [`Error::InvalidGroup`] if
+    /// `out` is not on this rank's GPU.
+    pub fn all_reduce_pair_into<T: FloatElement>(
+        &mut self,
+        a: &[&DeviceSlice<T>],
+        b: &[&DeviceSlice<T>],
+        what: ExactDot,
+        out: &mut DeviceBox<T>,
+    ) -> Result<()> {
+        let ExactDot = what;
+        let out = out.as_device_ptr().as_raw();
+        self.member.check_owns(out, "the output")?;
+        let enqueued = self.enqueue_pair(a, b, Some(out));
+        let waited = self.member.stream().synchronize().map_err(Error::from);
+        enqueued.and(waited)
+    }
+
+    /// The steps of [`Communicator::reduce_pair`]: the pairs checked, this
+    /// rank's exact state of its pairs' products, the all-gather and the
+    /// merge into `out` (or the result slot).
+    fn enqueue_pair<T: FloatElement>(
+        &mut self,
+        a: &[&DeviceSlice<T>],
+        b: &[&DeviceSlice<T>],
+        out: Option<u64>,
+    ) -> Result<()> {
+        if a.len() != b.len() {
+            return Err(Error::InvalidGroup(format!(
+                "reduce_pair pairs a's shard i with b's shard i: {} shards and {}",
+                a.len(),
+                b.len()
+            )));
+        }
+        let pairs: Vec<(&DeviceSlice<T>, &DeviceSlice<T>)> = a.iter().zip(b).map(|(&x, &y)| (x, y)).collect();
+        for (x, y) in &pairs {
+            if x.len() != y.len() {
+                return Err(Error::LengthMismatch {
+                    left: x.len(),
+                    right: y.len(),
+                });
+            }
+        }
+        let combining = Combining::Exact(ExactOf::Elements);
+        self.check(a, combining)?;
+        self.check(b, combining)?;
+        self.member.enqueue_local_dot(&pairs)?;
+        self.member.enqueue_gather::<T>(combining)?;
+        self.member.enqueue_combine::<T>(combining, out)
     }
 
     /// The result of `passes` over every rank's shards, on the host.
