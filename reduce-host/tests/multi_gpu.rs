@@ -202,6 +202,27 @@ fn exact_sum_values(rng: &mut StdRng, kind: usize, n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// One poisoned output per member, on its GPU, for `all_reduce_into`.
+fn poisoned_outs<T: TestElement>(group: &Group) -> Vec<DeviceBox<T>> {
+    (0..group.world_size())
+        .map(|member| {
+            group.make_current(member).unwrap();
+            DeviceBox::new(&T::poison()).unwrap()
+        })
+        .collect()
+}
+
+/// The values of `outs`, one per member.
+fn values_on_members<T: TestElement>(group: &Group, outs: &[DeviceBox<T>]) -> Vec<T> {
+    outs.iter()
+        .enumerate()
+        .map(|(member, out)| {
+            group.make_current(member).unwrap();
+            out.as_host_value().unwrap()
+        })
+        .collect()
+}
+
 /// Case `case`'s values for the exact reductions across GPUs: empty to a
 /// few million, of `exact_sum_values`' kinds, an infinity in one case, and
 /// with `nans` NaNs (either sign) at random places, a whole shard's worth
@@ -257,21 +278,9 @@ where
             let layout: Vec<(usize, usize)> = sharded.slices.iter().map(|(m, s)| (*m, s.len())).collect();
             let views = sharded.views();
             let got = group.reduce(&views, what).unwrap();
-            let mut outs: Vec<DeviceBox<T>> = (0..group.world_size())
-                .map(|member| {
-                    group.make_current(member).unwrap();
-                    DeviceBox::new(&T::poison()).unwrap()
-                })
-                .collect();
+            let mut outs = poisoned_outs::<T>(&group);
             group.all_reduce_into(&views, what, &mut outs).unwrap();
-            let on_members: Vec<T> = outs
-                .iter()
-                .enumerate()
-                .map(|(member, out)| {
-                    group.make_current(member).unwrap();
-                    out.as_host_value().unwrap()
-                })
-                .collect();
+            let on_members = values_on_members(&group, &outs);
             let bits = |x: T| x.to_bits();
             if bits(got) != bits(expected)
                 || bits(single) != bits(expected)
@@ -803,23 +812,11 @@ where
             let layout: Vec<(usize, usize)> = sharded_a.slices.iter().map(|(m, s)| (*m, s.len())).collect();
             let (views_a, views_b) = (sharded_a.views(), sharded_b.views());
             let got = group.reduce_pair(&views_a, &views_b, ExactDot).unwrap();
-            let mut outs: Vec<DeviceBox<T>> = (0..group.world_size())
-                .map(|member| {
-                    group.make_current(member).unwrap();
-                    DeviceBox::new(&T::poison()).unwrap()
-                })
-                .collect();
+            let mut outs = poisoned_outs::<T>(&group);
             group
                 .all_reduce_pair_into(&views_a, &views_b, ExactDot, &mut outs)
                 .unwrap();
-            let on_members: Vec<T> = outs
-                .iter()
-                .enumerate()
-                .map(|(member, out)| {
-                    group.make_current(member).unwrap();
-                    out.as_host_value().unwrap()
-                })
-                .collect();
+            let on_members = values_on_members(&group, &outs);
             let bits = |x: T| x.to_bits();
             if bits(got) != bits(expected)
                 || bits(single) != bits(expected)

@@ -596,10 +596,7 @@ impl Group {
                 (passes.0)(&mut GroupRanks { group: self, shards }).and_then(|value| self.enqueue_stores(value, &outs))
             }
         };
-        // Wait even if a later member failed to enqueue: earlier members'
-        // work borrows `shards` and `outs`.
-        let waited = self.synchronize();
-        enqueued.and(waited)
+        self.finished(enqueued)
     }
 
     /// The exact dot product ([`ExactDot`]) of the vectors `a` and `b`, each
@@ -657,10 +654,7 @@ impl Group {
         let ExactDot = what;
         let outs = self.checked_outs(outs, "all_reduce_pair_into")?;
         let enqueued = self.enqueue_pair_steps(a, b, &outs);
-        // Wait even if a later member failed to enqueue: earlier members'
-        // work borrows the shards and outputs.
-        let waited = self.synchronize();
-        enqueued.and(waited)
+        self.finished(enqueued)
     }
 
     /// The steps of [`Group::reduce_pair`]: the pairs checked, each
@@ -672,25 +666,17 @@ impl Group {
         b: &[Shard<'_, T>],
         outs: &[u64],
     ) -> Result<()> {
-        if a.len() != b.len() {
-            return Err(Error::InvalidGroup(format!(
-                "reduce_pair pairs a's shard i with b's shard i: {} shards and {}",
-                a.len(),
-                b.len()
-            )));
-        }
+        check_pairs(
+            a.len(),
+            b.len(),
+            a.iter().zip(b).map(|(x, y)| (x.data.len(), y.data.len())),
+        )?;
         for (index, (x, y)) in a.iter().zip(b).enumerate() {
             if x.member != y.member {
                 return Err(Error::InvalidGroup(format!(
                     "pair {index}: a's shard is on member {}, b's on member {}: a pair's shards must be on one GPU",
                     x.member, y.member
                 )));
-            }
-            if x.data.len() != y.data.len() {
-                return Err(Error::LengthMismatch {
-                    left: x.data.len(),
-                    right: y.data.len(),
-                });
             }
             let member = self.member(x.member)?;
             for shard in [x, y].into_iter().filter(|s| !s.data.is_empty()) {
@@ -717,12 +703,18 @@ impl Group {
         self.result_after(enqueued)
     }
 
-    /// The result a reduction `enqueued` into member 0's result slot, once
-    /// every member is done (waited for even if a later member failed to
-    /// enqueue: earlier members' work borrows the shards).
-    fn result_after<T: Element>(&mut self, enqueued: Result<()>) -> Result<T> {
+    /// Waits for every member, then `enqueued` (whether the steps were
+    /// enqueued): waited for even if a later member failed to enqueue, as
+    /// earlier members' work borrows the shards and outputs.
+    fn finished(&self, enqueued: Result<()>) -> Result<()> {
         let waited = self.synchronize();
-        enqueued.and(waited)?;
+        enqueued.and(waited)
+    }
+
+    /// The result a reduction `enqueued` into member 0's result slot, once
+    /// every member is done.
+    fn result_after<T: Element>(&mut self, enqueued: Result<()>) -> Result<T> {
+        self.finished(enqueued)?;
         let _restore = RestoreContext::new();
         let first = self.first_member()?;
         first.make_current()?;
@@ -1214,22 +1206,8 @@ impl Communicator {
         b: &[&DeviceSlice<T>],
         out: Option<u64>,
     ) -> Result<()> {
-        if a.len() != b.len() {
-            return Err(Error::InvalidGroup(format!(
-                "reduce_pair pairs a's shard i with b's shard i: {} shards and {}",
-                a.len(),
-                b.len()
-            )));
-        }
+        check_pairs(a.len(), b.len(), a.iter().zip(b).map(|(x, y)| (x.len(), y.len())))?;
         let pairs: Vec<(&DeviceSlice<T>, &DeviceSlice<T>)> = a.iter().zip(b).map(|(&x, &y)| (x, y)).collect();
-        for (x, y) in &pairs {
-            if x.len() != y.len() {
-                return Err(Error::LengthMismatch {
-                    left: x.len(),
-                    right: y.len(),
-                });
-            }
-        }
         let combining = Combining::Exact(ExactOf::Elements);
         self.check(a, combining)?;
         self.check(b, combining)?;
@@ -1285,6 +1263,20 @@ impl<T: Element> Ranks<T> for CommunicatorRank<'_, '_, '_, T> {
 
     fn set_parameter(&mut self, value: T) -> Result<()> {
         self.member.enqueue_parameter(value)
+    }
+}
+
+/// [`Error::InvalidGroup`] unless `a` and `b` have as many shards (`a_len`,
+/// `b_len`); [`Error::LengthMismatch`] unless each pair's `lengths` agree.
+fn check_pairs(a_len: usize, b_len: usize, mut lengths: impl Iterator<Item = (usize, usize)>) -> Result<()> {
+    if a_len != b_len {
+        return Err(Error::InvalidGroup(format!(
+            "reduce_pair pairs a's shard i with b's shard i: {a_len} shards and {b_len}"
+        )));
+    }
+    match lengths.find(|(left, right)| left != right) {
+        Some((left, right)) => Err(Error::LengthMismatch { left, right }),
+        None => Ok(()),
     }
 }
 
