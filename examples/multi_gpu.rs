@@ -23,14 +23,16 @@
 //! A second table times the reproducible reductions the same way on the
 //! same shards: `ExactSum` (one collective of exact states), `ExactVar`
 //! and `ExactLogSumExp` (two collectives each, with the host between
-//! them), on one GPU (`Reducer::reduce`) and on each group; a group of one
-//! must give the single GPU's bits.
+//! them), on one GPU (`Reducer::reduce`) and on each group, and `ExactDot`
+//! of each shard with a copy of it on the same GPU (`reduce_pair`: the
+//! pairs' exact states, one collective); a group of one must give the
+//! single GPU's bits.
 
 use cust::context::Context;
 use cust::device::Device;
-use cust::memory::DeviceBuffer;
+use cust::memory::{CopyDestination, DeviceBuffer};
 use reduce::multi::{Combine, Group, Shard};
-use reduce::{ExactLogSumExp, ExactSum, ExactVar, Op, Reducer, Reduction};
+use reduce::{ExactDot, ExactLogSumExp, ExactSum, ExactVar, Op, Reducer, Reduction};
 use std::time::Instant;
 
 type BoxError = Box<dyn std::error::Error>;
@@ -151,6 +153,48 @@ fn main() -> Result<(), BoxError> {
         &shards,
         runs,
     )?;
+    // A second vector on every GPU, a copy of its shard (so the dot reads
+    // twice the bytes of the rows above).
+    let mut copies = Vec::new();
+    for (ordinal, context) in contexts.iter().enumerate() {
+        cust::context::CurrentContext::set_current(context)?;
+        let mut copy = DeviceBuffer::<f32>::zeroed(count)?;
+        copy.copy_from(&shards[ordinal])?;
+        copies.push(copy);
+    }
+    cust::context::CurrentContext::set_current(&contexts[0])?;
+    exact_dot_row(&mut reducer, &mut groups, &shards, &copies, runs)?;
+    Ok(())
+}
+
+/// The table's `ExactDot` row: each shard with its copy, on one GPU
+/// (`Reducer::reduce_pair`), then on each group of `k` (`reduce_pair` of
+/// the first `k` pairs), in ms; a group of one must give the single GPU's
+/// bits.
+fn exact_dot_row(
+    reducer: &mut Reducer,
+    groups: &mut [(usize, Group)],
+    shards: &[DeviceBuffer<f32>],
+    copies: &[DeviceBuffer<f32>],
+    runs: usize,
+) -> Result<(), BoxError> {
+    let pair = |reducer: &mut Reducer| reducer.reduce_pair(&shards[0], &copies[0], ExactDot);
+    let single_value = pair(reducer)?;
+    let single = median_seconds(runs, || pair(reducer).map(drop).map_err(Into::into))?;
+    let mut cells = Vec::new();
+    for (k, group) in groups.iter_mut() {
+        let a: Vec<Shard<'_, f32>> = (0..*k).map(|m| Shard::new(m, &shards[m])).collect();
+        let b: Vec<Shard<'_, f32>> = (0..*k).map(|m| Shard::new(m, &copies[m])).collect();
+        let value = group.reduce_pair(&a, &b, ExactDot)?;
+        if *k == 1 && value.to_bits() != single_value.to_bits() {
+            return Err(format!("ExactDot: a group of one gives {value}, one GPU {single_value}").into());
+        }
+        let time = median_seconds(runs, || {
+            group.reduce_pair(&a, &b, ExactDot).map(drop).map_err(Into::into)
+        })?;
+        cells.push(format!("{:.3} ms", time * 1e3));
+    }
+    println!("| ExactDot (pairs) | {:.3} ms | {} |", single * 1e3, cells.join(" | "));
     Ok(())
 }
 
