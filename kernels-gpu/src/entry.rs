@@ -101,6 +101,8 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
         row_pitch: args.row_pitch,
         row_group: args.row_group,
         group_pitch: args.group_pitch,
+        runs: 1,
+        run_pitch: 0,
         count: args.segments,
         len: args.len,
         status: global_or_zero(args.status),
@@ -138,13 +140,23 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 /// fixed-order schedule, results in order. `MEAN` is a kernel of its own,
 /// not a run-time parameter, so that the sums' kernels keep their code:
 /// with the division behind a parameter, the `f64` per-thread kernel
-/// spilled 40 bytes instead of 32 (`ptxas -v`, sm_90).
+/// spilled 40 bytes instead of 32 (`ptxas -v`, sm_90). With `RUNS`, each
+/// row is `args.runs` runs of its length, `args.run_pitch` elements apart,
+/// summed as one row (a view's reduced axes apart in memory): kernels of
+/// their own too, so that the others keep their code.
 ///
 /// # Safety
-/// As [`segmented`] with [`SegmentSchedule::FixedOrder`]; with
+/// As [`segmented`] with [`SegmentSchedule::FixedOrder`] (with `RUNS`,
+/// every run of each row readable); with
 /// `PER_THREAD`, a plan of teams of one thread and one block per segment.
 #[inline(always)]
-pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const PER_THREAD: bool, const MEAN: bool>(
+pub unsafe fn exact_segments<
+    T: ExactElement,
+    M: ExactMap<T>,
+    const PER_THREAD: bool,
+    const MEAN: bool,
+    const RUNS: bool,
+>(
     args: SegmentedArgs,
 ) {
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
@@ -154,6 +166,9 @@ pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const PER_THREAD: 
         row_pitch: args.row_pitch,
         row_group: 0,
         group_pitch: 0,
+        // The parameters' default, 0, is one run.
+        runs: if RUNS { Ord::max(args.runs, 1) } else { 1 },
+        run_pitch: if RUNS { args.run_pitch } else { 0 },
         count: args.segments,
         len: args.len,
         status: global_or_zero(args.status),
@@ -173,9 +188,9 @@ pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const PER_THREAD: 
         (false, false) => ExactFinish::plain(Finish::Value),
     };
     if PER_THREAD {
-        return segment::reduce_exact_per_thread::<T, M, false>(input, segments, out, args.shifts, finish);
+        return segment::reduce_exact_per_thread::<T, M, false, RUNS>(input, segments, out, args.shifts, finish);
     }
-    segment::reduce_exact::<T, M, false>(
+    segment::reduce_exact::<T, M, false, RUNS>(
         input,
         segments,
         SegmentPlan::from_bits(args.plan),
@@ -343,6 +358,8 @@ pub unsafe fn statistic_segments<In: Widen<S::Value>, S: Statistic>(args: AxisAr
         row_pitch: 0,
         row_group: 0,
         group_pitch: 0,
+        runs: 1,
+        run_pitch: 0,
         count: args.outputs,
         len: args.reduced,
         status: if args.status == 0 {

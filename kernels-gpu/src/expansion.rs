@@ -702,13 +702,79 @@ impl ExactFinish {
     }
 }
 
+/// Where an input's element `index` lies: `offset(index)` elements after
+/// its first.
+pub trait ElementLayout: Copy {
+    /// The element offset of element `index`.
+    fn offset(self, index: u64) -> u64;
+    /// Whether its vectors can be read as 16-byte vectors (then the byte
+    /// offset of element 0 within its 16-byte group) for an input at
+    /// `input`, `lanes` elements to a vector.
+    fn misalignment(self, input: u64, lanes: u64) -> Option<u64>;
+}
+
+/// Elements one after the other.
+#[derive(Clone, Copy)]
+pub struct Contiguous;
+
+impl ElementLayout for Contiguous {
+    #[inline(always)]
+    fn offset(self, index: u64) -> u64 {
+        index
+    }
+
+    #[inline(always)]
+    fn misalignment(self, input: u64, _lanes: u64) -> Option<u64> {
+        Some(input % VECTOR_BYTES)
+    }
+}
+
+/// Runs of `run_len` (not 0) contiguous elements, each `run_pitch`
+/// elements after the one before: the reduced axes of a view that lie
+/// apart in memory, read as one row.
+#[derive(Clone, Copy)]
+pub struct Runs {
+    pub run_len: u64,
+    pub run_pitch: u64,
+}
+
+impl ElementLayout for Runs {
+    /// A 32-bit division where the index and the run fit (a 64-bit one is
+    /// a long subroutine).
+    #[inline(always)]
+    fn offset(self, index: u64) -> u64 {
+        let (run, at) = if (index | self.run_len) >> 32 == 0 {
+            let (index, run_len) = (index as u32, self.run_len as u32);
+            // `checked_*`: no panic path in the PTX (`run_len` is not 0).
+            let run = index.checked_div(run_len).unwrap_or(0);
+            (u64::from(run), u64::from(index - run * run_len))
+        } else {
+            let run = index.checked_div(self.run_len).unwrap_or(0);
+            (run, index - run * self.run_len)
+        };
+        run * self.run_pitch + at
+    }
+
+    /// Vectors only where none straddles two runs: the input aligned, and
+    /// the runs' lengths and pitch whole vectors.
+    #[inline(always)]
+    fn misalignment(self, input: u64, lanes: u64) -> Option<u64> {
+        let whole = input.is_multiple_of(VECTOR_BYTES)
+            && self.run_len.is_multiple_of(lanes)
+            && self.run_pitch.is_multiple_of(lanes);
+        whole.then_some(0)
+    }
+}
+
 /// One array of `T`s, read for the exact sum, each element mapped by `map`
 /// as it is read ([`Identity`]: the sum; [`crate::map::NanToZero`]: the
-/// NaN-ignoring sum; a [`SquaredDeviation`]: the variance's second pass).
+/// NaN-ignoring sum; a [`SquaredDeviation`]: the variance's second pass),
+/// its elements where `L` puts them.
 #[derive(Clone, Copy)]
-pub struct ExactInput<T, M = Identity> {
+pub struct ExactInput<T, M = Identity, L = Contiguous> {
     pub input: u64,
     map: M,
+    layout: L,
     element: PhantomData<T>,
 }
 
@@ -716,27 +782,38 @@ impl<T, M> ExactInput<T, M> {
     /// The array at global address `input`, read through `map`.
     #[inline(always)]
     pub fn new(input: u64, map: M) -> Self {
+        ExactInput::laid_out(input, map, Contiguous)
+    }
+}
+
+impl<T, M, L> ExactInput<T, M, L> {
+    /// The array whose first element is at global address `input`, the
+    /// others where `layout` puts them, read through `map`.
+    #[inline(always)]
+    pub fn laid_out(input: u64, map: M, layout: L) -> Self {
         ExactInput {
             input,
             map,
+            layout,
             element: PhantomData,
         }
     }
 }
 
-impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M> {
+impl<T: ExactElement, M: ExactMap<T>, L: ElementLayout> Source<FastAcc<T, M>> for ExactInput<T, M, L> {
     const LANES: u64 = VECTOR_BYTES / size_of::<T>() as u64;
 
     #[inline(always)]
     fn common_misalignment(&self) -> Option<u64> {
-        Some(self.input % VECTOR_BYTES)
+        self.layout.misalignment(self.input, Self::LANES)
     }
 
     /// The vector's lanes, mapped here only by a map that
     /// [maps as loaded](ExactMap::MAPS_AS_LOADED).
     #[inline(always)]
     unsafe fn vector(&self, index: u64) -> [u32; 4] {
-        let words = device::load_global_nc_v4(self.input + index * size_of::<T>() as u64);
+        let offset = self.layout.offset(index);
+        let words = device::load_global_nc_v4(self.input + offset * size_of::<T>() as u64);
         if M::MAPS_AS_LOADED {
             T::map_vector(self.map, words)
         } else {
@@ -776,7 +853,8 @@ impl<T: ExactElement, M: ExactMap<T>> Source<FastAcc<T, M>> for ExactInput<T, M>
         acc: FastAcc<T, M>,
         index: u64,
     ) -> FastAcc<T, M> {
-        M::Fast::add_element(acc, mapped_element::<T, M>(self.input, self.map, index))
+        let offset = self.layout.offset(index);
+        M::Fast::add_element(acc, mapped_element::<T, M>(self.input, self.map, offset))
     }
 }
 

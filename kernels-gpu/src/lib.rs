@@ -306,53 +306,77 @@ macro_rules! exact_dot_instances {
 macro_rules! exact_segments_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: false },
             kernel_name!(exact_segments, sum, $t),
-            entry::exact_segments::<$t, map::Identity, false, false>
+            entry::exact_segments::<$t, map::Identity, false, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: false },
             kernel_name!(exact_segments, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, false, false>
+            entry::exact_segments::<$t, map::NanToZero, false, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: false, runs: false },
             kernel_name!(exact_segments_per_thread, sum, $t),
-            entry::exact_segments::<$t, map::Identity, true, false>
+            entry::exact_segments::<$t, map::Identity, true, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: true, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: true, mean: false, runs: false },
             kernel_name!(exact_segments_per_thread, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, true, false>
+            entry::exact_segments::<$t, map::NanToZero, true, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: true },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: false },
             kernel_name!(exact_segments, mean, $t),
-            entry::exact_segments::<$t, map::Identity, false, true>
+            entry::exact_segments::<$t, map::Identity, false, true, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: true },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: true, runs: false },
             kernel_name!(exact_segments_per_thread, mean, $t),
-            entry::exact_segments::<$t, map::Identity, true, true>
+            entry::exact_segments::<$t, map::Identity, true, true, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: false },
             kernel_name!(exact_segments, sum_of_squares, $t),
-            entry::exact_segments::<$t, map::Square, false, false>
+            entry::exact_segments::<$t, map::Square, false, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false, runs: false },
             kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
-            entry::exact_segments::<$t, map::Square, true, false>
+            entry::exact_segments::<$t, map::Square, true, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: false },
             kernel_name!(exact_segments, squared_deviation, $t),
-            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, false, false>
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, false, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false, runs: false },
             kernel_name!(exact_segments_per_thread, squared_deviation, $t),
-            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, true, false>
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, true, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: false },
             kernel_name!(exact_segments, scaled_exp, $t),
-            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, false, false>
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, false, false, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false },
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false, runs: false },
             kernel_name!(exact_segments_per_thread, scaled_exp, $t),
-            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, true, false>
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, true, false, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            kernel_name!(exact_segments_runs, sum, $t),
+            entry::exact_segments::<$t, map::Identity, false, false, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            kernel_name!(exact_segments_runs, nan_sum, $t),
+            entry::exact_segments::<$t, map::NanToZero, false, false, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: true },
+            kernel_name!(exact_segments_runs, mean, $t),
+            entry::exact_segments::<$t, map::Identity, false, true, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            kernel_name!(exact_segments_runs, sum_of_squares, $t),
+            entry::exact_segments::<$t, map::Square, false, false, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            kernel_name!(exact_segments_runs, squared_deviation, $t),
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, false, false, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            kernel_name!(exact_segments_runs, scaled_exp, $t),
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, false, false, true>
         ),)* }
     };
 }

@@ -661,10 +661,15 @@ macro_rules! exact_sum_reduction {
 /// axes lie in memory in the given order (`dim=-1`, `dim=0` or a middle
 /// axis of a dense or sliced tensor), one launch reads the view in place,
 /// as the rows or the axis kernel of [`Op::Sum`] would; a result the fast
-/// path cannot hold is summed again by one thread. Any other view
-/// (reduced axes apart, kept axes permuted) is first copied into the
-/// reducer's scratch as one row per result: one more read and write of
-/// every element, and scratch as large as the view's elements.
+/// path cannot hold is summed again by one thread. Two reduced axes apart,
+/// the inner one contiguous, with at most one kept axis (axes 0 and 2 of a
+/// dense 3-d tensor, a whole slice with gaps between its rows) are read in
+/// place too, each result's runs read by a row kernel as one row, where
+/// every run and row is whole 16-byte vectors and the view's first element
+/// starts one (a run of a multiple of 4 `f32`s or 2 `f64`s, aligned). Any
+/// other view (more axes apart, kept axes permuted) is first copied
+/// into the reducer's scratch as one row per result: one more read and
+/// write of every element, and scratch as large as the view's elements.
 /// Across GPUs
 /// (`reduce::multi`): the GPUs exchange exact states, not rounded values,
 /// so one GPU and four, cut anywhere, give the same bits.
@@ -1046,7 +1051,8 @@ exact_variance_reduction!(
     /// the same alone or in any batch; along axes both passes read the view
     /// as [`ExactSum`] does (in place where the reduced axes merge into one
     /// and the kept axes lie in memory in order: `dim=-1`, `dim=0`, a middle
-    /// axis; any other view gathered into rows first). Across GPUs
+    /// axis; two reduced axes apart as rows in runs; any other view gathered
+    /// into rows first). Across GPUs
     /// (`reduce::multi`; [`ExactMeanVar`]'s pair through `reduce` only):
     /// the shards' exact sum, the mean sent to every GPU, their exact states
     /// of the squared deviations, finished on the host. Cost: two passes ([`ExactMean`]'s
@@ -1133,8 +1139,9 @@ exact_variance_reduction!(
 /// Every place ([`Over`]): each segment's, row's or result's logsumexp,
 /// the same alone or in any batch; along axes the terms' pass reads the
 /// view as [`ExactSum`] does (in place where the reduced axes merge into one
-/// and the kept axes lie in memory in order; any other view gathered into
-/// rows first); a reduced dimension of length 0 gives `-inf` everywhere.
+/// and the kept axes lie in memory in order; two reduced axes apart as rows
+/// in runs; any other view gathered into rows first); a reduced dimension
+/// of length 0 gives `-inf` everywhere.
 /// Across GPUs (`reduce::multi`): the shards' maximum, sent to every GPU,
 /// then their exact states of the terms, finished on the host. Cost:
 /// [`Op::Max`]'s pass and an exact sum of the terms (as

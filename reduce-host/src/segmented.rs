@@ -73,6 +73,7 @@
 //! whole-input reduction reads; rows of one element are then a copy (through
 //! the op), bound by the GPU's read-and-write bandwidth.
 
+use crate::axes::RowRuns;
 use crate::backend::launcher::StreamHandle;
 use crate::backend::launcher::{Access, Launch};
 use crate::backend::Backend;
@@ -100,6 +101,9 @@ impl From<Op> for PerSegment {
     }
 }
 
+/// A row of one run ([`Layout::Rows`]).
+const ONE_RUN: (u64, u64) = (1, 0);
+
 /// Where the segments of a call are.
 #[derive(Clone, Copy)]
 pub(crate) enum Layout {
@@ -108,13 +112,16 @@ pub(crate) enum Layout {
     /// `rows` rows of `row_len` elements, each `pitch` elements after the
     /// one before, in groups of `group.0` rows, each `group.1` elements
     /// after the one before (`(0, 0)`: one group), their results placed as
-    /// `placed` says.
+    /// `placed` says; each row `runs.0` runs of `row_len` elements, each
+    /// `runs.1` elements after the one before (`(1, 0)`: one run; only the
+    /// exact kernel reads several).
     Rows {
         rows: usize,
         row_len: usize,
         pitch: u64,
         group: (u64, u64),
         placed: Placement,
+        runs: (u64, u64),
     },
 }
 
@@ -144,6 +151,7 @@ impl Layout {
             pitch: row_len as u64,
             group: (0, 0),
             placed: Placement::IN_ORDER,
+            runs: ONE_RUN,
         })
     }
 
@@ -161,6 +169,20 @@ impl Layout {
             pitch,
             group,
             placed,
+            runs: ONE_RUN,
+        }
+    }
+
+    /// The layout of rows in runs ([`RowRuns`](crate::axes::RowRuns)) of
+    /// an exact sum, whose elements the view's check put inside the input.
+    pub(crate) fn of_row_runs(row_runs: RowRuns) -> Self {
+        Layout::Rows {
+            rows: row_runs.rows,
+            row_len: row_runs.run_len,
+            pitch: row_runs.pitch,
+            group: (0, 0),
+            placed: Placement::IN_ORDER,
+            runs: (row_runs.runs, row_runs.run_pitch),
         }
     }
 }
@@ -222,18 +244,19 @@ impl<B: Backend> Reducer<B> {
         len: usize,
     ) -> Result<SegmentedShape> {
         let what = PerSegment::Op(op.kernel());
-        Ok(self.segmented_plan::<T>(what, segments, len, (false, false))?.1)
+        Ok(self.segmented_plan::<T>(what, segments, len, (false, false, false))?.1)
     }
 
     /// The segmented kernel and launch shape for `len` elements of `T` in
     /// `segments` segments (given by offsets if `offsets`, else rows; rows
-    /// with gaps or placed results if `strided_rows`).
+    /// with gaps or placed results if `strided_rows`; rows in runs, for the
+    /// exact sums, if `runs`).
     fn segmented_plan<T: Element>(
         &mut self,
         what: PerSegment,
         segments: usize,
         len: usize,
-        (offsets, strided_rows): (bool, bool),
+        (offsets, strided_rows, runs): (bool, bool, bool),
     ) -> Result<(Kernel, SegmentedShape)> {
         let element = T::TYPE.kernel();
         let kernel = |schedule| match what {
@@ -243,6 +266,7 @@ impl<B: Backend> Reducer<B> {
                 element,
                 per_thread: false,
                 mean: of.finish() == Finish::Mean,
+                runs,
             },
         };
         if let PerSegment::Op(op) = what {
@@ -275,19 +299,21 @@ impl<B: Backend> Reducer<B> {
                 Some((kernel(schedule), shape))
             });
         // The exact sum's teams of one thread have a kernel of their own
-        // where the tuning says so, whose grid cap sizes their grid (the
-        // team does not depend on it).
+        // where the tuning says so (but over rows in runs, which the teams'
+        // kernel of runs reads), whose grid cap sizes their grid (the team
+        // does not depend on it).
         if let Some((Kernel::ExactSegments { op, element, mean, .. }, shape)) = plan {
             let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
             let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
             let [for_rows, for_segments] = sizing.single_thread_kernel;
             let own_kernel = if offsets { for_segments } else { for_rows };
-            if own_kernel && shape.team_threads == 1 && shape.blocks_per_segment == 1 {
+            if own_kernel && !runs && shape.team_threads == 1 && shape.blocks_per_segment == 1 {
                 let kernel = Kernel::ExactSegments {
                     op,
                     element,
                     per_thread: true,
                     mean,
+                    runs: false,
                 };
                 let grid_cap = self.backend.grid_cap(kernel)?;
                 let tuning = self.backend.tuning();
@@ -319,7 +345,8 @@ impl<B: Backend> Reducer<B> {
         let segments = layout.segments();
         check_output(out_len, segments)?;
         let offsets = matches!(layout, Layout::Offsets { .. });
-        // The elements the rows hold (without the gaps between them), which
+        // The elements the rows hold (without the gaps between them, all
+        // their runs' for rows in runs, which a team reads as one row), which
         // the launch shape is made for.
         let (elements, strided_rows) = match layout {
             Layout::Offsets { .. } => (len, false),
@@ -329,35 +356,46 @@ impl<B: Backend> Reducer<B> {
                 pitch,
                 group,
                 placed,
+                runs: (runs, _),
             } => (
-                rows.saturating_mul(row_len),
+                rows.saturating_mul(row_len).saturating_mul(runs as usize),
                 pitch != row_len as u64 || group != (0, 0) || placed != Placement::IN_ORDER,
             ),
         };
+        let runs = matches!(layout, Layout::Rows { runs, .. } if runs != ONE_RUN);
         let what = what.into();
-        // The exact kernel reads rows with a pitch, in order, not in groups
-        // nor placed (`enqueue_exact_axes` gathers those first).
-        if let (PerSegment::Exact(_), Layout::Rows { group, placed, .. }) = (what, layout) {
-            if group != (0, 0) || placed != Placement::IN_ORDER {
+        // The exact kernel reads rows with a pitch (in runs), in order, not
+        // in groups nor placed (`enqueue_exact_axes` gathers those first);
+        // the others read rows of one run.
+        if let Layout::Rows {
+            group, placed, runs, ..
+        } = layout
+        {
+            let exact = matches!(what, PerSegment::Exact(_));
+            if exact && (group != (0, 0) || placed != Placement::IN_ORDER) {
                 return Err(Error::internal(
                     "an exact sum of grouped or placed rows (no kernel reads them)",
                 ));
             }
+            if !exact && runs != ONE_RUN {
+                return Err(Error::internal("rows in runs for a kernel that reads one run"));
+            }
         }
-        let (kernel, shape) = self.segmented_plan::<T>(what, segments, elements, (offsets, strided_rows))?;
+        let (kernel, shape) = self.segmented_plan::<T>(what, segments, elements, (offsets, strided_rows, runs))?;
         if segments == 0 {
             return Ok(());
         }
         let workspace = self.backend.workspace(stream)?;
-        let (offsets, row_len, row_pitch, (row_group, group_pitch), placed) = match layout {
-            Layout::Offsets { address, .. } => (address, 0, 0, (0, 0), Placement::IN_ORDER),
+        let (offsets, row_len, row_pitch, (row_group, group_pitch), placed, (runs, run_pitch)) = match layout {
+            Layout::Offsets { address, .. } => (address, 0, 0, (0, 0), Placement::IN_ORDER, ONE_RUN),
             Layout::Rows {
                 row_len,
                 pitch,
                 group,
                 placed,
+                runs,
                 ..
-            } => (0, row_len as u64, pitch, group, placed),
+            } => (0, row_len as u64, pitch, group, placed, runs),
         };
         let (
             placed_dims,
@@ -416,6 +454,8 @@ impl<B: Backend> Reducer<B> {
                 shifts,
                 finish,
                 finish_param,
+                runs,
+                run_pitch,
             },
             accesses: &accesses,
         };

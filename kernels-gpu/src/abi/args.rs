@@ -27,7 +27,8 @@ macro_rules! for_each_kernel_args {
             SegmentedArgs [input len offsets segments row_len row_pitch row_group group_pitch plan partials tickets status out
                 shifts finish finish_param
                 placed_dims placed_extent0 placed_stride0 placed_extent1 placed_stride1
-                placed_extent2 placed_stride2 placed_extent3 placed_stride3],
+                placed_extent2 placed_stride2 placed_extent3 placed_stride3
+                runs run_pitch],
             ArgArgs [input len partials ticket value_out index_out],
             DotArgs [a b len partials ticket out],
             AxisArgs [input reduced reduced_stride outputs kept_dims

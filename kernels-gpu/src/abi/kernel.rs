@@ -106,12 +106,16 @@ pub enum Kernel {
     /// (`crate::segment::reduce_exact`); with `per_thread`, for plans of
     /// teams of one thread and one block per segment only, each thread
     /// summing its own segments (`crate::segment::reduce_exact_per_thread`)
-    /// in a kernel of its own, its loop inlined (the other kernel calls it).
+    /// in a kernel of its own, its loop inlined (the other kernel calls it);
+    /// with `runs` (not with `per_thread`), each row `runs` runs of its
+    /// length, `run_pitch` elements apart, summed as one row (the reduced
+    /// axes of a view that lie apart in memory).
     ExactSegments {
         op: Op,
         element: Scalar,
         per_thread: bool,
         mean: bool,
+        runs: bool,
     },
     /// The exact sum along an axis of `element`s, each result rounded
     /// once (divided by the reduced count where `finish` is
@@ -153,7 +157,7 @@ impl Op {
 /// `(arg, Max|Min, input)`, `(arg_axis, Max|Min, input)`, `(dot, type)`, `(ladder, rung stem, op stem, type)`,
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
 /// `(exact_sum, stem, type)`, `(exact_state, stem, type)`, `(exact_dot, type)`, `(exact_segments, stem, type)`,
-/// `(exact_segments_per_thread, stem, type)`,
+/// `(exact_segments_per_thread, stem, type)`, `(exact_segments_runs, stem, type)`,
 /// `(exact_axis, stem, type)`, `(gather, type)`.
 #[macro_export]
 macro_rules! kernel_name {
@@ -261,6 +265,9 @@ macro_rules! kernel_name {
     };
     (exact_segments_per_thread, $stem:ident, $t:ident) => {
         concat!("segmented_exact_", stringify!($stem), "_per_thread_", stringify!($t))
+    };
+    (exact_segments_runs, $stem:ident, $t:ident) => {
+        concat!("segmented_exact_", stringify!($stem), "_runs_", stringify!($t))
     };
     (exact_axis, $stem:ident, $t:ident) => {
         concat!("axis_exact_", stringify!($stem), "_", stringify!($t))

@@ -184,52 +184,76 @@ macro_rules! exact_kernel_table {
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (Kernel::ExactDotState { element: scalar!($t) }, kernel_name!(exact_dot_state, $t)),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: false },
                 kernel_name!(exact_segments, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false, mean: false },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: false },
                 kernel_name!(exact_segments, nan_sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: false, runs: false },
                 kernel_name!(exact_segments_per_thread, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: true, mean: false },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: true, mean: false, runs: false },
                 kernel_name!(exact_segments_per_thread, nan_sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: true },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: false },
                 kernel_name!(exact_segments, mean, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: true },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: true, runs: false },
                 kernel_name!(exact_segments_per_thread, mean, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false },
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: false },
                 kernel_name!(exact_segments, sum_of_squares, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false },
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false, runs: false },
                 kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false },
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: false },
                 kernel_name!(exact_segments, squared_deviation, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false },
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false, runs: false },
                 kernel_name!(exact_segments_per_thread, squared_deviation, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false },
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: false },
                 kernel_name!(exact_segments, scaled_exp, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false },
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false, runs: false },
                 kernel_name!(exact_segments_per_thread, scaled_exp, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                kernel_name!(exact_segments_runs, sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                kernel_name!(exact_segments_runs, nan_sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: true },
+                kernel_name!(exact_segments_runs, mean, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                kernel_name!(exact_segments_runs, sum_of_squares, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                kernel_name!(exact_segments_runs, squared_deviation, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                kernel_name!(exact_segments_runs, scaled_exp, $t),
             ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
@@ -333,11 +357,29 @@ mod tests {
         // scaled exponentials (the
         // exact logsumexp's) whole, as states (the multi-GPU passes), over
         // segments (by teams and per thread) and along an axis; the 2 types'
-        // merges of states.
+        // merges of states; and each of the 6 exact sums by teams over rows
+        // in runs.
         let passes = 2 * (2 * 5 + 1); // the two-pass sums' 5 forms, the merges
+        let runs = 2 * 6;
         assert_eq!(
             all.len(),
-            62 * 6 + 18 * 2 + 16 * 2 + 6 * 2 + 56 + 4 + 9 + 3 * 7 + 23 + 2 + 4 + 2 * 3 * 5 + 2 * 2 + 2 * 2 + 2 + passes
+            62 * 6
+                + 18 * 2
+                + 16 * 2
+                + 6 * 2
+                + 56
+                + 4
+                + 9
+                + 3 * 7
+                + 23
+                + 2
+                + 4
+                + 2 * 3 * 5
+                + 2 * 2
+                + 2 * 2
+                + 2
+                + passes
+                + runs
         );
         assert_eq!(
             Kernel::Ladder {

@@ -15,7 +15,10 @@ use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
 use crate::device::{self, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::exact::Exact;
-use crate::expansion::{ExactElement, ExactFinish, ExactInput, ExactMap, FastAcc, FastAccumulator, FastExact};
+use crate::expansion::{
+    Contiguous, ElementLayout, ExactElement, ExactFinish, ExactInput, ExactMap, FastAcc, FastAccumulator, FastExact,
+    Runs,
+};
 use crate::grid;
 use crate::op::{Max, Sum};
 use crate::place::Results;
@@ -29,14 +32,16 @@ use core::mem::size_of;
 /// or for [`crate::abi::Finish::Mean`] the sum divided by the segment's length), as [`super::reduce`] reduces
 /// them (its parameters, rules and plans), with teams of any size: teams
 /// of one thread (where the host does not send them to
-/// [`reduce_exact_per_thread`]'s own kernel) by a call to it.
+/// [`reduce_exact_per_thread`]'s own kernel) by a call to it. With `RUNS`,
+/// each row is [`Segments::runs`] runs of its length, read as one row
+/// ([`Runs`]): a kernel of its own, so that the others keep their code.
 ///
 /// # Safety
-/// As [`super::reduce`], and `shifts` as [`ExactMap::of_part`] asks for
-/// each segment.
+/// As [`super::reduce`] (with `RUNS`, every run of each row readable), and
+/// `shifts` as [`ExactMap::of_part`] asks for each segment.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
+pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool, const RUNS: bool>(
     input: u64,
     segments: Segments,
     plan: SegmentPlan,
@@ -47,7 +52,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
     finish: ExactFinish,
 ) {
     if plan.team_threads == 1 && plan.blocks_per_segment == 1 {
-        return reduce_exact_per_thread_called::<T, M, PLACED>(input, segments, out, shifts, finish);
+        return reduce_exact_per_thread_called::<T, M, PLACED, RUNS>(input, segments, out, shifts, finish);
     }
     let team_threads = plan.team_threads as u64;
     let parts = plan.blocks_per_segment as u64;
@@ -84,11 +89,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
                 threads: team_threads,
                 thread: thread_in_team,
             };
-            acc = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(
-                ExactInput::<T, M>::new(element_at::<T>(input, begin), map),
-                end - begin,
-                team,
-            );
+            acc = accumulate_segment::<T, M, RUNS>(input, &segments, (begin, end), map, team);
         }
         let team_total = block::reduce_groups::<FastAcc<T, M>, M::Fast>(acc, plan.team_threads);
         // The thread that holds its segment's total: the team's first, or,
@@ -116,12 +117,14 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
         let result = if again {
             let lanes = Ord::min(team_threads, 32);
             let (begin, end) = if thread_in_team < 32 { (begin, end) } else { (0, 0) };
-            sum_exactly_in_warp::<T, M>(input, map, begin, end, lanes, thread_in_team & (lanes - 1))
+            let lane = thread_in_team & (lanes - 1);
+            sum_segment_exactly::<T, M, RUNS>(input, &segments, map, (begin, end), lanes, lane)
         } else {
             M::Fast::round(total)
         };
         if holder {
-            thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, end - begin));
+            let count = segment_len::<RUNS>(&segments, (begin, end));
+            thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, count));
         }
         if team_threads > 32 {
             // The next round's block reduction reuses the scratch slots.
@@ -148,7 +151,7 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
 /// # Safety
 /// As [`reduce_exact`], with teams of one thread and one part per segment.
 #[inline(always)]
-pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
+pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLACED: bool, const RUNS: bool>(
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
@@ -160,17 +163,14 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLA
     while segment < segments.count {
         let (begin, end) = segments.bounds(segment);
         let map = M::of_part(shifts, segment);
-        let total = thread::accumulate::<FastAcc<T, M>, M::Fast, _>(
-            ExactInput::<T, M>::new(element_at::<T>(input, begin), map),
-            end - begin,
-            Team::single(),
-        );
+        let total = accumulate_segment::<T, M, RUNS>(input, &segments, (begin, end), map, Team::single());
         let result = if total.is_exact() {
             M::Fast::round(total)
         } else {
-            sum_exactly_in_warp::<T, M>(input, map, begin, end, 1, 0)
+            sum_segment_exactly::<T, M, RUNS>(input, &segments, map, (begin, end), 1, 0)
         };
-        thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, end - begin));
+        let count = segment_len::<RUNS>(&segments, (begin, end));
+        thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, count));
         segment += threads;
     }
 }
@@ -184,39 +184,107 @@ pub unsafe fn reduce_exact_per_thread<T: ExactElement, M: ExactMap<T>, const PLA
 /// # Safety
 /// As [`reduce_exact_per_thread`].
 #[inline(never)]
-unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ExactMap<T>, const PLACED: bool>(
+unsafe fn reduce_exact_per_thread_called<T: ExactElement, M: ExactMap<T>, const PLACED: bool, const RUNS: bool>(
     input: u64,
     segments: Segments,
     out: Results<PLACED>,
     shifts: u64,
     finish: ExactFinish,
 ) {
-    reduce_exact_per_thread::<T, M, PLACED>(input, segments, out, shifts, finish)
+    reduce_exact_per_thread::<T, M, PLACED, RUNS>(input, segments, out, shifts, finish)
+}
+
+/// The elements of the segment `[begin, end)`: with `RUNS`, of its
+/// [`Segments::runs`] runs.
+#[inline(always)]
+fn segment_len<const RUNS: bool>(segments: &Segments, (begin, end): (u64, u64)) -> u64 {
+    if RUNS {
+        (end - begin) * segments.runs
+    } else {
+        end - begin
+    }
+}
+
+/// This thread's fast accumulator of its share (as `team` reads) of the
+/// segment `[begin, end)`, or with `RUNS` of its runs, mapped by `map`.
+///
+/// # Safety
+/// Every element read (every run's, with `RUNS`) is a readable element of
+/// `input`.
+#[inline(always)]
+unsafe fn accumulate_segment<T: ExactElement, M: ExactMap<T>, const RUNS: bool>(
+    input: u64,
+    segments: &Segments,
+    (begin, end): (u64, u64),
+    map: M,
+    team: Team,
+) -> FastAcc<T, M> {
+    let first = element_at::<T>(input, begin);
+    let len = segment_len::<RUNS>(segments, (begin, end));
+    if RUNS {
+        let runs = Runs {
+            run_len: end - begin,
+            run_pitch: segments.run_pitch,
+        };
+        let source = ExactInput::<T, M, Runs>::laid_out(first, map, runs);
+        thread::accumulate::<FastAcc<T, M>, M::Fast, _>(source, len, team)
+    } else {
+        let source = ExactInput::<T, M>::new(first, map);
+        thread::accumulate::<FastAcc<T, M>, M::Fast, _>(source, len, team)
+    }
+}
+
+/// [`sum_exactly_in_warp`] of the segment `[begin, end)`, or with `RUNS`
+/// of its runs.
+///
+/// # Safety
+/// As [`sum_exactly_in_warp`], for every element read.
+#[inline(always)]
+unsafe fn sum_segment_exactly<T: ExactElement, M: ExactMap<T>, const RUNS: bool>(
+    input: u64,
+    segments: &Segments,
+    map: M,
+    (begin, end): (u64, u64),
+    lanes: u64,
+    lane: u64,
+) -> T {
+    if RUNS {
+        let runs = Runs {
+            run_len: end - begin,
+            run_pitch: segments.run_pitch,
+        };
+        let len = segment_len::<RUNS>(segments, (begin, end));
+        sum_exactly_in_warp::<T, M, Runs>(input, map, (begin, len), runs, lanes, lane)
+    } else {
+        sum_exactly_in_warp::<T, M, Contiguous>(input, map, (begin, end - begin), Contiguous, lanes, lane)
+    }
 }
 
 /// The exact pass of a group of `lanes` lanes of a warp (a power of two
-/// up to 32): each lane adds its share of `[begin, end)` (every `lanes`-th
-/// element from its own, mapped by `map`) to an [`Exact`], whose digits the group adds up
+/// up to 32): each lane adds its share of the `len` elements from `begin`
+/// on, where `layout` puts them (every `lanes`-th element from its own,
+/// mapped by `map`) to an [`Exact`], whose digits the group adds up
 /// with shuffles; the group's first lane gets the sum rounded. A group of
 /// one lane shuffles nothing: one thread alone may call it.
 ///
 /// # Safety
 /// All 32 lanes of the warp call it together with the same `lanes`, or,
-/// with `lanes` 1, any thread alone; `[begin, end)` are readable elements
+/// with `lanes` 1, any thread alone; the elements are readable elements
 /// of `input`.
 #[inline(never)]
-unsafe fn sum_exactly_in_warp<T: ExactElement, M: ExactMap<T>>(
+unsafe fn sum_exactly_in_warp<T: ExactElement, M: ExactMap<T>, L: ElementLayout>(
     input: u64,
     map: M,
-    begin: u64,
-    end: u64,
+    (begin, len): (u64, u64),
+    layout: L,
     lanes: u64,
     lane: u64,
 ) -> T {
     let mut exact = Exact::<T>::new();
-    let mut index = begin + lane;
-    while index < end {
-        exact.add(map.apply(thread::load_element::<T>(element_at::<T>(input, index))));
+    let mut index = lane;
+    while index < len {
+        let element = element_at::<T>(input, begin + layout.offset(index));
+        exact.add(map.apply(thread::load_element::<T>(element)));
         index += lanes;
     }
     let (digits, specials) = exact.parts();

@@ -95,6 +95,14 @@ pub struct Segments {
     pub row_group: u64,
     /// Elements from one group's first row to the next's.
     pub group_pitch: u64,
+    /// Runs per segment, at least 1, for the exact kernels' rows
+    /// ([`reduce_exact`]): row `s` is then `runs` runs of `row_len`
+    /// elements, run `r` starting `r · run_pitch` elements after the row's
+    /// start (the reduced axes of a view that lie apart in memory). Every
+    /// other kernel reads one run.
+    pub runs: u64,
+    /// Elements from one run's start to the next's.
+    pub run_pitch: u64,
     /// Number of segments.
     pub count: u64,
     /// Elements in the input: no offset may exceed it.

@@ -2,7 +2,7 @@
 //! through the same axis kernel): each pass of the plan, its kernel, its
 //! launch shape and its arguments, and the scratch between passes.
 
-use super::plan::{plan_passes, Dim, Pass, Route};
+use super::plan::{plan_passes, row_runs, Dim, Pass, Route};
 use super::{too_large, CheckedView, Strided};
 use crate::backend::launcher::{check_aliasing, element_address, Access, Launch, StreamHandle};
 use crate::backend::Backend;
@@ -14,7 +14,7 @@ use crate::segmented::{Layout, PerSegment};
 use crate::shape::{self, LaunchShape};
 use crate::tuning::Tuning;
 use cust_core::DeviceCopy;
-use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES};
+use kernels_gpu::abi::{AxisArgs, Finish, Kernel, Op, AXIS_KEPT_DIMS, PARTIAL_SLOT_BYTES, VECTOR_BYTES};
 
 impl<B: Backend> Reducer<B> {
     /// Enqueues the reduction of `input`'s `axes` (viewed as `layout`) with
@@ -137,7 +137,11 @@ impl<B: Backend> Reducer<B> {
     /// planned as one pass (the reduced axes merge into one, and the kept
     /// axes lie in memory in the given order) is summed in place: by the
     /// exact kernel of a whole input, of rows (a pitch between them), or
-    /// along the axis. Any other (reduced axes apart, kept axes out of
+    /// along the axis. A view whose reduced axes lie apart as rows in runs
+    /// ([`row_runs`]: a contiguous reduced axis innermost, one more reduced
+    /// axis, at most one kept axis), each run and row starting and ending a
+    /// 16-byte vector, is summed in place by the row kernel of runs, each
+    /// row's runs read as one row. Any other (more axes apart, kept axes out of
     /// memory order) is first copied into scratch as rows, one per result
     /// (the gather kernel), and those summed: exact sums do not compose
     /// across passes.
@@ -181,6 +185,14 @@ impl<B: Backend> Reducer<B> {
         if let [pass] = &passes[..] {
             return self.enqueue_exact_pass::<T>(pass, (address, span), of, (out, outputs), &accesses, stream);
         }
+        let exact = PerSegment::Exact(of);
+        // In place where the runs are read as whole vectors.
+        let lanes = VECTOR_BYTES.checked_div(std::mem::size_of::<T>() as u64).unwrap_or(1);
+        let row_runs = row_runs(&dims).filter(|r| address.is_multiple_of(VECTOR_BYTES) && r.vectors_fit(lanes));
+        if let Some(row_runs) = row_runs {
+            let layout = Layout::of_row_runs(row_runs);
+            return self.enqueue_segmented::<T>((address, span), layout, exact, (out, outputs), None, stream);
+        }
         // The gather: one result per element, the kept axes outermost in
         // the view's order (the results' order), then the reduced ones in
         // memory order (the largest stride first, so the innermost reads
@@ -200,14 +212,7 @@ impl<B: Backend> Reducer<B> {
         let elements = usize::try_from(elements).map_err(|_| too_large(layout))?;
         self.launch_gather::<T>(&gather, (address, span), (gathered, elements), stream)?;
         let rows = Layout::of_pass_rows(outputs, row_len, (reduced_elements, (0, 0)), Placement::IN_ORDER);
-        self.enqueue_segmented::<T>(
-            (gathered, elements),
-            rows,
-            PerSegment::Exact(of),
-            (out, outputs),
-            None,
-            stream,
-        )
+        self.enqueue_segmented::<T>((gathered, elements), rows, exact, (out, outputs), None, stream)
     }
 
     /// The exact sums of one pass's results read in place (the whole input,

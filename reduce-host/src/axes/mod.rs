@@ -127,7 +127,7 @@ mod launch;
 mod plan;
 
 pub(crate) use launch::{checked_reading, AxisLaunch, CheckedReading, SegmentsLaunch};
-pub(crate) use plan::{plan_passes, Dim, Pass};
+pub(crate) use plan::{plan_passes, Dim, Pass, RowRuns};
 
 use crate::error::{Error, Result};
 #[cfg(doc)]

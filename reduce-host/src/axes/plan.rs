@@ -287,6 +287,70 @@ fn passes_in_order(dims: &[Dim]) -> (Vec<Pass>, Vec<Dim>) {
     }
 }
 
+/// A view whose exact sums the row kernel reads in place although its
+/// reduced axes lie apart ([`row_runs`]): `rows` results, each `pitch`
+/// elements after the one before, each the elements of `runs` runs of
+/// `run_len` contiguous elements, `run_pitch` elements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowRuns {
+    pub(crate) rows: usize,
+    pub(crate) run_len: usize,
+    pub(crate) pitch: u64,
+    pub(crate) runs: u64,
+    pub(crate) run_pitch: u64,
+}
+
+impl RowRuns {
+    /// Whether every run and row starts a 16-byte vector of `lanes`
+    /// elements where the first does, and ends one: then the kernel reads
+    /// the runs as whole vectors (else element by element, slower than
+    /// gathering them).
+    pub(crate) fn vectors_fit(&self, lanes: u64) -> bool {
+        [self.run_len as u64, self.run_pitch, self.pitch]
+            .iter()
+            .all(|&n| n.checked_rem(lanes) == Some(0))
+    }
+}
+
+/// The view `dims` (in the view's order, extents not 0) as rows in runs,
+/// where, with the axes of length 1 dropped, put in memory order and
+/// neighbours that lie as one merged, it is a reduced contiguous axis
+/// innermost, one other reduced axis, and at most one kept axis, given in
+/// memory order: a sum over axes 0 and 2 of a row-major 3-d tensor, or of
+/// a slice with gaps between its rows. `None` for any other view.
+pub(crate) fn row_runs(dims: &[Dim]) -> Option<RowRuns> {
+    let dims: Vec<(usize, Dim)> = dims.iter().copied().filter(|d| d.extent != 1).enumerate().collect();
+    let mut memory_order = dims.clone();
+    memory_order.sort_by_key(|&(_, dim)| std::cmp::Reverse(dim.stride));
+    let kept_axes = |axes: &[(usize, Dim)]| {
+        axes.iter()
+            .filter(|(_, d)| !d.reduced)
+            .map(|&(axis, _)| axis)
+            .collect::<Vec<_>>()
+    };
+    if kept_axes(&dims) != kept_axes(&memory_order) {
+        return None;
+    }
+    let in_memory: Vec<Dim> = memory_order.iter().map(|&(_, dim)| dim).collect();
+    let merged = merged(&in_memory, |a, b| a.reduced == b.reduced);
+    let (runs, kept, run) = match merged[..] {
+        [runs, run] => (runs, None, run),
+        [runs, kept, run] if !kept.reduced => (runs, Some(kept), run),
+        [kept, runs, run] if !kept.reduced => (runs, Some(kept), run),
+        _ => return None,
+    };
+    if !(runs.reduced && run.reduced && run.stride == 1) {
+        return None;
+    }
+    Some(RowRuns {
+        rows: usize::try_from(kept.map_or(1, |k| k.extent)).ok()?,
+        run_len: usize::try_from(run.extent).ok()?,
+        pitch: kept.map_or(0, |k| k.stride),
+        runs: runs.extent,
+        run_pitch: runs.stride,
+    })
+}
+
 /// How one pass runs.
 pub(crate) enum Route {
     /// All of it one contiguous run: the whole-input kernel.
@@ -393,6 +457,61 @@ mod tests {
             stride *= extent;
         }
         strides
+    }
+
+    /// Which views with reduced axes apart the exact kernels read in place
+    /// as rows in runs, and how.
+    #[test]
+    fn row_runs_are_a_contiguous_run_innermost_one_more_reduced_axis_and_one_kept() {
+        let runs = |shape: &[u64], strides: &[u64], reduced: &[usize]| row_runs(&view(shape, strides, reduced));
+        let cube = [4, 100, 500];
+        let in_place = RowRuns {
+            rows: 100,
+            run_len: 500,
+            pitch: 500,
+            runs: 4,
+            run_pitch: 50_000,
+        };
+        assert_eq!(runs(&cube, &row_major(&cube), &[0, 2]), Some(in_place));
+        // Vectors of 4 fit (500 = 125 · 4); of 8 they do not.
+        assert!(in_place.vectors_fit(4));
+        assert!(!in_place.vectors_fit(8));
+        // The kept axis outermost, and none: a slice with gaps between its rows.
+        let outer_kept = runs(&[4, 100, 500], &[100 * 600, 600, 1], &[1, 2]);
+        assert_eq!(
+            outer_kept,
+            Some(RowRuns {
+                rows: 4,
+                run_len: 500,
+                pitch: 60_000,
+                runs: 100,
+                run_pitch: 600,
+            })
+        );
+        let gaps = runs(&[100, 499], &[500, 1], &[0, 1]);
+        let whole = RowRuns {
+            rows: 1,
+            run_len: 499,
+            pitch: 0,
+            runs: 100,
+            run_pitch: 500,
+        };
+        assert_eq!(gaps, Some(whole));
+        assert!(!whole.vectors_fit(2));
+        // Merged neighbours: axes 0, 2 and 3 of [4, 5, 6, 500] (2 and 3 one
+        // run of 3000), the kept axes 1 and 2 of [4, 5, 6, 500] as one.
+        let four = [4, 5, 6, 500];
+        assert_eq!(
+            runs(&four, &row_major(&four), &[0, 2, 3]).map(|r| r.run_len),
+            Some(3000)
+        );
+        assert_eq!(runs(&four, &row_major(&four), &[0, 3]).map(|r| r.rows), Some(30));
+        // Not rows in runs: a kept axis innermost, two axes apart from the
+        // run, the kept axes out of memory order, one pass (no axis apart).
+        assert_eq!(runs(&four, &row_major(&four), &[0, 2]), None);
+        assert_eq!(runs(&four, &row_major(&four), &[1, 3]), None);
+        assert_eq!(runs(&[6, 5, 4, 500], &[500, 3000, 15_000, 1], &[2, 3]), None);
+        assert_eq!(runs(&cube, &row_major(&cube), &[1, 2]), None);
     }
 
     /// Every subset of `0..rank`.

@@ -15,7 +15,9 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use reduce::axes::Strided;
 use reduce::emulated::Emulator;
-use reduce::{ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, FloatElement, Op, Over, Policy};
+use reduce::{
+    ExactLogSumExp, ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, ExactVar, FloatElement, Op, Over, Policy,
+};
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
 /// the exact sum rounded once, by another method than the library's.
@@ -652,6 +654,95 @@ fn exact_sums_of_f64_along_axes_are_the_folds_bits() {
     axes_match_the_fold::<f64>("exact_sums_of_f64_along_axes_are_the_folds_bits");
 }
 
+/// Views whose reduced axes lie apart that the exact kernel reads in place
+/// as rows in runs (each run and row whole 16-byte vectors, the input
+/// aligned): many rows, few rows of long runs (split among blocks), the
+/// kept axis outermost with gaps between the runs, and a whole slice with
+/// gaps between its rows. Every kind of values; uniform ones also at an
+/// offset that misaligns the input (then gathered first). Every result of
+/// `ExactSum`, `ExactMean`, `ExactVar` (both passes read in place) and
+/// `ExactLogSumExp` is its fold's bits.
+fn axes_apart_match_the_fold<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        let (run, rows) = (backend.size(2048, 300), backend.size(2048, 64));
+        let (long, long_rows, long_runs) = (backend.size(1 << 19, 65_536), backend.size(8, 2), backend.size(6, 8));
+        let (gapped, slice) = (backend.size(8192, 500), backend.size(3_000_000, 7000));
+        let kept_outer = backend.size(512, 16);
+        let views: Vec<(Strided, Vec<isize>)> = vec![
+            (Strided::contiguous(&[3, rows, run]).unwrap(), vec![0, 2]),
+            (Strided::contiguous(&[long_runs, long_rows, long]).unwrap(), vec![0, 2]),
+            (
+                Strided::new(&[kept_outer, 5, gapped], &[5 * (gapped + 4), gapped + 4, 1]).unwrap(),
+                vec![1, 2],
+            ),
+            (Strided::new(&[3, slice], &[slice + 4, 1]).unwrap(), vec![0, 1]),
+        ];
+        for ((layout, axes), kind) in views.iter().flat_map(|view| KINDS.map(|kind| (view, kind))) {
+            let len = span(layout);
+            let values = random_input::<T>(&mut rng, kind, len);
+            let offset = if matches!(kind, Kind::Uniform) {
+                rng.gen_range(1..4)
+            } else {
+                0
+            };
+            let positive: Vec<usize> = axes.iter().map(|&a| a as usize).collect();
+            let parts = gathered(&values, layout, &positive);
+            let results = exact_family_along(&mut backend, &values, offset, (layout, axes));
+            for (what, got) in results {
+                assert_eq!(got.len(), parts.len(), "{what} {layout:?} axes {axes:?}");
+                for (o, (got, part)) in got.iter().zip(&parts).enumerate() {
+                    let want = match what {
+                        "ExactSum" => ExactSum::fold(part),
+                        "ExactMean" => ExactMean::fold(part),
+                        "ExactVar" => ExactVar::new(1.0).unwrap().fold(part),
+                        _ => ExactLogSumExp::fold(part),
+                    };
+                    assert!(
+                        got.to_bits() == want.to_bits(),
+                        "{} {kind:?}: {layout:?} axes {axes:?} offset {offset}: {what} of result {o} is {got:e} where the fold gives {want:e}",
+                        backend.name()
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// `ExactSum`, `ExactMean`, `ExactVar` (correction 1) and
+/// `ExactLogSumExp` of `axes` of `layout` over `values` (staged at `offset`
+/// between poison) on the tester's backend, each named.
+fn exact_family_along<B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    values: &[T],
+    offset: usize,
+    (layout, axes): (&Strided, &[isize]),
+) -> [(&'static str, Vec<T>); 4] {
+    let sums = exact_sums_along(tester, values, offset, (layout, axes));
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    let (input, over) = (B::slice(&staged), || Over::Axes(layout, axes));
+    let reducer = &mut tester.reducer;
+    let mean = reducer.reduce_over(input, ExactMean, over()).unwrap();
+    let var = reducer.reduce_over(input, ExactVar::new(1.0).unwrap(), over()).unwrap();
+    let lse = reducer.reduce_over(input, ExactLogSumExp, over()).unwrap();
+    [
+        ("ExactSum", sums),
+        ("ExactMean", B::to_vec(&mean.values).unwrap()),
+        ("ExactVar", B::to_vec(&var.values).unwrap()),
+        ("ExactLogSumExp", B::to_vec(&lse.values).unwrap()),
+    ]
+}
+
+#[test]
+fn exact_sums_of_f32_along_axes_apart_are_the_folds_bits() {
+    axes_apart_match_the_fold::<f32>("exact_sums_of_f32_along_axes_apart_are_the_folds_bits");
+}
+
+#[test]
+fn exact_sums_of_f64_along_axes_apart_are_the_folds_bits() {
+    axes_apart_match_the_fold::<f64>("exact_sums_of_f64_along_axes_apart_are_the_folds_bits");
+}
+
 /// A column's exact sum has the bits of the same values summed as a row,
 /// and the small value a float sum may lose is kept, along any axis.
 #[test]
@@ -795,6 +886,9 @@ pub(crate) type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
 pub(crate) struct Views {
     columns: Strided,
     cube: Strided,
+    /// Axes 0 and 2 of it, as of the cube: read in place as rows in runs
+    /// where the input is aligned, else gathered (two chances to be both).
+    runs: Strided,
     none_along: Strided,
 }
 
@@ -803,6 +897,7 @@ impl Views {
         Views {
             columns: Strided::contiguous(&[n / 500, 500]).unwrap(),
             cube: Strided::contiguous(&[4, n / 2000, 500]).unwrap(),
+            runs: Strided::contiguous(&[2, n / 1000, 500]).unwrap(),
             none_along: Strided::contiguous(&[5, 0]).unwrap(),
         }
     }
@@ -811,13 +906,15 @@ impl Views {
 /// Every place the exact reductions are tested over, for `n` values and
 /// `segments` of them: the whole input (empty and tiny too), the segments,
 /// rows (long, short, of none), and axes of `views` (the columns and the
-/// last axis, a middle one, two apart, all of them, none along an empty
-/// axis), each with its results' elements.
+/// last axis, a middle one, two apart (gathered, and in place as rows in
+/// runs), all of them, none along an empty axis), each with its results'
+/// elements.
 pub(crate) fn places<'a>(n: usize, segments: &'a [u64], views: &'a Views) -> Vec<Place<'a>> {
     let indices = |parts: Parts| -> Vec<Vec<usize>> { parts.ranges().into_iter().map(Vec::from_iter).collect() };
     let Views {
         columns,
         cube,
+        runs,
         none_along,
     } = views;
     vec![
@@ -844,6 +941,7 @@ pub(crate) fn places<'a>(n: usize, segments: &'a [u64], views: &'a Views) -> Vec
         (Over::Axes(columns, &[1]), gathered_indices(columns, &[1])),
         (Over::Axes(cube, &[1]), gathered_indices(cube, &[1])),
         (Over::Axes(cube, &[0, 2]), gathered_indices(cube, &[0, 2])),
+        (Over::Axes(runs, &[0, 2]), gathered_indices(runs, &[0, 2])),
         (Over::Axes(cube, &[0, 1, 2]), gathered_indices(cube, &[0, 1, 2])),
         (Over::Axes(none_along, &[1]), vec![vec![]; 5]),
     ]
