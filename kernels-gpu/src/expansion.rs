@@ -729,9 +729,10 @@ impl ElementLayout for Contiguous {
     }
 }
 
-/// Runs of `run_len` (not 0) contiguous elements, each `run_pitch`
-/// elements after the one before: the reduced axes of a view that lie
-/// apart in memory, read as one row.
+/// Runs of `run_len` contiguous elements, each `run_pitch` elements after
+/// the one before: the reduced axes of a view that lie apart in memory,
+/// read as one row (of `runs · run_len` elements: with runs of none,
+/// no element is read).
 #[derive(Clone, Copy)]
 pub struct Runs {
     pub run_len: u64,
@@ -745,7 +746,7 @@ impl ElementLayout for Runs {
     fn offset(self, index: u64) -> u64 {
         let (run, at) = if (index | self.run_len) >> 32 == 0 {
             let (index, run_len) = (index as u32, self.run_len as u32);
-            // `checked_*`: no panic path in the PTX (`run_len` is not 0).
+            // `checked_*`: no panic path in the PTX (a `run_len` of 0 reads nothing).
             let run = index.checked_div(run_len).unwrap_or(0);
             (u64::from(run), u64::from(index - run * run_len))
         } else {
