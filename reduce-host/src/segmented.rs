@@ -250,13 +250,13 @@ impl<B: Backend> Reducer<B> {
     /// The segmented kernel and launch shape for `len` elements of `T` in
     /// `segments` segments (given by offsets if `offsets`, else rows; rows
     /// with gaps or placed results if `strided_rows`; rows in runs, for the
-    /// exact sums, if `runs`).
+    /// exact sums, if `in_runs`).
     fn segmented_plan<T: Element>(
         &mut self,
         what: PerSegment,
         segments: usize,
         len: usize,
-        (offsets, strided_rows, runs): (bool, bool, bool),
+        (offsets, strided_rows, in_runs): (bool, bool, bool),
     ) -> Result<(Kernel, SegmentedShape)> {
         let element = T::TYPE.kernel();
         let kernel = |schedule| match what {
@@ -266,7 +266,7 @@ impl<B: Backend> Reducer<B> {
                 element,
                 per_thread: false,
                 mean: of.finish() == Finish::Mean,
-                runs,
+                runs: in_runs,
             },
         };
         if let PerSegment::Op(op) = what {
@@ -307,7 +307,7 @@ impl<B: Backend> Reducer<B> {
             let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
             let [for_rows, for_segments] = sizing.single_thread_kernel;
             let own_kernel = if offsets { for_segments } else { for_rows };
-            if own_kernel && !runs && shape.team_threads == 1 && shape.blocks_per_segment == 1 {
+            if own_kernel && !in_runs && shape.team_threads == 1 && shape.blocks_per_segment == 1 {
                 let kernel = Kernel::ExactSegments {
                     op,
                     element,
@@ -362,7 +362,7 @@ impl<B: Backend> Reducer<B> {
                 pitch != row_len as u64 || group != (0, 0) || placed != Placement::IN_ORDER,
             ),
         };
-        let runs = matches!(layout, Layout::Rows { runs, .. } if runs != ONE_RUN);
+        let in_runs = matches!(layout, Layout::Rows { runs, .. } if runs != ONE_RUN);
         let what = what.into();
         // The exact kernel reads rows with a pitch (in runs), in order, not
         // in groups nor placed (`enqueue_exact_axes` gathers those first);
@@ -381,7 +381,7 @@ impl<B: Backend> Reducer<B> {
                 return Err(Error::internal("rows in runs for a kernel that reads one run"));
             }
         }
-        let (kernel, shape) = self.segmented_plan::<T>(what, segments, elements, (offsets, strided_rows, runs))?;
+        let (kernel, shape) = self.segmented_plan::<T>(what, segments, elements, (offsets, strided_rows, in_runs))?;
         if segments == 0 {
             return Ok(());
         }
