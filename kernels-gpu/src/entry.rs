@@ -6,8 +6,8 @@
 //! run exactly this code.
 
 use crate::abi::{
-    self, ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, Finish, LadderArgs,
-    ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs, PARTIAL_SLOT_BYTES,
+    self, ArgArgs, AxisArgs, AxisPlan, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, ExactSchedule,
+    Finish, LadderArgs, ReduceArgs, SeedDotArgs, SegmentPlan, SegmentSchedule, SegmentedArgs, PARTIAL_SLOT_BYTES,
 };
 use crate::axis;
 use crate::block;
@@ -134,31 +134,33 @@ pub unsafe fn segmented<T: Element, M: ElementMap<T>, O: Operator<T> + AnyElemen
 }
 
 /// The exact sum of each segment of `input` (each element mapped by `M`),
-/// rounded once ([`segment::reduce_exact`]; with `PER_THREAD`,
-/// [`segment::reduce_exact_per_thread`]), with `MEAN` divided by the
-/// segment's length: the segments as [`segmented`] takes them, in the
-/// fixed-order schedule, results in order. `MEAN` is a kernel of its own,
-/// not a run-time parameter, so that the sums' kernels keep their code:
-/// with the division behind a parameter, the `f64` per-thread kernel
-/// spilled 40 bytes instead of 32 (`ptxas -v`, sm_90). With `RUNS`, each
-/// row is `args.runs` runs of its length, `args.run_pitch` elements apart,
-/// summed as one row (a view's reduced axes apart in memory): kernels of
-/// their own too, so that the others keep their code.
+/// rounded once, with `MEAN` divided by the segment's length, the segments
+/// as [`segmented`] takes them, handed out as `SCHEDULE` (an
+/// [`ExactSchedule`]) says: in a fixed order by teams of any size
+/// ([`segment::reduce_exact`]) or of one thread ([`segment::reduce_exact_per_thread`]),
+/// as rows in runs (each row `args.runs` runs of its length,
+/// `args.run_pitch` elements apart, summed as one row: a view's reduced
+/// axes apart in memory), or to warps as they finish
+/// ([`segment::reduce_exact_balanced`], whose counter and ticket are the
+/// first 12 bytes of `tickets`); results in order. `MEAN` and each
+/// schedule are kernels of their own, not run-time parameters, so that
+/// the sums' kernels keep their code: with the division behind a
+/// parameter, the `f64` per-thread kernel spilled 40 bytes instead of 32
+/// (`ptxas -v`, sm_90).
 ///
 /// # Safety
-/// As [`segmented`] with [`SegmentSchedule::FixedOrder`] (with `RUNS`,
-/// every run of each row readable); with
-/// `PER_THREAD`, a plan of teams of one thread and one block per segment.
+/// As [`segmented`] with [`SegmentSchedule::FixedOrder`] (for
+/// [`ExactSchedule::Runs`], every run of each row readable; for
+/// [`ExactSchedule::PerThread`], a plan of teams of one thread and one
+/// block per segment; for [`ExactSchedule::WarpsTake`], as
+/// [`SegmentSchedule::WarpsTake`]).
 #[inline(always)]
-pub unsafe fn exact_segments<
-    T: ExactElement,
-    M: ExactMap<T>,
-    const PER_THREAD: bool,
-    const MEAN: bool,
-    const RUNS: bool,
->(
+pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const SCHEDULE: u8, const MEAN: bool>(
     args: SegmentedArgs,
 ) {
+    const PER_THREAD: u8 = ExactSchedule::PerThread as u8;
+    const RUNS: u8 = ExactSchedule::Runs as u8;
+    const WARPS_TAKE: u8 = ExactSchedule::WarpsTake as u8;
     let global_or_zero = |address: u64| if address == 0 { 0 } else { device::to_global(address) };
     let segments = segment::Segments {
         offsets: global_or_zero(args.offsets),
@@ -167,8 +169,8 @@ pub unsafe fn exact_segments<
         row_group: 0,
         group_pitch: 0,
         // The parameters' default, 0, is one run.
-        runs: if RUNS { Ord::max(args.runs, 1) } else { 1 },
-        run_pitch: if RUNS { args.run_pitch } else { 0 },
+        runs: if SCHEDULE == RUNS { Ord::max(args.runs, 1) } else { 1 },
+        run_pitch: if SCHEDULE == RUNS { args.run_pitch } else { 0 },
         count: args.segments,
         len: args.len,
         status: global_or_zero(args.status),
@@ -187,19 +189,32 @@ pub unsafe fn exact_segments<
         },
         (false, false) => ExactFinish::plain(Finish::Value),
     };
-    if PER_THREAD {
-        return segment::reduce_exact_per_thread::<T, M, false, RUNS>(input, segments, out, args.shifts, finish);
+    let plan = SegmentPlan::from_bits(args.plan);
+    let tickets = device::to_global(args.tickets);
+    match SCHEDULE {
+        PER_THREAD => segment::reduce_exact_per_thread::<T, M, false, false>(input, segments, out, args.shifts, finish),
+        WARPS_TAKE => segment::reduce_exact_balanced::<T, M>(input, segments, plan, tickets, out, args.shifts, finish),
+        RUNS => segment::reduce_exact::<T, M, false, true>(
+            input,
+            segments,
+            plan,
+            device::to_global(args.partials),
+            tickets,
+            out,
+            args.shifts,
+            finish,
+        ),
+        _ => segment::reduce_exact::<T, M, false, false>(
+            input,
+            segments,
+            plan,
+            device::to_global(args.partials),
+            tickets,
+            out,
+            args.shifts,
+            finish,
+        ),
     }
-    segment::reduce_exact::<T, M, false, RUNS>(
-        input,
-        segments,
-        SegmentPlan::from_bits(args.plan),
-        device::to_global(args.partials),
-        device::to_global(args.tickets),
-        out,
-        args.shifts,
-        finish,
-    )
 }
 
 /// An axis entry point: one result of `M` then `O` per position of the

@@ -306,77 +306,101 @@ macro_rules! exact_dot_instances {
 macro_rules! exact_segments_instances {
     ($callback:ident $extra:tt $args:ident $fields:tt; $($t:ident),* $(,)?) => {
         $callback! { $extra $args $fields; $((
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::FixedOrder, mean: false },
             kernel_name!(exact_segments, sum, $t),
-            entry::exact_segments::<$t, map::Identity, false, false, false>
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::FixedOrder as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), schedule: abi::ExactSchedule::FixedOrder, mean: false },
             kernel_name!(exact_segments, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, false, false, false>
+            entry::exact_segments::<$t, map::NanToZero, { abi::ExactSchedule::FixedOrder as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::PerThread, mean: false },
             kernel_name!(exact_segments_per_thread, sum, $t),
-            entry::exact_segments::<$t, map::Identity, true, false, false>
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::PerThread as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: true, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), schedule: abi::ExactSchedule::PerThread, mean: false },
             kernel_name!(exact_segments_per_thread, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, true, false, false>
+            entry::exact_segments::<$t, map::NanToZero, { abi::ExactSchedule::PerThread as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::FixedOrder, mean: true },
             kernel_name!(exact_segments, mean, $t),
-            entry::exact_segments::<$t, map::Identity, false, true, false>
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::FixedOrder as u8 }, true>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: true, mean: true, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::PerThread, mean: true },
             kernel_name!(exact_segments_per_thread, mean, $t),
-            entry::exact_segments::<$t, map::Identity, true, true, false>
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::PerThread as u8 }, true>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), schedule: abi::ExactSchedule::FixedOrder, mean: false },
             kernel_name!(exact_segments, sum_of_squares, $t),
-            entry::exact_segments::<$t, map::Square, false, false, false>
+            entry::exact_segments::<$t, map::Square, { abi::ExactSchedule::FixedOrder as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), schedule: abi::ExactSchedule::PerThread, mean: false },
             kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
-            entry::exact_segments::<$t, map::Square, true, false, false>
+            entry::exact_segments::<$t, map::Square, { abi::ExactSchedule::PerThread as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), schedule: abi::ExactSchedule::FixedOrder, mean: false },
             kernel_name!(exact_segments, squared_deviation, $t),
-            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, false, false, false>
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, { abi::ExactSchedule::FixedOrder as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), schedule: abi::ExactSchedule::PerThread, mean: false },
             kernel_name!(exact_segments_per_thread, squared_deviation, $t),
-            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, true, false, false>
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, { abi::ExactSchedule::PerThread as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), schedule: abi::ExactSchedule::FixedOrder, mean: false },
             kernel_name!(exact_segments, scaled_exp, $t),
-            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, false, false, false>
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, { abi::ExactSchedule::FixedOrder as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false, runs: false },
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), schedule: abi::ExactSchedule::PerThread, mean: false },
             kernel_name!(exact_segments_per_thread, scaled_exp, $t),
-            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, true, false, false>
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, { abi::ExactSchedule::PerThread as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::Runs, mean: false },
             kernel_name!(exact_segments_runs, sum, $t),
-            entry::exact_segments::<$t, map::Identity, false, false, true>
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::Runs as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), schedule: abi::ExactSchedule::Runs, mean: false },
             kernel_name!(exact_segments_runs, nan_sum, $t),
-            entry::exact_segments::<$t, map::NanToZero, false, false, true>
+            entry::exact_segments::<$t, map::NanToZero, { abi::ExactSchedule::Runs as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: true },
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::Runs, mean: true },
             kernel_name!(exact_segments_runs, mean, $t),
-            entry::exact_segments::<$t, map::Identity, false, true, true>
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::Runs as u8 }, true>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), schedule: abi::ExactSchedule::Runs, mean: false },
             kernel_name!(exact_segments_runs, sum_of_squares, $t),
-            entry::exact_segments::<$t, map::Square, false, false, true>
+            entry::exact_segments::<$t, map::Square, { abi::ExactSchedule::Runs as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), schedule: abi::ExactSchedule::Runs, mean: false },
             kernel_name!(exact_segments_runs, squared_deviation, $t),
-            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, false, false, true>
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, { abi::ExactSchedule::Runs as u8 }, false>
         ), (
-            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: true },
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), schedule: abi::ExactSchedule::Runs, mean: false },
             kernel_name!(exact_segments_runs, scaled_exp, $t),
-            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, false, false, true>
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, { abi::ExactSchedule::Runs as u8 }, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::WarpsTake, mean: false },
+            kernel_name!(exact_segments_balanced, sum, $t),
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::WarpsTake as u8 }, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::NanSum, element: scalar!($t), schedule: abi::ExactSchedule::WarpsTake, mean: false },
+            kernel_name!(exact_segments_balanced, nan_sum, $t),
+            entry::exact_segments::<$t, map::NanToZero, { abi::ExactSchedule::WarpsTake as u8 }, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::Sum, element: scalar!($t), schedule: abi::ExactSchedule::WarpsTake, mean: true },
+            kernel_name!(exact_segments_balanced, mean, $t),
+            entry::exact_segments::<$t, map::Identity, { abi::ExactSchedule::WarpsTake as u8 }, true>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SumOfSquares, element: scalar!($t), schedule: abi::ExactSchedule::WarpsTake, mean: false },
+            kernel_name!(exact_segments_balanced, sum_of_squares, $t),
+            entry::exact_segments::<$t, map::Square, { abi::ExactSchedule::WarpsTake as u8 }, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::SquaredDeviation, element: scalar!($t), schedule: abi::ExactSchedule::WarpsTake, mean: false },
+            kernel_name!(exact_segments_balanced, squared_deviation, $t),
+            entry::exact_segments::<$t, crate::expansion::SquaredDeviation<$t>, { abi::ExactSchedule::WarpsTake as u8 }, false>
+        ), (
+            abi::Kernel::ExactSegments { op: abi::Op::ScaledExp, element: scalar!($t), schedule: abi::ExactSchedule::WarpsTake, mean: false },
+            kernel_name!(exact_segments_balanced, scaled_exp, $t),
+            entry::exact_segments::<$t, crate::expansion::ScaledExp<$t>, { abi::ExactSchedule::WarpsTake as u8 }, false>
         ),)* }
     };
 }

@@ -83,7 +83,7 @@ use crate::placement::Placement;
 use crate::reducer::{checked_parts, ExactOf, Reducer};
 use crate::shape::{self, SegmentedShape, Teams};
 use kernels_gpu::abi::Op;
-use kernels_gpu::abi::{Finish, Kernel, SegmentSchedule, SegmentedArgs};
+use kernels_gpu::abi::{ExactSchedule, Finish, Kernel, SegmentSchedule, SegmentedArgs};
 
 /// What a segmented launch computes for each segment.
 #[derive(Clone, Copy, Debug)]
@@ -264,9 +264,12 @@ impl<B: Backend> Reducer<B> {
             PerSegment::Exact(of) => Kernel::ExactSegments {
                 op: of.op(),
                 element,
-                per_thread: false,
+                schedule: if in_runs {
+                    ExactSchedule::Runs
+                } else {
+                    ExactSchedule::FixedOrder
+                },
                 mean: of.finish() == Finish::Mean,
-                runs: in_runs,
             },
         };
         if let PerSegment::Op(op) = what {
@@ -287,7 +290,10 @@ impl<B: Backend> Reducer<B> {
         let element_bytes = T::TYPE.size();
         let teams = match what {
             PerSegment::Op(_) => Teams::Reduction,
-            PerSegment::Exact(_) => Teams::ExactSum { offsets },
+            PerSegment::Exact(_) => Teams::ExactSum {
+                offsets,
+                warp_at_most: false,
+            },
         };
         let mut plan =
             shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap).and_then(|shape| {
@@ -301,24 +307,40 @@ impl<B: Backend> Reducer<B> {
         // The exact sum's teams of one thread have a kernel of their own
         // where the tuning says so (but over rows in runs, which the teams'
         // kernel of runs reads), whose grid cap sizes their grid (the team
-        // does not depend on it).
+        // does not depend on it). Segments given by offsets that would
+        // have teams of a warp or more get a warp each, handed out from a
+        // counter, where the tuning says so and there are enough of them.
         if let Some((Kernel::ExactSegments { op, element, mean, .. }, shape)) = plan {
+            let exact_kernel = |schedule| Kernel::ExactSegments {
+                op,
+                element,
+                schedule,
+                mean,
+            };
             let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
             let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
             let [for_rows, for_segments] = sizing.single_thread_kernel;
             let own_kernel = if offsets { for_segments } else { for_rows };
             if own_kernel && !in_runs && shape.team_threads == 1 && shape.blocks_per_segment == 1 {
-                let kernel = Kernel::ExactSegments {
-                    op,
-                    element,
-                    per_thread: true,
-                    mean,
-                    runs: false,
-                };
+                let kernel = exact_kernel(ExactSchedule::PerThread);
                 let grid_cap = self.backend.grid_cap(kernel)?;
                 let tuning = self.backend.tuning();
                 plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap)
                     .map(|shape| (kernel, shape));
+            } else if let (Some(min_takes), true, true) = (sizing.min_takes_per_warp, offsets, shape.team_threads >= 32)
+            {
+                let kernel = exact_kernel(ExactSchedule::WarpsTake);
+                let grid_cap = self.backend.grid_cap(kernel)?;
+                let tuning = self.backend.tuning();
+                let warps = Teams::ExactSum {
+                    offsets,
+                    warp_at_most: true,
+                };
+                let balanced = shape::segmented_shape(tuning, warps, segments, len, element_bytes, grid_cap)
+                    .filter(|&shape| shape::exact_warps_take(shape, segments, min_takes));
+                if let Some(shape) = balanced {
+                    plan = Some((kernel, shape));
+                }
             }
         }
         plan.ok_or_else(|| {

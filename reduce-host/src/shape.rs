@@ -248,8 +248,9 @@ pub(crate) enum Teams {
     /// The reductions' (every [`Op`](crate::Op)).
     Reduction,
     /// The exact sum's ([`ExactSum`](crate::ExactSum)), over segments
-    /// given by offsets (`true`) or rows.
-    ExactSum { offsets: bool },
+    /// given by offsets (`offsets`) or rows, with `warp_at_most` a warp at
+    /// most (segments handed out to warps: [`exact_warps_take`]).
+    ExactSum { offsets: bool, warp_at_most: bool },
 }
 
 /// The segmented kernels' launch shape for `len` elements of `element_bytes`
@@ -291,7 +292,7 @@ pub(crate) fn segmented_shape(
     let floor_power_of_two = |threads: u64| 1u64 << threads.max(1).ilog2();
     let (tiles_per_thread, min_lanes, single_thread_bytes) = match teams {
         Teams::Reduction => (tuning.segment_tiles_per_thread, tuning.min_segment_lanes, None),
-        Teams::ExactSum { offsets } => {
+        Teams::ExactSum { offsets, .. } => {
             let [four_bytes, eight_bytes] = tuning.exact_segment_teams;
             let sizing = if element_bytes > 4 { eight_bytes } else { four_bytes };
             let [rows, segments] = sizing.single_thread_bytes;
@@ -306,6 +307,7 @@ pub(crate) fn segmented_shape(
     let single_thread = single_thread_bytes.is_some_and(|bytes| average.saturating_mul(element_bytes as u64) <= bytes);
     let team_threads = match teams {
         Teams::ExactSum { .. } if single_thread => 1,
+        Teams::ExactSum { warp_at_most: true, .. } => wanted.min(32).min(largest_team),
         Teams::ExactSum { .. } if wanted > 32 => largest_team,
         _ => wanted.min(largest_team),
     } as u32;
@@ -354,6 +356,23 @@ fn takers(launch: LaunchShape, team_threads: u32) -> Option<(u64, u64)> {
         let warps = blocks.checked_mul(u64::from(block / 32))?;
         Some((warps, u64::from(32u32.checked_div(team_threads)?.max(1))))
     }
+}
+
+/// Whether the exact sum's segments (given by offsets) in `shape` can be
+/// handed out to warps from a counter
+/// ([`ExactSchedule::WarpsTake`](kernels_gpu::abi::ExactSchedule::WarpsTake)):
+/// teams of 2 to 32 lanes, one part per segment, and segments for at
+/// least `min_takes` takes for each warp
+/// ([`ExactTeams::min_takes_per_warp`](crate::tuning::ExactTeams::min_takes_per_warp)).
+pub(crate) fn exact_warps_take(shape: SegmentedShape, segments: usize, min_takes: u64) -> bool {
+    let Some((warps, _)) = takers(shape.launch, shape.team_threads) else {
+        return false;
+    };
+    let enough_segments = warps
+        .checked_mul(u64::from(shape.segments_per_take))
+        .and_then(|takes| takes.checked_mul(min_takes))
+        .is_some_and(|needed| segments as u64 >= needed);
+    (2..=32).contains(&shape.team_threads) && shape.blocks_per_segment == 1 && enough_segments
 }
 
 /// How a segmented launch of `shape` over `segments` segments hands them
@@ -520,13 +539,27 @@ mod tests {
             ((1 << 14, 10_000 << 14, 8, true), 512, "f64, mean 10^4: 64 lanes wanted, so the block"),
         ];
         for ((segments, len, bytes, offsets), team, why) in cases {
-            let s = segmented_shape(hopper(512), Teams::ExactSum { offsets }, segments, len, bytes, 264).unwrap();
+            let s = segmented_shape(
+                hopper(512),
+                Teams::ExactSum {
+                    offsets,
+                    warp_at_most: false,
+                },
+                segments,
+                len,
+                bytes,
+                264,
+            )
+            .unwrap();
             assert_eq!(s.team_threads, team, "{why}");
         }
         // The largest power of two dividing a block of 384 is 128.
         let odd = segmented_shape(
             hopper(384),
-            Teams::ExactSum { offsets: false },
+            Teams::ExactSum {
+                offsets: false,
+                warp_at_most: false,
+            },
             1 << 14,
             1 << 28,
             4,
@@ -534,6 +567,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(odd.team_threads, 128);
+    }
+
+    /// Warps take the exact sum's segments where a fixed order would give
+    /// teams of a warp or more and there is a segment for every warp:
+    /// `f32` and `f64` segments of mean 10^4 in 1 GiB (26843 and 13422 on
+    /// 4224 warps), not a few long ones, nor with teams of a warp at most
+    /// where those would be fewer than two lanes.
+    #[test]
+    fn exact_segments_go_to_warps_where_there_is_one_for_each() {
+        let warp_shape = |segments: usize, len: usize, bytes: usize| {
+            let warps = Teams::ExactSum {
+                offsets: true,
+                warp_at_most: true,
+            };
+            segmented_shape(hopper(512), warps, segments, len, bytes, 264).unwrap()
+        };
+        for (segments, len, bytes) in [(26_843, 1 << 28, 4), (13_422, 1 << 27, 8)] {
+            let shape = warp_shape(segments, len, bytes);
+            assert_eq!((shape.team_threads, shape.blocks_per_segment), (32, 1));
+            assert_eq!(shape.launch.blocks, 264);
+            assert!(exact_warps_take(shape, segments, 1));
+            // Not with 4 takes for each warp (`f64`: 3.2 segments a warp).
+            assert_eq!(exact_warps_take(shape, segments, 4), bytes == 4 && segments >= 4 * 4224);
+        }
+        // Fewer segments than warps: 1000 segments of 2^18 `f32`s.
+        let few = warp_shape(1000, 1 << 28, 4);
+        assert_eq!(few.team_threads, 32);
+        assert!(!exact_warps_take(few, 1000, 1));
+        // Segments of one thread's size (mean 100) are never a warp's.
+        let short = warp_shape(1 << 20, 100 << 20, 4);
+        assert_eq!(short.team_threads, 1);
+        assert!(!exact_warps_take(short, 1 << 20, 1));
     }
 
     #[test]

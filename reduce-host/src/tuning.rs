@@ -75,9 +75,15 @@ pub struct ExactTeams {
     /// random length leaves no lanes idle.
     pub single_thread_bytes: [u64; 2],
     /// Whether those threads of one part run in the per-thread loop's own
-    /// kernel (`Kernel::ExactSegments { per_thread: true, .. }`), rows
-    /// (`[0]`) and segments (`[1]`), or the teams' kernel calls the loop.
+    /// kernel ([`ExactSchedule::PerThread`](kernels_gpu::abi::ExactSchedule::PerThread)), rows (`[0]`) and segments
+    /// (`[1]`), or the teams' kernel calls the loop.
     pub single_thread_kernel: [bool; 2],
+    /// Segments given by offsets whose average would have a team of a warp
+    /// or more get a warp each, handed out to the warps from a
+    /// counter ([`ExactSchedule::WarpsTake`](kernels_gpu::abi::ExactSchedule::WarpsTake)),
+    /// where there are segments for at least this many takes per warp
+    /// (`None`: never).
+    pub min_takes_per_warp: Option<u64>,
 }
 
 /// Hopper (sm_90) and newer. Measured on an H200 (1 GiB inputs unless said
@@ -159,12 +165,14 @@ pub(crate) const HOPPER: Tuning = Tuning {
             min_lanes: 2,
             single_thread_bytes: [128, 512],
             single_thread_kernel: [true, true],
+            min_takes_per_warp: Some(1),
         },
         ExactTeams {
             tiles_per_thread: 16,
             min_lanes: 8,
             single_thread_bytes: [256, 1024],
             single_thread_kernel: [false, true],
+            min_takes_per_warp: Some(1),
         },
     ],
 };

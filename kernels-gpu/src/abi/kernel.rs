@@ -4,7 +4,7 @@
 //! and [`KernelMap`], the host's map keyed by kernels.
 
 use super::operations::{Op, Rung, SeedDot, Statistic};
-use super::plans::SegmentSchedule;
+use super::plans::{ExactSchedule, SegmentSchedule};
 use super::scalar::Scalar;
 #[cfg(doc)]
 use super::{
@@ -102,20 +102,13 @@ pub enum Kernel {
     ExactDotState { element: Scalar },
     /// The exact sum of each segment (or row) of `element`s, rounded once
     /// (with `mean`, then divided by its length: `ExactMean`, `op`
-    /// [`Op::Sum`]), in the fixed-order schedule: [`SegmentedArgs`]
-    /// (`crate::segment::reduce_exact`); with `per_thread`, for plans of
-    /// teams of one thread and one block per segment only, each thread
-    /// summing its own segments (`crate::segment::reduce_exact_per_thread`)
-    /// in a kernel of its own, its loop inlined (the other kernel calls it);
-    /// with `runs` (not with `per_thread`), each row `runs` runs of its
-    /// length, `run_pitch` elements apart, summed as one row (the reduced
-    /// axes of a view that lie apart in memory).
+    /// [`Op::Sum`]): [`SegmentedArgs`], the segments handed out as
+    /// `schedule` says ([`ExactSchedule`]).
     ExactSegments {
         op: Op,
         element: Scalar,
-        per_thread: bool,
+        schedule: ExactSchedule,
         mean: bool,
-        runs: bool,
     },
     /// The exact sum along an axis of `element`s, each result rounded
     /// once (divided by the reduced count where `finish` is
@@ -158,6 +151,7 @@ impl Op {
 /// `(seed_dot, Kind, type)`, `(divide_by_count, type)`, `(convert, from, to)`, `(user_pair, type)`,
 /// `(exact_sum, stem, type)`, `(exact_state, stem, type)`, `(exact_dot, type)`, `(exact_segments, stem, type)`,
 /// `(exact_segments_per_thread, stem, type)`, `(exact_segments_runs, stem, type)`,
+/// `(exact_segments_balanced, stem, type)`,
 /// `(exact_axis, stem, type)`, `(gather, type)`.
 #[macro_export]
 macro_rules! kernel_name {
@@ -268,6 +262,9 @@ macro_rules! kernel_name {
     };
     (exact_segments_runs, $stem:ident, $t:ident) => {
         concat!("segmented_exact_", stringify!($stem), "_runs_", stringify!($t))
+    };
+    (exact_segments_balanced, $stem:ident, $t:ident) => {
+        concat!("segmented_exact_", stringify!($stem), "_balanced_", stringify!($t))
     };
     (exact_axis, $stem:ident, $t:ident) => {
         concat!("axis_exact_", stringify!($stem), "_", stringify!($t))

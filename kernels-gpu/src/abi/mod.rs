@@ -27,7 +27,7 @@
 //! - `operations.rs`: what a kernel computes, [`Op`], [`Statistic`], the
 //!   ladder's [`Rung`] and [`SeedDot`];
 //! - `plans.rs`: how a launch divides its work and what it writes,
-//!   [`SegmentSchedule`], [`SegmentPlan`], [`AxisPlan`], [`Finish`];
+//!   [`SegmentSchedule`], [`ExactSchedule`], [`SegmentPlan`], [`AxisPlan`], [`Finish`];
 //! - `kernel.rs`: a kernel's identity, [`Kernel`], its name
 //!   ([`kernel_name!`](crate::kernel_name)), its [`Module`], [`KernelMap`];
 //! - `args.rs`: the parameters, [`KernelArgs`] and one struct per family;
@@ -74,7 +74,7 @@ pub use kernel::Kernel;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use kernel::{KernelHasher, KernelMap, Module, UserFamily};
 pub use operations::{Op, Rung, SeedDot, Statistic};
-pub use plans::{AxisPlan, Finish, SegmentPlan, SegmentSchedule};
+pub use plans::{AxisPlan, ExactSchedule, Finish, SegmentPlan, SegmentSchedule};
 pub use scalar::Scalar;
 
 /// Bytes moved by one vector load (`ld.global.nc.v4.u32`).

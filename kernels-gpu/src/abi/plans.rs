@@ -33,6 +33,32 @@ pub enum SegmentSchedule {
     StridedRows,
 }
 
+/// How an exact segmented kernel ([`Kernel::ExactSegments`]) hands out
+/// its segments: each schedule an entry point of its own (a const
+/// parameter, `as u8`), so that the others keep their code and registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ExactSchedule {
+    /// Teams of any size take units in rounds, grid-stride:
+    /// `segmented_exact_<stem>_<type>` (`crate::segment::reduce_exact`).
+    FixedOrder,
+    /// Teams of one thread, each summing its own segments, for plans of
+    /// one thread and one block per segment:
+    /// `segmented_exact_<stem>_per_thread_<type>`
+    /// (`crate::segment::reduce_exact_per_thread`, inlined; the
+    /// fixed-order kernel calls it).
+    PerThread,
+    /// As `FixedOrder`, each row `runs` runs of its length, `run_pitch`
+    /// elements apart, summed as one row (the reduced axes of a view that
+    /// lie apart in memory): `segmented_exact_<stem>_runs_<type>`.
+    Runs,
+    /// Warps take segments from a counter as they finish (teams of 2 to
+    /// 32 lanes, one part per segment, segments given by offsets), as
+    /// [`SegmentSchedule::WarpsTake`]: `segmented_exact_<stem>_balanced_<type>`
+    /// (`crate::segment::reduce_exact_balanced`).
+    WarpsTake,
+}
+
 /// How a segmented launch divides its work: its `plan` parameter.
 ///
 /// Each segment is cut into `blocks_per_segment` parts, and each part is

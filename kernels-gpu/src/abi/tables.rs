@@ -5,7 +5,7 @@
 
 use super::kernel::Kernel;
 use super::operations::{Op, Rung, SeedDot, Statistic};
-use super::plans::SegmentSchedule;
+use super::plans::{ExactSchedule, SegmentSchedule};
 
 impl Kernel {
     /// Every kernel of the module with its name.
@@ -184,76 +184,100 @@ macro_rules! exact_kernel_table {
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (Kernel::ExactDotState { element: scalar!($t) }, kernel_name!(exact_dot_state, $t)),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::FixedOrder, mean: false },
                 kernel_name!(exact_segments, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), schedule: ExactSchedule::FixedOrder, mean: false },
                 kernel_name!(exact_segments, nan_sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::PerThread, mean: false },
                 kernel_name!(exact_segments_per_thread, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: true, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), schedule: ExactSchedule::PerThread, mean: false },
                 kernel_name!(exact_segments_per_thread, nan_sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::FixedOrder, mean: true },
                 kernel_name!(exact_segments, mean, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: true, mean: true, runs: false },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::PerThread, mean: true },
                 kernel_name!(exact_segments_per_thread, mean, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), schedule: ExactSchedule::FixedOrder, mean: false },
                 kernel_name!(exact_segments, sum_of_squares, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: true, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), schedule: ExactSchedule::PerThread, mean: false },
                 kernel_name!(exact_segments_per_thread, sum_of_squares, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), schedule: ExactSchedule::FixedOrder, mean: false },
                 kernel_name!(exact_segments, squared_deviation, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: true, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), schedule: ExactSchedule::PerThread, mean: false },
                 kernel_name!(exact_segments_per_thread, squared_deviation, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), schedule: ExactSchedule::FixedOrder, mean: false },
                 kernel_name!(exact_segments, scaled_exp, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: true, mean: false, runs: false },
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), schedule: ExactSchedule::PerThread, mean: false },
                 kernel_name!(exact_segments_per_thread, scaled_exp, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::Runs, mean: false },
                 kernel_name!(exact_segments_runs, sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), schedule: ExactSchedule::Runs, mean: false },
                 kernel_name!(exact_segments_runs, nan_sum, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), per_thread: false, mean: true, runs: true },
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::Runs, mean: true },
                 kernel_name!(exact_segments_runs, mean, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), schedule: ExactSchedule::Runs, mean: false },
                 kernel_name!(exact_segments_runs, sum_of_squares, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), schedule: ExactSchedule::Runs, mean: false },
                 kernel_name!(exact_segments_runs, squared_deviation, $t),
             ),
             (
-                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), per_thread: false, mean: false, runs: true },
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), schedule: ExactSchedule::Runs, mean: false },
                 kernel_name!(exact_segments_runs, scaled_exp, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::WarpsTake, mean: false },
+                kernel_name!(exact_segments_balanced, sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::NanSum, element: scalar!($t), schedule: ExactSchedule::WarpsTake, mean: false },
+                kernel_name!(exact_segments_balanced, nan_sum, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::Sum, element: scalar!($t), schedule: ExactSchedule::WarpsTake, mean: true },
+                kernel_name!(exact_segments_balanced, mean, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SumOfSquares, element: scalar!($t), schedule: ExactSchedule::WarpsTake, mean: false },
+                kernel_name!(exact_segments_balanced, sum_of_squares, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::SquaredDeviation, element: scalar!($t), schedule: ExactSchedule::WarpsTake, mean: false },
+                kernel_name!(exact_segments_balanced, squared_deviation, $t),
+            ),
+            (
+                Kernel::ExactSegments { op: Op::ScaledExp, element: scalar!($t), schedule: ExactSchedule::WarpsTake, mean: false },
+                kernel_name!(exact_segments_balanced, scaled_exp, $t),
             ),
             (Kernel::ExactAxis { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_axis, sum, $t)),
             (Kernel::ExactAxis { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_axis, nan_sum, $t)),
@@ -358,9 +382,10 @@ mod tests {
         // exact logsumexp's) whole, as states (the multi-GPU passes), over
         // segments (by teams and per thread) and along an axis; the 2 types'
         // merges of states; and each of the 6 exact sums by teams over rows
-        // in runs.
+        // in runs and by warps taking segments from a counter.
         let passes = 2 * (2 * 5 + 1); // the two-pass sums' 5 forms, the merges
         let runs = 2 * 6;
+        let balanced = 2 * 6;
         assert_eq!(
             all.len(),
             62 * 6
@@ -380,6 +405,7 @@ mod tests {
                 + 2
                 + passes
                 + runs
+                + balanced
         );
         assert_eq!(
             Kernel::Ladder {

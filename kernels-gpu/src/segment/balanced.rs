@@ -68,11 +68,7 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
         threads: team_threads,
         thread: thread_in_taker & (team_threads - 1),
     };
-    let queue = SegmentQueue::<BLOCK_TAKES> {
-        counter,
-        take: plan.segments_per_take as u64,
-        handed_out_first: takers * plan.segments_per_take as u64,
-    };
+    let queue = SegmentQueue::<BLOCK_TAKES>::new(counter, plan, takers);
     // Every thread of a taker sees the same `first`, so the taker's
     // shuffles (or the block's barriers) below are reached by all. Each
     // taker's first take is fixed (its index), so that the launch does not
@@ -114,17 +110,28 @@ pub unsafe fn reduce_balanced<T: Element, M: ElementMap<T>, O: Operator<T> + Any
 /// which counts on from the fixed takes. The last block to finish resets
 /// the counter for the next launch.
 #[derive(Clone, Copy)]
-struct SegmentQueue<const BLOCK_TAKES: bool> {
+pub(super) struct SegmentQueue<const BLOCK_TAKES: bool> {
     /// Global address of the `u64` counter, followed by a `u32` ticket of
     /// blocks that have finished: both zero at launch.
     counter: u64,
     /// Segments per take: a power of two.
-    take: u64,
+    pub(super) take: u64,
     /// Segments in the takers' fixed first takes.
     handed_out_first: u64,
 }
 
 impl<const BLOCK_TAKES: bool> SegmentQueue<BLOCK_TAKES> {
+    /// The queue of `plan`'s takes for `takers` takers, its counter and
+    /// ticket at `counter`.
+    #[inline(always)]
+    pub(super) fn new(counter: u64, plan: SegmentPlan, takers: u64) -> Self {
+        SegmentQueue {
+            counter,
+            take: plan.segments_per_take as u64,
+            handed_out_first: takers * plan.segments_per_take as u64,
+        }
+    }
+
     /// Takes the next `take` segments, the first of which (at least the
     /// segment count when none are left) [`SegmentQueue::receive`] returns.
     /// A warp's first lane takes them and shares them at once (a shuffle).
@@ -138,7 +145,7 @@ impl<const BLOCK_TAKES: bool> SegmentQueue<BLOCK_TAKES> {
     /// Every thread of the taker calls it together; `counter` is writable;
     /// with `BLOCK_TAKES`, as [`block::post_from_thread_0`].
     #[inline(always)]
-    unsafe fn request(self) -> u64 {
+    pub(super) unsafe fn request(self) -> u64 {
         let first_thread = if BLOCK_TAKES {
             thread_idx_x() == 0
         } else {
@@ -165,7 +172,7 @@ impl<const BLOCK_TAKES: bool> SegmentQueue<BLOCK_TAKES> {
     /// With `BLOCK_TAKES`, every thread of the block has passed a barrier
     /// since the request.
     #[inline(always)]
-    unsafe fn receive(self, requested: u64) -> u64 {
+    pub(super) unsafe fn receive(self, requested: u64) -> u64 {
         if BLOCK_TAKES {
             block::read_posted()
         } else {
@@ -180,7 +187,7 @@ impl<const BLOCK_TAKES: bool> SegmentQueue<BLOCK_TAKES> {
     /// # Safety
     /// Every thread of the block calls it together, after its last take.
     #[inline(always)]
-    unsafe fn finish(self) {
+    pub(super) unsafe fn finish(self) {
         sync_threads();
         let ticket = self.counter + size_of::<u64>() as u64;
         if thread_idx_x() == 0 && device::atomic_add_acq_rel_gpu_u32(ticket, 1) == grid_dim_x() - 1 {

@@ -10,6 +10,7 @@
 //! then divided by the segment's length), so it does not depend on the
 //! plan, the launch, the other segments or their number.
 
+use super::balanced::SegmentQueue;
 use super::{element_at, Segments};
 use crate::abi::{SegmentPlan, PARTIAL_SLOT_BYTES};
 use crate::block;
@@ -132,6 +133,85 @@ pub unsafe fn reduce_exact<T: ExactElement, M: ExactMap<T>, const PLACED: bool, 
         }
         first_unit += teams_in_grid;
     }
+}
+
+/// [`reduce_exact`] with the segments (given by offsets) handed out to
+/// warps from a counter as they finish ([`SegmentQueue`], as
+/// [`super::reduce_balanced`] hands them out), each reduced by one team of
+/// 2 to 32 lanes of the warp that takes it: segments of random lengths then
+/// keep every warp busy to the end of the launch, where a fixed share
+/// leaves the launch waiting for the warps that drew the longest. Which
+/// warp sums a segment changes nothing in its result (the sum is exact).
+///
+/// # Safety
+/// As [`reduce_exact`], with `segments.offsets` not 0, `plan.team_threads`
+/// from 2 to 32, `plan.blocks_per_segment` 1, `plan.segments_per_take` a
+/// power of two and a multiple of a warp's teams, and `counter` as
+/// [`super::reduce_balanced`]'s.
+#[inline(always)]
+pub unsafe fn reduce_exact_balanced<T: ExactElement, M: ExactMap<T>>(
+    input: u64,
+    segments: Segments,
+    plan: SegmentPlan,
+    counter: u64,
+    out: Results<false>,
+    shifts: u64,
+    finish: ExactFinish,
+) {
+    let team_threads = plan.team_threads as u64;
+    let team_shift = team_threads.trailing_zeros();
+    let warps_per_block = block_dim_x() as u64 / 32;
+    let takers = grid_dim_x() as u64 * warps_per_block;
+    let taker = block_idx_x() as u64 * warps_per_block + thread_idx_x() as u64 / 32;
+    let lane = thread_idx_x() as u64 % 32;
+    let teams_per_taker = 32 >> team_shift;
+    let thread_in_team = lane & (team_threads - 1);
+    let team = Team {
+        worker: 0,
+        workers: 1,
+        threads: team_threads,
+        thread: thread_in_team,
+    };
+    let queue = SegmentQueue::<false>::new(counter, plan, takers);
+    // Every lane of a warp sees the same `first`, so the warp's shuffles
+    // below are reached by all; each warp's first take is fixed (its index).
+    let mut first = taker * queue.take;
+    while first < segments.count {
+        // The next take is requested at the start of a take's last round.
+        let last_round = (first + teams_per_taker) & (queue.take - 1) == 0;
+        let requested = if last_round { queue.request() } else { 0 };
+        let segment = first + (lane >> team_shift);
+        let in_range = segment < segments.count;
+        let (begin, end) = if in_range { segments.bounds(segment) } else { (0, 0) };
+        // A team past the last segment sums nothing; segment 0's map (there
+        // is one: `first < segments.count`) stands in for its own.
+        let map = M::of_part(shifts, if in_range { segment } else { 0 });
+        let mut acc = FastAcc::<T, M>::ZERO;
+        if in_range {
+            acc = accumulate_segment::<T, M, false>(input, &segments, (begin, end), map, team);
+        }
+        let total = block::reduce_groups::<FastAcc<T, M>, M::Fast>(acc, plan.team_threads);
+        first = if last_round {
+            queue.receive(requested)
+        } else {
+            first + teams_per_taker
+        };
+        // As `reduce_exact` finishes a team's segment (not shared as a
+        // function: that changed the fixed-order kernels' code, and their
+        // rows took 2.5–4.5% longer, H200, 2026-11-30).
+        let holder = thread_in_team == 0 && in_range;
+        let inexact = holder && !total.is_exact();
+        let again = warp::broadcast_from_lane_0(warp::reduce::<u32, Max>(inexact as u32)) != 0;
+        let result = if again {
+            sum_segment_exactly::<T, M, false>(input, &segments, map, (begin, end), team_threads, thread_in_team)
+        } else {
+            M::Fast::round(total)
+        };
+        if holder {
+            thread::store_result(out.at::<T>(segment), finish.of::<T, M>(map, result, end - begin));
+        }
+    }
+    queue.finish();
 }
 
 /// [`reduce_exact`] with teams of one thread: each thread sums its own

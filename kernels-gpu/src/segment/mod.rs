@@ -67,7 +67,7 @@ mod per_thread;
 mod windows;
 
 pub use balanced::reduce_balanced;
-pub use exact::{reduce_exact, reduce_exact_per_thread};
+pub use exact::{reduce_exact, reduce_exact_balanced, reduce_exact_per_thread};
 pub use fixed_order::reduce;
 
 use crate::abi::SEGMENTS_INVALID;

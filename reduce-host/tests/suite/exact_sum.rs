@@ -479,6 +479,103 @@ fn exact_sums_of_f64_segments_and_rows_are_the_folds_bits() {
     parts_match_the_fold::<f64>("exact_sums_of_f64_segments_and_rows_are_the_folds_bits");
 }
 
+/// Many long segments given by offsets, a third each empty, `mean` and
+/// `2 · mean` elements long, in random order (as the bench's): more
+/// segments than the launch has warps, long enough on average for teams
+/// of a warp or more, so warps take them from a counter
+/// (`ExactSchedule::WarpsTake`; on the GPU 4500 segments, past an H200's
+/// 4224 warps). Every kind of values, at a
+/// random offset; every result of `ExactSum`, `ExactMean`,
+/// `ExactSumOfSquares`, `ExactVar` (both passes) and `ExactLogSumExp` is
+/// its fold's bits, and a second run gives the same.
+fn many_long_segments_match_the_fold<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        // An average past 32 lanes' 16 tiles each (8192 `f32`s, 4096
+        // `f64`s): a team of a warp or more in a fixed order.
+        let mean = 49_152 / std::mem::size_of::<T>() as u64;
+        let count = backend.size(4500, 24);
+        for kind in KINDS {
+            let mut lengths: Vec<u64> = (0..count as u64).map(|s| s % 3 * mean).collect();
+            lengths.shuffle(&mut rng);
+            let mut offsets = vec![0u64];
+            for length in lengths {
+                offsets.push(offsets.last().unwrap() + length);
+            }
+            let len = *offsets.last().unwrap() as usize;
+            let mut values = random_input::<T>(&mut rng, kind, len);
+            values.truncate(len);
+            let offset = rng.gen_range(0..4);
+            let first = exact_family_over_segments(&mut backend, &values, offset, &offsets);
+            for (what, got) in &first {
+                assert_eq!(got.len(), count, "{what}");
+                for (segment, (got, range)) in got.iter().zip(offsets.windows(2)).enumerate() {
+                    let part = &values[range[0] as usize..range[1] as usize];
+                    let want = match *what {
+                        "ExactSum" => ExactSum::fold(part),
+                        "ExactMean" => ExactMean::fold(part),
+                        "ExactSumOfSquares" => ExactSumOfSquares::fold(part),
+                        "ExactVar" => ExactVar::new(1.0).unwrap().fold(part),
+                        _ => ExactLogSumExp::fold(part),
+                    };
+                    assert!(
+                        got.to_bits() == want.to_bits(),
+                        "{} {kind:?}: {what} of segment {segment} ({} elements) of {count} is {got:e} where the fold gives {want:e}",
+                        backend.name(),
+                        part.len()
+                    );
+                }
+            }
+            let again = exact_family_over_segments(&mut backend, &values, offset, &offsets);
+            for ((what, first), (_, again)) in first.iter().zip(again) {
+                let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert!(
+                    bits(first) == bits(&again),
+                    "{} {kind:?}: {what} differs between runs",
+                    backend.name()
+                );
+            }
+        }
+    });
+}
+
+/// `ExactSum`, `ExactMean`, `ExactSumOfSquares`, `ExactVar` (correction
+/// 1) and `ExactLogSumExp` of the segments `offsets` of `values` (staged
+/// at `offset` between poison) on the tester's backend, each named.
+fn exact_family_over_segments<B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    values: &[T],
+    offset: usize,
+    offsets: &[u64],
+) -> [(&'static str, Vec<T>); 5] {
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    let staged_offsets = B::stage(offsets, 0, 0u64);
+    let (input, over) = (B::slice(&staged), || Over::Segments(B::slice(&staged_offsets)));
+    let reducer = &mut tester.reducer;
+    let sums = reducer.reduce_over(input, ExactSum, over()).unwrap();
+    let means = reducer.reduce_over(input, ExactMean, over()).unwrap();
+    let squares = reducer.reduce_over(input, ExactSumOfSquares, over()).unwrap();
+    let var = reducer.reduce_over(input, ExactVar::new(1.0).unwrap(), over()).unwrap();
+    let lse = reducer.reduce_over(input, ExactLogSumExp, over()).unwrap();
+    [
+        ("ExactSum", B::to_vec(&sums.values).unwrap()),
+        ("ExactMean", B::to_vec(&means.values).unwrap()),
+        ("ExactSumOfSquares", B::to_vec(&squares.values).unwrap()),
+        ("ExactVar", B::to_vec(&var.values).unwrap()),
+        ("ExactLogSumExp", B::to_vec(&lse.values).unwrap()),
+    ]
+}
+
+#[test]
+fn exact_sums_of_many_long_f32_segments_are_the_folds_bits() {
+    many_long_segments_match_the_fold::<f32>("exact_sums_of_many_long_f32_segments_are_the_folds_bits");
+}
+
+#[test]
+fn exact_sums_of_many_long_f64_segments_are_the_folds_bits() {
+    many_long_segments_match_the_fold::<f64>("exact_sums_of_many_long_f64_segments_are_the_folds_bits");
+}
+
 /// Batch invariance: a row's exact sum has the same bits whether it is
 /// reduced alone or as one row of batches of 7, 64 and 4096 rows of other
 /// data (each batch a different launch plan), and as a segment among
