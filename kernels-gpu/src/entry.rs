@@ -189,31 +189,14 @@ pub unsafe fn exact_segments<T: ExactElement, M: ExactMap<T>, const SCHEDULE: u8
         },
         (false, false) => ExactFinish::plain(Finish::Value),
     };
-    let plan = SegmentPlan::from_bits(args.plan);
-    let tickets = device::to_global(args.tickets);
+    use segment::{reduce_exact, reduce_exact_balanced, reduce_exact_per_thread};
+    let (plan, shifts) = (SegmentPlan::from_bits(args.plan), args.shifts);
+    let (partials, tickets) = (device::to_global(args.partials), device::to_global(args.tickets));
     match SCHEDULE {
-        PER_THREAD => segment::reduce_exact_per_thread::<T, M, false, false>(input, segments, out, args.shifts, finish),
-        WARPS_TAKE => segment::reduce_exact_balanced::<T, M>(input, segments, plan, tickets, out, args.shifts, finish),
-        RUNS => segment::reduce_exact::<T, M, false, true>(
-            input,
-            segments,
-            plan,
-            device::to_global(args.partials),
-            tickets,
-            out,
-            args.shifts,
-            finish,
-        ),
-        _ => segment::reduce_exact::<T, M, false, false>(
-            input,
-            segments,
-            plan,
-            device::to_global(args.partials),
-            tickets,
-            out,
-            args.shifts,
-            finish,
-        ),
+        PER_THREAD => reduce_exact_per_thread::<T, M, false, false>(input, segments, out, shifts, finish),
+        WARPS_TAKE => reduce_exact_balanced::<T, M>(input, segments, plan, tickets, out, shifts, finish),
+        RUNS => reduce_exact::<T, M, false, true>(input, segments, plan, partials, tickets, out, shifts, finish),
+        _ => reduce_exact::<T, M, false, false>(input, segments, plan, partials, tickets, out, shifts, finish),
     }
 }
 

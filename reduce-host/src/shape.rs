@@ -272,7 +272,8 @@ pub(crate) enum Teams {
 /// part is short ([`ExactTeams::single_thread_bytes`]), and a team of more
 /// than a warp is the largest: its reduction's barrier costs the same for
 /// any team past a warp, and a block of one team waits for no other segment
-/// each round.
+/// each round; with `warp_at_most`, a warp at most (for warps that take
+/// segments as they finish: [`exact_warps_take`]).
 ///
 /// `None` if its arithmetic overflows: where the bytes of an average
 /// segment pass `u64::MAX` (a `len` no buffer has), or for a grid cap of 0.

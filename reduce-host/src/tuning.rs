@@ -149,6 +149,14 @@ pub struct ExactTeams {
 ///   1.03 against 1.25, segments of mean 100 1.30 against 1.45; `f64`
 ///   segments of mean 100 1.52 against 1.80, but rows of 8 1.29 against
 ///   1.20 (the own kernel spills 32 bytes).
+///   `min_takes_per_warp` 1 (2026-11-30, `bench exact_parts`, same-call
+///   A/B against the fixed order, `bench-results/2026-11-30-exact-warps-take/`):
+///   random segments of mean 10^4 (a third empty, a third 10^4, a third
+///   2 · 10^4 long; `f32` teams of 32 lanes in a fixed order, `f64` teams
+///   of the block) handed out to warps of 32 lanes: `ExactSum` `f32`
+///   1.41 → 1.12 × `Op::Sum`, `f64` 2.03 → 1.33, with 6.4 and 3.2
+///   segments a warp (so one take each is enough: `f64`'s would not pass
+///   the reductions' four).
 pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,

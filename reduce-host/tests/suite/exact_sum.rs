@@ -539,9 +539,10 @@ fn many_long_segments_match_the_fold<T: ExactTest>(test: &str) {
     });
 }
 
-/// `ExactSum`, `ExactMean`, `ExactSumOfSquares`, `ExactVar` (correction
-/// 1) and `ExactLogSumExp` of the segments `offsets` of `values` (staged
-/// at `offset` between poison) on the tester's backend, each named.
+/// `ExactSum`, `ExactMean`, `ExactSumOfSquares`, `ExactVar` (with a
+/// correction of one) and `ExactLogSumExp` of the segments `offsets` of
+/// `values` (staged at `offset` between poison) on the tester's backend,
+/// each named.
 fn exact_family_over_segments<B: TestBackend, T: ExactTest>(
     tester: &mut Tester<B>,
     values: &[T],
