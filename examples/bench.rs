@@ -54,7 +54,8 @@
 //! equal segments) and `segments_halves_<length>` (segments alternately
 //! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384;
 //! for `exact_parts`, rows of 2^18, 2^21, 2^22 and 2^23 rows
-//! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...).
+//! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...) and
+//! random segments of mean 1000 (`segments_mean_1000`).
 //! `REDUCE_BENCH_BATCH=k` times `k` calls in a row between each pair of
 //! events (their mean: the host's per-call work hidden behind the GPU's).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
@@ -413,7 +414,11 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
             (format!("rows_{rows}x{row_len}"), Segmentation::Rows { rows, row_len })
         })
         .collect();
-    for mean in [100u64, 10_000] {
+    // Segments of mean 1000: a probe, timed only where named.
+    for mean in [100u64, 1000, 10_000]
+        .into_iter()
+        .filter(|&mean| mean != 1000 || named("segments_mean_1000"))
+    {
         let mut offsets = vec![0u64];
         while offsets[offsets.len() - 1] < n as u64 {
             let length = u64::from(fill_value::<u32>(offsets.len(), 11) - 1) * mean;

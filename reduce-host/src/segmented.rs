@@ -307,9 +307,9 @@ impl<B: Backend> Reducer<B> {
         // The exact sum's teams of one thread have a kernel of their own
         // where the tuning says so (but over rows in runs, which the teams'
         // kernel of runs reads), whose grid cap sizes their grid (the team
-        // does not depend on it). Segments given by offsets that would
-        // have teams of a warp or more get a warp each, handed out from a
-        // counter, where the tuning says so and there are enough of them.
+        // does not depend on it). Segments given by offsets whose teams
+        // would be large enough go to warps as they finish, where the
+        // tuning says so and there are enough of them.
         if let Some((Kernel::ExactSegments { op, element, mean, .. }, shape)) = plan {
             let exact_kernel = |schedule| Kernel::ExactSegments {
                 op,
@@ -327,7 +327,9 @@ impl<B: Backend> Reducer<B> {
                 let tuning = self.backend.tuning();
                 plan = shape::segmented_shape(tuning, teams, segments, len, element_bytes, grid_cap)
                     .map(|shape| (kernel, shape));
-            } else if let (Some(min_takes), true, true) = (sizing.min_takes_per_warp, offsets, shape.team_threads >= 32)
+            } else if let Some(take) = sizing
+                .warps_take
+                .filter(|take| offsets && shape.team_threads >= take.min_lanes)
             {
                 let kernel = exact_kernel(ExactSchedule::WarpsTake);
                 let grid_cap = self.backend.grid_cap(kernel)?;
@@ -337,7 +339,7 @@ impl<B: Backend> Reducer<B> {
                     warp_at_most: true,
                 };
                 let balanced = shape::segmented_shape(tuning, warps, segments, len, element_bytes, grid_cap)
-                    .filter(|&shape| shape::exact_warps_take(shape, segments, min_takes));
+                    .filter(|&shape| shape::exact_warps_take(shape, segments, take.min_takes));
                 if let Some(shape) = balanced {
                     plan = Some((kernel, shape));
                 }

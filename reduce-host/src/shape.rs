@@ -364,7 +364,7 @@ fn takers(launch: LaunchShape, team_threads: u32) -> Option<(u64, u64)> {
 /// ([`ExactSchedule::WarpsTake`](kernels_gpu::abi::ExactSchedule::WarpsTake)):
 /// teams of 2 to 32 lanes, one part per segment, and segments for at
 /// least `min_takes` takes for each warp
-/// ([`ExactTeams::min_takes_per_warp`](crate::tuning::ExactTeams::min_takes_per_warp)).
+/// ([`WarpsTake::min_takes`](crate::tuning::WarpsTake::min_takes)).
 pub(crate) fn exact_warps_take(shape: SegmentedShape, segments: usize, min_takes: u64) -> bool {
     let Some((warps, _)) = takers(shape.launch, shape.team_threads) else {
         return false;

@@ -78,12 +78,20 @@ pub struct ExactTeams {
     /// kernel ([`ExactSchedule::PerThread`](kernels_gpu::abi::ExactSchedule::PerThread)), rows (`[0]`) and segments
     /// (`[1]`), or the teams' kernel calls the loop.
     pub single_thread_kernel: [bool; 2],
-    /// Segments given by offsets whose average would have a team of a warp
-    /// or more get a warp each, handed out to the warps from a
-    /// counter ([`ExactSchedule::WarpsTake`](kernels_gpu::abi::ExactSchedule::WarpsTake)),
-    /// where there are segments for at least this many takes per warp
-    /// (`None`: never).
-    pub min_takes_per_warp: Option<u64>,
+    /// Which segments given by offsets go to warps as they finish
+    /// ([`ExactSchedule::WarpsTake`](kernels_gpu::abi::ExactSchedule::WarpsTake);
+    /// `None`: never).
+    pub warps_take: Option<WarpsTake>,
+}
+
+/// Segments given by offsets whose average would have a team of at least
+/// `min_lanes` lanes in a fixed order get a team of at most a warp,
+/// handed out to the warps from a counter as they finish, where there are
+/// segments for at least `min_takes` takes per warp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpsTake {
+    pub min_lanes: u32,
+    pub min_takes: u64,
 }
 
 /// Hopper (sm_90) and newer. Measured on an H200 (1 GiB inputs unless said
@@ -149,14 +157,18 @@ pub struct ExactTeams {
 ///   1.03 against 1.25, segments of mean 100 1.30 against 1.45; `f64`
 ///   segments of mean 100 1.52 against 1.80, but rows of 8 1.29 against
 ///   1.20 (the own kernel spills 32 bytes).
-///   `min_takes_per_warp` 1 (2026-11-30, `bench exact_parts`, same-call
-///   A/B against the fixed order, `bench-results/2026-11-30-exact-warps-take/`):
-///   random segments of mean 10^4 (a third empty, a third 10^4, a third
-///   2 · 10^4 long; `f32` teams of 32 lanes in a fixed order, `f64` teams
-///   of the block) handed out to warps of 32 lanes: `ExactSum` `f32`
-///   1.41 → 1.12 × `Op::Sum`, `f64` 2.03 → 1.33, with 6.4 and 3.2
-///   segments a warp (so one take each is enough: `f64`'s would not pass
-///   the reductions' four).
+///   `warps_take` from 32 lanes (`f32`) and 8 (`f64`), one take a warp
+///   (2026-11-30, `bench exact_parts`, same-call A/Bs against the fixed
+///   order, `bench-results/2026-11-30-exact-warps-take/`): random segments
+///   of mean 10^4 (a third empty, a third 10^4, a third 2 · 10^4 long;
+///   `f32` teams of 32 lanes in a fixed order, `f64` teams of the block)
+///   handed out to warps of 32 lanes: `ExactSum` `f32` 1.41 → 1.11 ×
+///   `Op::Sum`, `f64` 2.03 → 1.34, with 6.4 and 3.2 segments a warp (so
+///   one take each: `f64`'s would not pass the reductions' four); of mean
+///   1000 (`f32` teams of 2 lanes, `f64` of 8), all teams taking: `f64`
+///   `ExactSum` 2.11 → 1.54, `ExactVar` 2.77 → 2.47 × `Var`; `f32`
+///   `ExactSum` 1.55 → 1.46 but `ExactVar` 2% slower (its deviations'
+///   pass 8%), so `f32` keeps the fixed order below a warp.
 pub(crate) const HOPPER: Tuning = Tuning {
     min_cc: 90,
     block_threads: 512,
@@ -173,14 +185,20 @@ pub(crate) const HOPPER: Tuning = Tuning {
             min_lanes: 2,
             single_thread_bytes: [128, 512],
             single_thread_kernel: [true, true],
-            min_takes_per_warp: Some(1),
+            warps_take: Some(WarpsTake {
+                min_lanes: 32,
+                min_takes: 1,
+            }),
         },
         ExactTeams {
             tiles_per_thread: 16,
             min_lanes: 8,
             single_thread_bytes: [256, 1024],
             single_thread_kernel: [false, true],
-            min_takes_per_warp: Some(1),
+            warps_take: Some(WarpsTake {
+                min_lanes: 8,
+                min_takes: 1,
+            }),
         },
     ],
 };

@@ -481,21 +481,24 @@ fn exact_sums_of_f64_segments_and_rows_are_the_folds_bits() {
 
 /// Many long segments given by offsets, a third each empty, `mean` and
 /// `2 · mean` elements long, in random order (as the bench's): more
-/// segments than the launch has warps, long enough on average for teams
-/// of a warp or more, so warps take them from a counter
-/// (`ExactSchedule::WarpsTake`; on the GPU 4500 segments, past an H200's
-/// 4224 warps). Every kind of values, at a
+/// segments than the launch has warps' takes, long enough on average for
+/// teams of a warp or more (and, for `f64`, of 8 lanes), so warps take
+/// them from a counter (`ExactSchedule::WarpsTake`; on the GPU 4500 and
+/// 18000 segments, past an H200's 4224 warps and their takes of 4). Every kind of values, at a
 /// random offset; every result of `ExactSum`, `ExactMean`,
 /// `ExactSumOfSquares`, `ExactVar` (both passes) and `ExactLogSumExp` is
 /// its fold's bits, and a second run gives the same.
 fn many_long_segments_match_the_fold<T: ExactTest>(test: &str) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
-        // An average past 32 lanes' 16 tiles each (8192 `f32`s, 4096
-        // `f64`s): a team of a warp or more in a fixed order.
-        let mean = 49_152 / std::mem::size_of::<T>() as u64;
-        let count = backend.size(4500, 24);
-        for kind in KINDS {
+        // Averages past 32 lanes' 16 tiles each (8192 `f32`s, 4096
+        // `f64`s: a team of a warp or more in a fixed order) and of 8
+        // lanes' (`f64`: warps take those too; `f32`: a fixed order).
+        let means = [
+            (49_152 / std::mem::size_of::<T>() as u64, backend.size(4500, 24)),
+            (8192 / std::mem::size_of::<T>() as u64, backend.size(18_000, 60)),
+        ];
+        for ((mean, count), kind) in means.into_iter().flat_map(|mean| KINDS.map(|kind| (mean, kind))) {
             let mut lengths: Vec<u64> = (0..count as u64).map(|s| s % 3 * mean).collect();
             lengths.shuffle(&mut rng);
             let mut offsets = vec![0u64];
