@@ -570,11 +570,11 @@ mod tests {
         assert_eq!(odd.team_threads, 128);
     }
 
-    /// Warps take the exact sum's segments where a fixed order would give
-    /// teams of a warp or more and there is a segment for every warp:
-    /// `f32` and `f64` segments of mean 10^4 in 1 GiB (26843 and 13422 on
-    /// 4224 warps), not a few long ones, nor with teams of a warp at most
-    /// where those would be fewer than two lanes.
+    /// Warps can take the exact sum's segments where there are enough for
+    /// every warp's take: `f32` and `f64` segments of mean 10^4 in 1 GiB
+    /// (26843 and 13422 on 4224 warps), `f64` segments of mean 1000 in
+    /// teams of 8 lanes, not a few long ones, nor where a team would be
+    /// one thread.
     #[test]
     fn exact_segments_go_to_warps_where_there_is_one_for_each() {
         let warp_shape = |segments: usize, len: usize, bytes: usize| {
@@ -592,6 +592,12 @@ mod tests {
             // Not with 4 takes for each warp (`f64`: 3.2 segments a warp).
             assert_eq!(exact_warps_take(shape, segments, 4), bytes == 4 && segments >= 4 * 4224);
         }
+        // `f64` segments of mean 1000: teams of 8 lanes, 4 to a warp and
+        // 4 segments a take, 134217 segments for 4224 warps' takes.
+        let eights = warp_shape(134_217, 1 << 27, 8);
+        assert_eq!((eights.team_threads, eights.segments_per_take), (8, 4));
+        assert!(exact_warps_take(eights, 134_217, 1));
+        assert!(!exact_warps_take(eights, 4224 * 4 - 1, 1));
         // Fewer segments than warps: 1000 segments of 2^18 `f32`s.
         let few = warp_shape(1000, 1 << 28, 4);
         assert_eq!(few.team_threads, 32);
