@@ -514,13 +514,7 @@ fn many_long_segments_match_the_fold<T: ExactTest>(test: &str) {
                 assert_eq!(got.len(), count, "{what}");
                 for (segment, (got, range)) in got.iter().zip(offsets.windows(2)).enumerate() {
                     let part = &values[range[0] as usize..range[1] as usize];
-                    let want = match *what {
-                        "ExactSum" => ExactSum::fold(part),
-                        "ExactMean" => ExactMean::fold(part),
-                        "ExactSumOfSquares" => ExactSumOfSquares::fold(part),
-                        "ExactVar" => ExactVar::new(1.0).unwrap().fold(part),
-                        _ => ExactLogSumExp::fold(part),
-                    };
+                    let want = family_fold(what, part);
                     assert!(
                         got.to_bits() == want.to_bits(),
                         "{} {kind:?}: {what} of segment {segment} ({} elements) of {count} is {got:e} where the fold gives {want:e}",
@@ -542,10 +536,8 @@ fn many_long_segments_match_the_fold<T: ExactTest>(test: &str) {
     });
 }
 
-/// `ExactSum`, `ExactMean`, `ExactSumOfSquares`, `ExactVar` (with a
-/// correction of one) and `ExactLogSumExp` of the segments `offsets` of
-/// `values` (staged at `offset` between poison) on the tester's backend,
-/// each named.
+/// [`exact_family`] of the segments `offsets` of `values` (staged at
+/// `offset` between poison) on the tester's backend.
 fn exact_family_over_segments<B: TestBackend, T: ExactTest>(
     tester: &mut Tester<B>,
     values: &[T],
@@ -554,7 +546,20 @@ fn exact_family_over_segments<B: TestBackend, T: ExactTest>(
 ) -> [(&'static str, Vec<T>); 5] {
     let staged = B::stage(values, offset, T::from_f64(f64::NAN));
     let staged_offsets = B::stage(offsets, 0, 0u64);
-    let (input, over) = (B::slice(&staged), || Over::Segments(B::slice(&staged_offsets)));
+    exact_family(tester, B::slice(&staged), || Over::Segments(B::slice(&staged_offsets)))
+}
+
+/// `ExactSum`, `ExactMean`, `ExactSumOfSquares`, `ExactVar` (with a
+/// correction of one) and `ExactLogSumExp` of `input` over `over()` on
+/// the tester's backend, each named as [`family_fold`] names them.
+fn exact_family<'a, B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    input: &B::Slice<T>,
+    over: impl Fn() -> Over<'a, &'a B::Slice<u64>>,
+) -> [(&'static str, Vec<T>); 5]
+where
+    B::Slice<u64>: 'a,
+{
     let reducer = &mut tester.reducer;
     let sums = reducer.reduce_over(input, ExactSum, over()).unwrap();
     let means = reducer.reduce_over(input, ExactMean, over()).unwrap();
@@ -568,6 +573,19 @@ fn exact_family_over_segments<B: TestBackend, T: ExactTest>(
         ("ExactVar", B::to_vec(&var.values).unwrap()),
         ("ExactLogSumExp", B::to_vec(&lse.values).unwrap()),
     ]
+}
+
+/// The CPU fold of `part` for the exact reduction [`exact_family`] names
+/// `what`.
+fn family_fold<T: ExactTest>(what: &str, part: &[T]) -> T {
+    match what {
+        "ExactSum" => ExactSum::fold(part),
+        "ExactMean" => ExactMean::fold(part),
+        "ExactSumOfSquares" => ExactSumOfSquares::fold(part),
+        "ExactVar" => ExactVar::new(1.0).unwrap().fold(part),
+        "ExactLogSumExp" => ExactLogSumExp::fold(part),
+        other => panic!("no fold for {other}"),
+    }
 }
 
 #[test]
@@ -761,8 +779,8 @@ fn exact_sums_of_f64_along_axes_are_the_folds_bits() {
 /// kept axis outermost with gaps between the runs, and a whole slice with
 /// gaps between its rows. Every kind of values; uniform ones also at an
 /// offset that misaligns the input (then gathered first). Every result of
-/// `ExactSum`, `ExactMean`, `ExactVar` (both passes read in place) and
-/// `ExactLogSumExp` is its fold's bits.
+/// `ExactSum`, `ExactMean`, `ExactSumOfSquares`, `ExactVar` (both passes
+/// read in place) and `ExactLogSumExp` is its fold's bits.
 fn axes_apart_match_the_fold<T: ExactTest>(test: &str) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
@@ -793,12 +811,7 @@ fn axes_apart_match_the_fold<T: ExactTest>(test: &str) {
             for (what, got) in results {
                 assert_eq!(got.len(), parts.len(), "{what} {layout:?} axes {axes:?}");
                 for (o, (got, part)) in got.iter().zip(&parts).enumerate() {
-                    let want = match what {
-                        "ExactSum" => ExactSum::fold(part),
-                        "ExactMean" => ExactMean::fold(part),
-                        "ExactVar" => ExactVar::new(1.0).unwrap().fold(part),
-                        _ => ExactLogSumExp::fold(part),
-                    };
+                    let want = family_fold(what, part);
                     assert!(
                         got.to_bits() == want.to_bits(),
                         "{} {kind:?}: {layout:?} axes {axes:?} offset {offset}: {what} of result {o} is {got:e} where the fold gives {want:e}",
@@ -810,28 +823,16 @@ fn axes_apart_match_the_fold<T: ExactTest>(test: &str) {
     });
 }
 
-/// `ExactSum`, `ExactMean`, `ExactVar` (correction 1) and
-/// `ExactLogSumExp` of `axes` of `layout` over `values` (staged at `offset`
-/// between poison) on the tester's backend, each named.
+/// [`exact_family`] of `axes` of `layout` over `values` (staged at
+/// `offset` between poison) on the tester's backend.
 fn exact_family_along<B: TestBackend, T: ExactTest>(
     tester: &mut Tester<B>,
     values: &[T],
     offset: usize,
     (layout, axes): (&Strided, &[isize]),
-) -> [(&'static str, Vec<T>); 4] {
-    let sums = exact_sums_along(tester, values, offset, (layout, axes));
+) -> [(&'static str, Vec<T>); 5] {
     let staged = B::stage(values, offset, T::from_f64(f64::NAN));
-    let (input, over) = (B::slice(&staged), || Over::Axes(layout, axes));
-    let reducer = &mut tester.reducer;
-    let mean = reducer.reduce_over(input, ExactMean, over()).unwrap();
-    let var = reducer.reduce_over(input, ExactVar::new(1.0).unwrap(), over()).unwrap();
-    let lse = reducer.reduce_over(input, ExactLogSumExp, over()).unwrap();
-    [
-        ("ExactSum", sums),
-        ("ExactMean", B::to_vec(&mean.values).unwrap()),
-        ("ExactVar", B::to_vec(&var.values).unwrap()),
-        ("ExactLogSumExp", B::to_vec(&lse.values).unwrap()),
-    ]
+    exact_family(tester, B::slice(&staged), || Over::Axes(layout, axes))
 }
 
 #[test]
