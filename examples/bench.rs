@@ -61,7 +61,8 @@
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
 //! quick rounds at small sizes). `REDUCE_BENCH_INPUTS=normal,...` times
 //! `exact` on the inputs named only (`small`, `uniform`, `uniform53`,
-//! `normal`, `uniform_nans`).
+//! `normal`, `uniform_nans`); the type `exact_f64` times `exact`'s `f64`
+//! half alone.
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{DeviceBox, DeviceBuffer};
@@ -113,6 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 bench_exact::<f32>(&mut reducer, "f32", &sizes)?;
                 bench_exact::<f64>(&mut reducer, "f64", &sizes_64)?;
             }
+            "exact_f64" => bench_exact::<f64>(&mut reducer, "f64", &sizes_64)?,
             "exact_parts" => {
                 bench_exact_parts::<f32>(&mut reducer, "f32")?;
                 bench_exact_parts::<f64>(&mut reducer, "f64")?;

@@ -734,7 +734,11 @@ impl<B: Backend> Reducer<B> {
     pub(crate) fn production_shape(&mut self, kernel: Kernel, len: usize, element_bytes: usize) -> Result<LaunchShape> {
         let grid_cap = self.backend.grid_cap(kernel)?;
         let tuning = self.backend.tuning();
-        shape::production_shape(tuning, len, element_bytes, grid_cap).ok_or_else(|| {
+        let shape = match tuning.exact_f64_max_registers {
+            Some(_) if kernel.is_lean_exact_f64() => shape::lean_exact_shape(tuning, len, grid_cap),
+            _ => shape::production_shape(tuning, len, element_bytes, grid_cap),
+        };
+        shape.ok_or_else(|| {
             Error::InvalidPolicy(format!(
                 "no launch shape for {len} elements of {element_bytes} bytes in blocks of {} threads",
                 tuning.block_threads

@@ -75,6 +75,21 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
     })
 }
 
+/// [`production_shape`] for a whole-input exact sum of `f64`s whose
+/// registers the tuning row caps (`Tuning::exact_f64_max_registers`), so
+/// that `grid_cap` is twice what it would be uncapped: the blocks past half
+/// of it only where each thread still gets `exact_f64_full_grid_tiles`
+/// tiles (a block's reduction of expansions costs more than a tile or two
+/// of loads), and never fewer than the uncapped kernel would have.
+pub(crate) fn lean_exact_shape(tuning: Tuning, len: usize, grid_cap: u32) -> Option<LaunchShape> {
+    let element_bytes = std::mem::size_of::<f64>();
+    let shape = production_shape(tuning, len, element_bytes, grid_cap)?;
+    let tiles = usize::try_from(tuning.exact_f64_full_grid_tiles.max(1)).ok()?;
+    let loaded = production_shape(tuning, len.checked_div(tiles)?, element_bytes, grid_cap)?;
+    let blocks = Ord::max(Ord::min(shape.blocks, (grid_cap / 2).max(1)), loaded.blocks);
+    Some(LaunchShape { blocks, ..shape })
+}
+
 /// The axis kernel's plan and grid for `outputs` results, each folding
 /// `reduced` elements (see [`crate::axes`]): a block of the largest power of
 /// two of threads the tuning row allows; when the reduced axis is
@@ -427,6 +442,21 @@ mod tests {
             assert_eq!(plan.output_lanes_log2 + plan.reduce_lanes_log2, 9);
             assert!(plan.splits >= 1 && launch.blocks >= 1 && launch.blocks <= 264);
         }
+    }
+
+    #[test]
+    fn capped_exact_f64_sums_fill_their_grid_only_with_four_tiles_a_thread() {
+        // An H200 with the kernels capped: four 512-thread blocks an SM
+        // (528), two uncapped (264); a tile of a thread is 8 `f64`s.
+        let blocks = |len: usize| lean_exact_shape(hopper(512), len, 528).map(|s| s.blocks);
+        assert_eq!(blocks(1), Some(1));
+        assert_eq!(blocks(1 << 20), Some(256), "one tile each, as uncapped");
+        assert_eq!(blocks(1 << 22), Some(264), "half the grid: the uncapped kernel's");
+        assert_eq!(blocks(1 << 23), Some(512), "4 tiles each");
+        assert_eq!(blocks(1 << 24), Some(528), "the whole grid");
+        assert_eq!(blocks(usize::MAX), Some(528));
+        // A grid of one block (the emulator's smallest) stays one.
+        assert_eq!(lean_exact_shape(hopper(512), 1 << 24, 1).map(|s| s.blocks), Some(1));
     }
 
     fn shape(segments: usize, len: usize, element_bytes: usize) -> (u32, u32, u32) {

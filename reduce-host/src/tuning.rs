@@ -31,6 +31,21 @@ pub struct Tuning {
     /// 8 `exp` series per batch are independent, and ptxas interleaves them
     /// up to more registers than the row's block may have.
     pub series_max_registers: Option<u32>,
+    /// Registers per thread the whole-input exact sums of `f64` may use
+    /// (`.maxnreg` on the kernels `abi::Kernel::is_lean_exact_f64` names:
+    /// of the elements, the NaN-ignoring elements, the squares and the
+    /// squared deviations), or `None` for no cap: ptxas gives them 47,
+    /// which fits two 512-thread blocks on an SM, and 32 fits four, with no
+    /// spills. Their grid then holds more than half the blocks an SM
+    /// can hold only where each thread still gets
+    /// [`Tuning::exact_f64_full_grid_tiles`] tiles
+    /// (`shape::lean_exact_shape`).
+    pub exact_f64_max_registers: Option<u32>,
+    /// Tiles of loads each thread of a capped whole-input exact sum of
+    /// `f64` gets before its grid grows past half the blocks the SMs hold:
+    /// each block ends in a reduction of expansions, whose `f64` additions
+    /// cost more than the loads of a tile or two.
+    pub exact_f64_full_grid_tiles: u64,
     /// Full tiles each thread of a segment's team should get: each tile is one
     /// batch of loads in flight, and each segment costs its team a fixed
     /// overhead (its bounds, head and tail, the team's reduction), which more
@@ -113,6 +128,24 @@ pub struct WarpsTake {
 ///   a thread, which stay in L1), 512-thread blocks: 970 µs. A cap on every axis kernel instead
 ///   raised the others' registers (ptxas spends what `.maxnreg` allows:
 ///   the axis sum went from 56 to 111) and their blocks per SM fell.
+/// - `exact_f64_max_registers` 32 and `exact_f64_full_grid_tiles` 4
+///   (2026-11-30, H200, `bench exact`, same-call A/Bs of two rounds,
+///   `bench-results/2026-11-30-exact-f64-registers/`, each exact time ÷
+///   its default's): capped, four blocks of 512 threads fit an SM instead
+///   of two (ptxas spills nothing at 32): `ExactSum` of `f64` 1.081 → 1.061
+///   at 2^26 elements, 1.066 → 1.040 at 10^8 and 1.056 → 1.024 at 2^28
+///   (those two with the sum alone capped); `ExactSumOfSquares` 1.30 → 1.12
+///   and `ExactVar` 2.10 → 1.88 at 2^26. The cost: `ExactSum` at 2^24
+///   1.120 → 1.178 (43.6 → 45.6 µs; `ExactSumOfSquares` there 1.35 →
+///   1.28). With the whole grid at every length, `ExactSum` of 2^22 took
+///   22.7–23.6 µs against 20.5 uncapped (the blocks' reductions of
+///   expansions, twice as many, cost more than their few tiles of loads);
+///   blocks past half the grid only with 4 tiles a thread: 21.0–21.3 (2
+///   tiles: 23.3; 4 tiles for every block left 2^20 with 64 blocks:
+///   17.0 µs against 15.0). Not measured: more tiles (16 would give 2^24
+///   half the grid). Not logsumexp's terms nor the dot product (104 and
+///   144 bytes spilled at 32), nor `f32` (at 40 registers it spills 56
+///   bytes in its loop and took 1.6× as long).
 /// - `segment_tiles_per_thread` 2 and `min_segment_lanes` 4: teams of 2
 ///   lanes made 64-element f32 rows take 1.4× as long as teams of 4.
 /// - `take_bytes` 32 KiB: takes of about 16 KiB made equal f32 segments of
@@ -174,6 +207,8 @@ pub(crate) const HOPPER: Tuning = Tuning {
     block_threads: 512,
     segmented_max_registers: 64,
     series_max_registers: Some(128),
+    exact_f64_max_registers: Some(32),
+    exact_f64_full_grid_tiles: 4,
     segment_tiles_per_thread: 2,
     min_segment_lanes: 4,
     take_bytes: 32 << 10,
@@ -213,6 +248,7 @@ const VOLTA: Tuning = Tuning {
     min_cc: 70,
     block_threads: 256,
     series_max_registers: None,
+    exact_f64_max_registers: None,
     ..HOPPER
 };
 

@@ -326,6 +326,21 @@ pub enum UserFamily {
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Kernel {
+    /// Whether it is a whole-input exact sum of `f64`s whose registers a
+    /// tuning row may cap (the host's `Tuning::exact_f64_max_registers`):
+    /// of the elements, the NaN-ignoring elements, the squares or the
+    /// squared deviations; not logsumexp's terms, which ptxas spills when
+    /// capped.
+    pub fn is_lean_exact_f64(self) -> bool {
+        matches!(
+            self,
+            Kernel::ExactSum {
+                op: Op::Sum | Op::NanSum | Op::SumOfSquares | Op::SquaredDeviation,
+                element: Scalar::F64,
+            }
+        )
+    }
+
     /// The module this kernel ships in.
     pub fn module(self) -> Module {
         match self {
