@@ -2,7 +2,8 @@
 # Builds the `bench` example of the working tree (as it is, experiments
 # included, its kernels built from source: feature build-kernels, so the
 # driver compiles them) and adds it to the A/B kit as .device-ab/bench-NAME,
-# its sm_90 PTX as .device-ab/NAME.ptx (for `ptxas -v` on the GPU machine),
+# its sm_90 PTX as .device-ab/NAME.ptx (for `ptxas -v` on the GPU machine;
+# without the user-operator kernels),
 # and optionally test binaries as .device-ab/TEST-NAME; then packs the kit
 # into .device-ab.tgz (both git-ignored) for the device tool's `carry`.
 # Usage: bash scripts/ab_stage.sh NAME [TEST...]   (TEST: a file of reduce-host/tests)
@@ -15,9 +16,10 @@ mkdir -p .device-ab
 cargo build --release --example bench --features reduce/build-kernels
 cp target/release/examples/bench ".device-ab/bench-$name"
 strip ".device-ab/bench-$name"
-# The PTX the build script just wrote (one out/ folder per build-script hash).
+# The PTX the build script just wrote (one out/ folder per build-script
+# hash), less the user-operator kernels, which ptxas cannot compile unspliced.
 ptx=$(ls -t target/release/build/reduce-host-*/out/kernels_sm_90.ptx | head -1)
-cp "$ptx" ".device-ab/$name.ptx"
+python3 scripts/ptx_without_user_ops.py < "$ptx" > ".device-ab/$name.ptx"
 for test in "$@"; do
   exe=$(cargo test --release -p reduce-host --features build-kernels --test "$test" --no-run --message-format=json 2>/dev/null \
     | python3 scripts/test_executables.py)
