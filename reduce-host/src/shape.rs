@@ -77,10 +77,11 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
 
 /// [`production_shape`] for a whole-input exact sum of `f64`s whose
 /// registers the tuning row caps (`Tuning::exact_f64_max_registers`), so
-/// that `grid_cap` is twice what it would be uncapped: the blocks past half
-/// of it only where each thread still gets `exact_f64_full_grid_tiles`
-/// tiles (a block's reduction of expansions costs more than a tile or two
-/// of loads), and never fewer than the uncapped kernel would have.
+/// that `grid_cap` is about twice the uncapped kernel's (four 512-thread
+/// blocks an SM against two): the blocks past half of it only where each
+/// thread still gets `exact_f64_full_grid_tiles` tiles (a block's
+/// reduction of expansions costs more than a tile or two of loads); below
+/// half, one tile a thread, as [`production_shape`] gives.
 pub(crate) fn lean_exact_shape(tuning: Tuning, len: usize, grid_cap: u32) -> Option<LaunchShape> {
     let element_bytes = std::mem::size_of::<f64>();
     let shape = production_shape(tuning, len, element_bytes, grid_cap)?;

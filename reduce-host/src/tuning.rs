@@ -241,7 +241,8 @@ pub(crate) const HOPPER: Tuning = Tuning {
 /// Volta to Ada (sm_70 to sm_89): 256-thread blocks, as the policy table has
 /// held since before Hopper was tuned. None of these numbers was measured
 /// on these GPUs (the project has had only H100s and H200s): the segmented
-/// ones are Hopper's.
+/// ones are Hopper's. The whole-input exact sums of `f64` are not capped
+/// (their cap was measured on Hopper's 512-thread blocks only).
 /// Logsumexp of `f64` is not capped there: its 152 registers fit a
 /// 256-thread block, and a cap (`.maxnreg`, even 255) changes what ptxas does.
 const VOLTA: Tuning = Tuning {
