@@ -59,7 +59,8 @@
 //! `REDUCE_BENCH_BATCH=k` times `k` calls in a row between each pair of
 //! events (their mean: the host's per-call work hidden behind the GPU's).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
-//! quick rounds at small sizes). `REDUCE_BENCH_INPUTS=normal,...` times
+//! quick rounds at small sizes), `REDUCE_BENCH_MIN_N=N` only those from `N`
+//! (both: one size, as `ncu --launch-count` wants it). `REDUCE_BENCH_INPUTS=normal,...` times
 //! `exact` on the inputs named only (`small`, `uniform`, `uniform53`,
 //! `normal`, `uniform_nans`); the type `exact_f64` times `exact`'s `f64`
 //! half alone.
@@ -86,6 +87,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Ok(largest) = std::env::var("REDUCE_BENCH_MAX_N") {
         let largest: usize = largest.parse()?;
         sizes.retain(|&n| n <= largest);
+    }
+    if let Ok(smallest) = std::env::var("REDUCE_BENCH_MIN_N") {
+        let smallest: usize = smallest.parse()?;
+        sizes.retain(|&n| n >= smallest);
     }
     let sizes_64: Vec<usize> = sizes.iter().copied().filter(|&n| n <= 1 << 29).collect();
     let mut reducer = match std::env::var("REDUCE_BLOCK_THREADS") {
