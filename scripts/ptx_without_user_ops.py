@@ -7,18 +7,18 @@ import re
 import sys
 
 lines = sys.stdin.read().split("\n")
-out, function, depth = [], [], 0
+out, function, depth, opened = [], [], 0, False
 for line in lines:
     starts = re.match(r"(\.visible |\.weak |\.extern )?\.(entry|func) ", line) is not None
     if not function and not starts:
         out.append(line)
         continue
     function.append(line)
+    opened = opened or "{" in line
     depth += line.count("{") - line.count("}")
-    # A declaration ends at its `;`, a definition at its closing brace.
-    ended = (depth == 0 and "{" in "".join(function)) or (depth == 0 and line.rstrip().endswith(";"))
-    if ended:
+    # A definition ends at its closing brace, a declaration at its `;`.
+    if depth == 0 and (opened or line.rstrip().endswith(";")):
         if not any("user_op_" in part for part in function):
             out.extend(function)
-        function = []
+        function, opened = [], False
 sys.stdout.write("\n".join(out))
