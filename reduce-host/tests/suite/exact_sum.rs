@@ -16,7 +16,8 @@ use rand::Rng;
 use reduce::axes::Strided;
 use reduce::emulated::Emulator;
 use reduce::{
-    ExactLogSumExp, ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, ExactVar, FloatElement, Op, Over, Policy,
+    Error, ExactLogSumExp, ExactMean, ExactNanSum, ExactSum, ExactSumOfSquares, ExactVar, FloatElement, Op, Over,
+    Policy,
 };
 
 /// Python's `math.fsum` for finite `f64`s whose partial sums stay finite:
@@ -654,6 +655,63 @@ fn batch_invariant<T: ExactTest>(test: &str) {
 fn exact_row_sums_are_batch_invariant() {
     batch_invariant::<f32>("exact_row_sums_are_batch_invariant");
     batch_invariant::<f64>("exact_row_sums_are_batch_invariant");
+}
+
+/// One row of the whole input takes the whole-input kernel: every exact
+/// reduction's result over it is the fold's bits (and the whole input's),
+/// at every offset, on every backend; a row of another length is still
+/// `InvalidSegments`, and a row of nothing still the empty part's result.
+fn one_row_is_the_whole_input<T: ExactTest>(test: &str) {
+    let mut rng = rng(test);
+    for_each_backend!(test, |backend| {
+        for kind in KINDS {
+            let n = backend.size(1_000_000, 20_000) + rng.gen_range(0..100);
+            let mut values = random_input::<T>(&mut rng, kind, n);
+            values.truncate(n);
+            one_row_on(&mut backend, &values, rng.gen_range(0..4), kind);
+        }
+        one_row_on::<_, T>(&mut backend, &[], 0, Kind::Uniform);
+    });
+}
+
+/// [`one_row_is_the_whole_input`] of `values`, staged at `offset`.
+fn one_row_on<B: TestBackend, T: ExactTest>(tester: &mut Tester<B>, values: &[T], offset: usize, kind: Kind) {
+    let n = values.len();
+    let staged = B::stage(values, offset, T::from_f64(f64::NAN));
+    let rows = exact_family(tester, B::slice(&staged), || Over::Rows { rows: 1, len: n });
+    if n == 0 {
+        // The empty part's results (the sum's identity, a mean of nothing), not the empty input's error.
+        let [(_, sum), (_, mean), ..] = &rows;
+        assert!(
+            same_bits(sum[0], T::from_f64(0.0)) && mean[0].is_nan(),
+            "{sum:?} {mean:?}"
+        );
+        return;
+    }
+    let whole = exact_family(tester, B::slice(&staged), || Over::Whole);
+    for ((what, row), (_, whole)) in rows.iter().zip(&whole) {
+        let want = family_fold(what, values);
+        assert!(
+            row.len() == 1 && same_bits(row[0], want) && same_bits(whole[0], want),
+            "{} {kind:?}: {what} of one row of {n}: {row:?}, whole {whole:?}, fold {want:e}",
+            tester.name()
+        );
+    }
+    let short = tester
+        .reducer
+        .reduce_over(B::slice(&staged), ExactSum, Over::Rows { rows: 1, len: n - 1 });
+    assert!(
+        matches!(short, Err(Error::InvalidSegments(_))),
+        "one row of {} of {n}: {:?}",
+        n - 1,
+        short.map(|_| ())
+    );
+}
+
+#[test]
+fn exact_reductions_of_one_row_are_the_whole_inputs() {
+    one_row_is_the_whole_input::<f32>("exact_reductions_of_one_row_are_the_whole_inputs");
+    one_row_is_the_whole_input::<f64>("exact_reductions_of_one_row_are_the_whole_inputs");
 }
 
 /// Segments under other launch shapes (other teams, rounds and grids): the
