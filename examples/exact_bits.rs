@@ -139,10 +139,14 @@ struct Place {
     parts: Vec<Vec<usize>>,
 }
 
-/// Rows, segments (random lengths, some empty, a tail in none) and the
-/// axes of the 64 × 128 × 128 tensor.
+/// The whole input, rows, segments (random lengths, some empty, a head
+/// and a tail in none) and the axes of the 64 × 128 × 128 tensor.
 fn places() -> Vec<(Place, PlaceKind)> {
-    let mut places = Vec::new();
+    let whole = Place {
+        name: "whole".to_string(),
+        parts: vec![(0..N).collect()],
+    };
+    let mut places = vec![(whole, PlaceKind::Whole)];
     for rows in [1, 16, 4096, N / 4] {
         let len = N / rows;
         let parts = (0..rows).map(|r| (r * len..(r + 1) * len).collect()).collect();
@@ -180,6 +184,7 @@ fn places() -> Vec<(Place, PlaceKind)> {
 }
 
 enum PlaceKind {
+    Whole,
     Rows { rows: usize, len: usize },
     Segments(Vec<u64>),
     Axes(Vec<isize>),
@@ -222,26 +227,13 @@ macro_rules! battery {
                 let dot = reducer.reduce_pair(&input, &other, ExactDot)?;
                 report("whole", "ExactDot", &[dot], &[ExactDot::fold(&host, &reversed)?]);
                 let var = ExactVar::new(1.0)?;
-                macro_rules! whole {
-                    ($d($d label:literal: $d what:expr => $d fold:expr),*) => {$d(
-                        let got = reducer.reduce(&input, $d what)?;
-                        report("whole", $d label, &[got], &[$d fold(&host[..])]);
-                    )*};
-                }
-                whole!(
-                    "ExactSum": ExactSum => ExactSum::fold,
-                    "ExactNanSum": ExactNanSum => ExactNanSum::fold,
-                    "ExactMean": ExactMean => ExactMean::fold,
-                    "ExactSumOfSquares": ExactSumOfSquares => ExactSumOfSquares::fold,
-                    "ExactVar(1)": var => |x: &[T]| var.fold(x),
-                    "ExactLogSumExp": ExactLogSumExp => ExactLogSumExp::fold
-                );
                 for (place, kind_of_place) in &places {
                     let offsets = match kind_of_place {
                         PlaceKind::Segments(offsets) => Some(DeviceBuffer::from_slice(offsets)?),
                         _ => None,
                     };
                     let over = || match kind_of_place {
+                        PlaceKind::Whole => Over::Whole,
                         PlaceKind::Rows { rows, len } => Over::Rows { rows: *rows, len: *len },
                         PlaceKind::Segments(_) => Over::Segments(offsets.as_deref().expect("the offsets")),
                         PlaceKind::Axes(axes) => Over::Axes(&layout, axes),
