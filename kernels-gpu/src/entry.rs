@@ -31,6 +31,7 @@ use crate::statistic::{Output, Real, Statistic};
 use crate::thread;
 use crate::wide::{Wide, WideSum};
 use crate::widen::Widen;
+use core::mem::size_of;
 
 /// The [`Placement`] of an entry point's results, from its `placed_*` parameters.
 macro_rules! placement {
@@ -431,21 +432,31 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// [`abi::EXACT_MEAN`] divided by `len`); the map of the part at `shifts`.
 /// Otherwise as [`reduce`], with `scratch` for the exact pass.
 ///
+/// With `rows` past one, each of `rows` consecutive rows of `len`
+/// elements is summed so by its own `grid / rows` consecutive blocks
+/// ([`RowPart`]): row `r`'s map is part `r`'s, its result goes to the
+/// `r`-th `T` at `out`, its ticket is the `r`-th `u32` at `ticket`, its
+/// exact pass uses the `r`-th state's room at `scratch`.
+///
 /// # Safety
-/// As [`reduce`], and `scratch` holds
+/// As [`reduce`] (`rows · len` elements at `input`; `rows` tickets at
+/// zero; room for `rows` results), the grid a multiple of `rows`, and
+/// `scratch` holds `rows` times
 /// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
 /// aligned words that no other launch uses concurrently.
 #[inline(always)]
 pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
-    let input = device::to_global(args.input);
-    let map = M::of_part(args.shifts, 0);
-    let Some(total) = exact_expansion::<T, M>(input, map, &args) else {
+    let at = RowPart::of_block(args.rows);
+    let input = device::to_global(args.input) + at.row * args.len * size_of::<T>() as u64;
+    let map = M::of_part(args.shifts, at.row);
+    let Some(total) = exact_expansion::<T, M>(input, map, &args, at) else {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
     let result = if inexact {
-        expansion::sum_exactly::<T>(args.len, device::to_global(args.scratch), move |index| {
+        let scratch = device::to_global(args.scratch) + at.row * 8 * expansion::scratch_words::<T>() as u64;
+        expansion::sum_exactly::<T>(args.len, scratch, move |index| {
             expansion::mapped_element::<T, M>(input, map, index)
         })
     } else {
@@ -460,7 +471,8 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
         false if args.form & abi::EXACT_MEAN != 0 => ExactFinish::plain(Finish::Mean),
         false => ExactFinish::plain(Finish::Value),
     };
-    store(result.map(|sum| finish.of::<T, M>(map, sum, args.len)), args.out)
+    let out = args.out + at.row * size_of::<T>() as u64;
+    store(result.map(|sum| finish.of::<T, M>(map, sum, args.len)), out)
 }
 
 /// The exact sum's state form, how the sums of several parts (shards on
@@ -478,7 +490,7 @@ pub unsafe fn exact_state<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
         device::to_global(args.out),
     );
     let map = M::of_part(args.shifts, 0);
-    let Some(total) = exact_expansion::<T, M>(input, map, &args) else {
+    let Some(total) = exact_expansion::<T, M>(input, map, &args, RowPart::of_block(1)) else {
         return;
     };
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
@@ -520,29 +532,70 @@ pub unsafe fn exact_merge<T: ExactElement>(args: ExactArgs) {
     }
 }
 
-/// The fast path of the exact sum over the grid: `Some` in the last block
-/// to finish (thread 0's value is the total), `None` in the others.
+/// Which row of a whole-input exact launch a block sums, and which of the
+/// row's `parts` blocks it is: a grid of `rows · parts` blocks, each row's
+/// consecutive (one row, the whole input: every block of the grid).
+#[derive(Clone, Copy)]
+struct RowPart {
+    row: u64,
+    part: u32,
+    parts: u32,
+}
+
+impl RowPart {
+    /// This block's, in a launch over `rows` rows (0 counts as one).
+    ///
+    /// # Safety
+    /// The grid is a multiple of `rows`.
+    #[inline(always)]
+    unsafe fn of_block(rows: u64) -> Self {
+        let (block, grid) = (device::block_idx_x(), device::grid_dim_x());
+        // At most one block a row: `rows` fits the grid's `u32`.
+        let rows = Ord::min(Ord::max(rows, 1), u64::from(grid)) as u32;
+        if rows == 1 {
+            return RowPart {
+                row: 0,
+                part: block,
+                parts: grid,
+            };
+        }
+        // `checked_*`: no panic path in the PTX (`rows` and `parts` are not
+        // zero: `rows` is at most the grid).
+        let parts = grid.checked_div(rows).unwrap_or(1);
+        RowPart {
+            row: u64::from(block.checked_div(parts).unwrap_or(0)),
+            part: block.checked_rem(parts).unwrap_or(0),
+            parts,
+        }
+    }
+}
+
+/// The fast path of the exact sum over this block's row: `Some` in the
+/// row's last block to finish (thread 0's value is the total), `None` in
+/// the others.
 ///
 /// # Safety
-/// As [`exact_sum`].
+/// As [`exact_sum`], `input` this block's row.
 #[inline(always)]
 unsafe fn exact_expansion<T: ExactElement, M: ExactMap<T>>(
     input: u64,
     map: M,
     args: &ExactArgs,
+    at: RowPart,
 ) -> Option<FastAcc<T, M>> {
     fast_total::<T, M::Fast, _>(
         ExactInput::<T, M>::new(input, map),
         args.len,
-        args.partials,
-        args.ticket,
+        (args.partials, args.ticket),
+        at,
     )
 }
 
-/// The fast accumulator `F` of the `len` values of `source` over the grid,
-/// `partials` and `ticket` its blocks' slots and counter: `Some` in the
-/// last block to finish (thread 0's value is the total), `None` in the
-/// others.
+/// The fast accumulator `F` of the `len` values of `source` over the
+/// blocks of row `at.row`, `partials` (a slot per block of the grid) and
+/// `tickets` (a `u32` per row) their slots and counters: `Some` in the
+/// row's last block to finish (thread 0's value is the total), `None` in
+/// the others.
 ///
 /// # Safety
 /// As [`exact_sum`], `source` holding `len` values.
@@ -550,24 +603,30 @@ unsafe fn exact_expansion<T: ExactElement, M: ExactMap<T>>(
 unsafe fn fast_total<T: ExactElement, F: FastExact<T>, S: thread::Source<F::Acc>>(
     source: S,
     len: u64,
-    partials: u64,
-    ticket: u64,
+    (partials, tickets): (u64, u64),
+    at: RowPart,
 ) -> Option<F::Acc> {
-    let accumulated = thread::accumulate::<F::Acc, F, _>(source, len, thread::Team::grid());
+    let team = thread::Team {
+        worker: u64::from(at.part),
+        workers: u64::from(at.parts),
+        threads: u64::from(device::block_dim_x()),
+        thread: u64::from(device::thread_idx_x()),
+    };
+    let accumulated = thread::accumulate::<F::Acc, F, _>(source, len, team);
     let block_total = block::reduce::<F::Acc, F>(accumulated);
-    if device::grid_dim_x() == 1 {
+    if at.parts == 1 {
         return Some(block_total);
     }
-    let (partials, ticket) = (device::to_global(partials), device::to_global(ticket));
-    let slot = partials + device::block_idx_x() as u64 * PARTIAL_SLOT_BYTES;
-    if !grid::finished_last(slot, ticket, device::grid_dim_x(), block_total) {
+    let (partials, ticket) = (
+        device::to_global(partials),
+        device::to_global(tickets) + at.row * size_of::<u32>() as u64,
+    );
+    let slot = partials + u64::from(device::block_idx_x()) * PARTIAL_SLOT_BYTES;
+    if !grid::finished_last(slot, ticket, at.parts, block_total) {
         return None;
     }
-    Some(grid::combine_partials::<F::Acc, F>(
-        partials,
-        device::grid_dim_x(),
-        ticket,
-    ))
+    let first = slot - u64::from(at.part) * PARTIAL_SLOT_BYTES;
+    Some(grid::combine_partials::<F::Acc, F>(first, at.parts, ticket))
 }
 
 /// The exact dot product's entry point: each product `a[i] * b[i]`
@@ -583,7 +642,9 @@ where
     WideSum: FastExact<T, Acc = Wide>,
 {
     let products = ExactProducts::<T>::new(device::to_global(args.a), device::to_global(args.b));
-    let Some(total) = fast_total::<T, WideSum, _>(products, args.len, args.partials, args.ticket) else {
+    let Some(total) =
+        fast_total::<T, WideSum, _>(products, args.len, (args.partials, args.ticket), RowPart::of_block(1))
+    else {
         return;
     };
     let inexact = block::broadcast_from_thread_0(device::thread_idx_x() == 0 && !total.is_exact());
@@ -612,7 +673,9 @@ where
     WideSum: FastExact<T, Acc = Wide>,
 {
     let products = ExactProducts::<T>::new(device::to_global(args.a), device::to_global(args.b));
-    let Some(total) = fast_total::<T, WideSum, _>(products, args.len, args.partials, args.ticket) else {
+    let Some(total) =
+        fast_total::<T, WideSum, _>(products, args.len, (args.partials, args.ticket), RowPart::of_block(1))
+    else {
         return;
     };
     let (scratch, out) = (device::to_global(args.scratch), device::to_global(args.out));

@@ -23,8 +23,8 @@ use cust::stream::Stream;
 use cust_core::DeviceCopy;
 use kernels_gpu::abi::Op;
 use kernels_gpu::abi::{
-    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, Finish, Kernel, ReduceArgs, EXACT_MEAN,
-    EXACT_ROOT, EXACT_STATES_IN, EXACT_VARIANCE,
+    ArgArgs, ConvertArgs, DivideArgs, DotArgs, ExactArgs, ExactDotArgs, ExactSchedule, Finish, Kernel, ReduceArgs,
+    EXACT_MEAN, EXACT_ROOT, EXACT_STATES_IN, EXACT_VARIANCE,
 };
 
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
@@ -435,21 +435,7 @@ impl<B: Backend> Reducer<B> {
         accesses: &[Access],
         stream: Option<StreamHandle>,
     ) -> Result<()> {
-        let (op, element) = (of.op(), T::TYPE.kernel());
-        // The plain sum has a kernel of its own, whose registers the state
-        // forms do not burden; it divides for the mean as it stores.
-        let (kernel, form) = match (form, of.finish()) {
-            // States hold sums already: one kernel merges them for every sum.
-            (form, _) if form & EXACT_STATES_IN != 0 => (Kernel::ExactMerge { element }, form),
-            (0, Finish::Mean) => (Kernel::ExactSum { op, element }, EXACT_MEAN),
-            (0, Finish::Variance) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE),
-            (0, Finish::Root) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE | EXACT_ROOT),
-            (0, _) => (Kernel::ExactSum { op, element }, 0),
-            // A state is of the sum alone: whoever merges it finishes it (the
-            // multi-GPU passes, on the host).
-            (_, Finish::Mean) => return Err(Error::internal("an exact mean as a state: ExactOf::Elements' is")),
-            (_, _) => (Kernel::ExactState { op, element }, form),
-        };
+        let (kernel, form) = exact_kernel(of, T::TYPE.kernel(), form)?;
         let (shifts, finish_param) = of.parameters();
         // The variance's mean, which its kernel reads.
         let mut accesses = accesses.to_vec();
@@ -475,8 +461,102 @@ impl<B: Backend> Reducer<B> {
                 form,
                 shifts,
                 finish_param,
+                rows: 1,
             },
         )
+    }
+
+    /// Enqueues the exact sums `of` each of `rows` rows of `len` `T`s, all
+    /// of `input`, their results to `out`, by the whole-input kernel: each
+    /// row over its own `grid / rows` blocks, as one row alone would be
+    /// spread over the grid (the segmented kernels keep a few long rows to
+    /// fewer registers' worth of blocks). `Ok(false)`, nothing enqueued,
+    /// where that would leave a row (of several) fewer than two blocks, or
+    /// the shape is not `input`'s: the segmented kernels' work and errors.
+    pub(crate) fn enqueue_exact_rows<T: FloatElement>(
+        &mut self,
+        input: &B::Slice<T>,
+        (rows, len): (usize, usize),
+        of: ExactOf,
+        out: u64,
+        stream: Option<StreamHandle>,
+    ) -> Result<bool> {
+        let (address, total) = checked_parts::<B, T>(input)?;
+        let Ok(row_count) = u32::try_from(rows) else {
+            return Ok(false);
+        };
+        if len == 0 || rows.checked_mul(len) != Some(total) {
+            return Ok(false);
+        }
+        let element = T::TYPE.kernel();
+        let (kernel, form) = exact_kernel(of, element, 0)?;
+        let shape = self.production_shape(kernel, total, T::TYPE.size())?;
+        let Some(parts) = shape.blocks.checked_div(row_count) else {
+            return Ok(false);
+        };
+        if rows > 1 {
+            // Not where the whole-input kernel fits fewer blocks an SM than
+            // the segmented one: `f64` logsumexp's terms (72 registers
+            // against 64) took 17% longer over 16 rows (H200, 2026-11-30).
+            let segmented = Kernel::ExactSegments {
+                op: of.op(),
+                element,
+                schedule: ExactSchedule::FixedOrder,
+                mean: of.finish() == Finish::Mean,
+            };
+            if parts < 2 || self.backend.grid_cap(kernel)? < self.backend.grid_cap(segmented)? {
+                return Ok(false);
+            }
+        }
+        let (shifts, finish_param) = of.parameters();
+        let mut accesses = vec![
+            Access::read::<T>("input", address, total),
+            Access::write::<T>("out", out, rows),
+        ];
+        if shifts != 0 {
+            accesses.push(Access::read::<T>("per-row values", shifts, rows));
+        }
+        let state_words = exact_state_words(T::TYPE)?;
+        let scratch_words = state_words
+            .checked_mul(rows)
+            .ok_or(Error::internal("the rows' exact scratch"))?;
+        let scratch = self.backend.scratch(stream, scratch_words)?;
+        let workspace = self.backend.workspace(stream)?;
+        // One ticket a row: the segmented kernels' (one a block of the largest grid).
+        let tickets = if rows == 1 {
+            workspace.ticket
+        } else {
+            workspace.segment_tickets
+        };
+        let launch = Launch {
+            kernel,
+            shape: LaunchShape {
+                blocks: parts.checked_mul(row_count).ok_or(Error::internal("the rows' grid"))?,
+                ..shape
+            },
+            shared_bytes: 0,
+            args: ExactArgs {
+                input: address,
+                len: len as u64,
+                partials: workspace.partials,
+                ticket: tickets,
+                scratch,
+                out,
+                form,
+                shifts,
+                finish_param,
+                rows: rows as u64,
+            },
+            accesses: &accesses,
+        };
+        // SAFETY: the kernel's parameters: `rows · len` elements at `input`
+        // (checked element-aligned), room for `rows` results at `out` (the
+        // caller's), `rows` per-row values where the map reads them, a
+        // state's scratch a row, a partial slot a block and a ticket at zero
+        // a row (the workspace's: at least one a block of the largest grid),
+        // and a grid of `parts` blocks a row.
+        unsafe { self.backend.launch(&launch, stream)? };
+        Ok(true)
     }
 
     pub(crate) fn enqueue_widened<A: Element, In: WidensTo<A>>(
@@ -850,6 +930,26 @@ pub(crate) fn exact_state_words(element: ElementType) -> Result<usize> {
 
 /// The address and length of `slice`, its address checked to be a multiple
 /// of the element size.
+/// The whole-input exact kernel `of` a type (`element`) in `form` (0, or
+/// with states in or out), and the form it takes: the plain sum has a
+/// kernel of its own, whose registers the state forms do not burden; it
+/// divides for the mean as it stores.
+fn exact_kernel(of: ExactOf, element: kernels_gpu::abi::Scalar, form: u64) -> Result<(Kernel, u64)> {
+    let op = of.op();
+    Ok(match (form, of.finish()) {
+        // States hold sums already: one kernel merges them for every sum.
+        (form, _) if form & EXACT_STATES_IN != 0 => (Kernel::ExactMerge { element }, form),
+        (0, Finish::Mean) => (Kernel::ExactSum { op, element }, EXACT_MEAN),
+        (0, Finish::Variance) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE),
+        (0, Finish::Root) => (Kernel::ExactSum { op, element }, EXACT_VARIANCE | EXACT_ROOT),
+        (0, _) => (Kernel::ExactSum { op, element }, 0),
+        // A state is of the sum alone: whoever merges it finishes it (the
+        // multi-GPU passes, on the host).
+        (_, Finish::Mean) => return Err(Error::internal("an exact mean as a state: ExactOf::Elements' is")),
+        (_, _) => (Kernel::ExactState { op, element }, form),
+    })
+}
+
 pub(crate) fn checked_parts<B: Backend, T: DeviceCopy>(slice: &B::Slice<T>) -> Result<(u64, usize)> {
     let (address, len) = B::parts(slice);
     let align = std::mem::size_of::<T>();

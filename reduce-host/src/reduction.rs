@@ -721,15 +721,17 @@ fn enqueue_exact<B: Backend, T: FloatElement>(
 ) -> Result<()> {
     match over {
         Over::Whole => reducer.enqueue_exact_sum(input, of, target.single()?, stream),
-        // One row of the whole input is the whole input, and the
-        // whole-input kernel spreads it over the grid: one row of 2^30
-        // bytes took 3% (`f32`) and 20% (`f64`) longer through the
-        // segmented kernels (H200, 2026-11-30). An exact sum's bits do not
-        // depend on the kernel. A row of nothing, or a shape or output
-        // that does not fit, takes the segmented path, whose rules and
-        // errors those are.
-        Over::Rows { rows: 1, len } if len > 0 && len == B::parts(input).1 && target.len == 1 => {
-            reducer.enqueue_exact_sum(input, of, target.out, stream)
+        // A few long rows: the whole-input kernel, each row over its own
+        // blocks as one row alone would be spread over the grid. One row
+        // of 2^30 bytes took 3% (`f32`) and 20% (`f64`) longer through the
+        // segmented kernels, 16 rows 3% and 20% (H200, 2026-11-30). An
+        // exact sum's bits do not depend on the kernel. Shorter rows, and a
+        // shape or output that does not fit, take the segmented path, whose
+        // rules and errors those are.
+        Over::Rows { rows, len }
+            if target.len == rows && reducer.enqueue_exact_rows(input, (rows, len), of, target.out, stream)? =>
+        {
+            Ok(())
         }
         Over::Axes(layout, axes) => {
             reducer.enqueue_exact_axes(input, layout, axes, of, (target.out, target.len), stream)

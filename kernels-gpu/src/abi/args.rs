@@ -41,7 +41,7 @@ macro_rules! for_each_kernel_args {
             SeedDotArgs [a b len out],
             DivideArgs [out len count],
             ConvertArgs [input len out],
-            ExactArgs [input len partials ticket scratch out form shifts finish_param],
+            ExactArgs [input len partials ticket scratch out form shifts finish_param rows],
             ExactDotArgs [a b len partials ticket scratch out],
         }
     };

@@ -657,61 +657,83 @@ fn exact_row_sums_are_batch_invariant() {
     batch_invariant::<f64>("exact_row_sums_are_batch_invariant");
 }
 
-/// One row of the whole input takes the whole-input kernel: every exact
-/// reduction's result over it is the fold's bits (and the whole input's),
-/// at every offset, on every backend; a row of another length is still
-/// `InvalidSegments`, and a row of nothing still the empty part's result.
-fn one_row_is_the_whole_input<T: ExactTest>(test: &str) {
+/// A few long rows take the whole-input kernel, each over its own blocks
+/// (where each gets two or more; on the emulator's grid of 6, up to 3
+/// rows): every exact reduction's result of every row is the fold's bits
+/// (one row's also the whole input's), at every offset, on every backend,
+/// and so are those of more rows, which the segmented kernels take; a row
+/// of another length is still `InvalidSegments`, and a row of nothing
+/// still the empty part's result.
+fn few_long_rows_are_the_folds_bits<T: ExactTest>(test: &str) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
         for kind in KINDS {
-            let n = backend.size(1_000_000, 20_000) + rng.gen_range(0..100);
-            let mut values = random_input::<T>(&mut rng, kind, n);
-            values.truncate(n);
-            one_row_on(&mut backend, &values, rng.gen_range(0..4), kind);
+            for rows in [1, 2, 3, 4, 16] {
+                let len = backend.size(300_000, 6_000) + rng.gen_range(0..100);
+                let mut values = random_input::<T>(&mut rng, kind, rows * len);
+                values.truncate(rows * len);
+                few_long_rows_on(&mut backend, &values, (rows, len), rng.gen_range(0..4), kind);
+            }
         }
-        one_row_on::<_, T>(&mut backend, &[], 0, Kind::Uniform);
+        few_long_rows_on::<_, T>(&mut backend, &[], (1, 0), 0, Kind::Uniform);
     });
 }
 
-/// [`one_row_is_the_whole_input`] of `values`, staged at `offset`.
-fn one_row_on<B: TestBackend, T: ExactTest>(tester: &mut Tester<B>, values: &[T], offset: usize, kind: Kind) {
-    let n = values.len();
+/// [`few_long_rows_are_the_folds_bits`] of `values` as `rows` rows of
+/// `len`, staged at `offset`.
+fn few_long_rows_on<B: TestBackend, T: ExactTest>(
+    tester: &mut Tester<B>,
+    values: &[T],
+    (rows, len): (usize, usize),
+    offset: usize,
+    kind: Kind,
+) {
     let staged = B::stage(values, offset, T::from_f64(f64::NAN));
-    let rows = exact_family(tester, B::slice(&staged), || Over::Rows { rows: 1, len: n });
-    if n == 0 {
+    let results = exact_family(tester, B::slice(&staged), || Over::Rows { rows, len });
+    if len == 0 {
         // The empty part's results (the sum's identity, a mean of nothing), not the empty input's error.
-        let [(_, sum), (_, mean), ..] = &rows;
+        let [(_, sum), (_, mean), ..] = &results;
         assert!(
             same_bits(sum[0], T::from_f64(0.0)) && mean[0].is_nan(),
             "{sum:?} {mean:?}"
         );
         return;
     }
-    let whole = exact_family(tester, B::slice(&staged), || Over::Whole);
-    for ((what, row), (_, whole)) in rows.iter().zip(&whole) {
-        let want = family_fold(what, values);
-        assert!(
-            row.len() == 1 && same_bits(row[0], want) && same_bits(whole[0], want),
-            "{} {kind:?}: {what} of one row of {n}: {row:?}, whole {whole:?}, fold {want:e}",
-            tester.name()
-        );
+    let whole = (rows == 1).then(|| exact_family(tester, B::slice(&staged), || Over::Whole));
+    for (index, (what, got)) in results.iter().enumerate() {
+        assert_eq!(got.len(), rows, "{what}");
+        for (row, got) in got.iter().enumerate() {
+            let want = family_fold(what, &values[row * len..(row + 1) * len]);
+            assert!(
+                same_bits(*got, want),
+                "{} {kind:?}: {what} of row {row} of {rows} rows of {len}: {got:e}, the fold {want:e}",
+                tester.name()
+            );
+        }
+        if let Some(whole) = &whole {
+            assert!(
+                same_bits(whole[index].1[0], got[0]),
+                "{what}: whole {:?}, one row {got:?}",
+                whole[index].1
+            );
+        }
     }
     let short = tester
         .reducer
-        .reduce_over(B::slice(&staged), ExactSum, Over::Rows { rows: 1, len: n - 1 });
+        .reduce_over(B::slice(&staged), ExactSum, Over::Rows { rows, len: len - 1 });
     assert!(
         matches!(short, Err(Error::InvalidSegments(_))),
-        "one row of {} of {n}: {:?}",
-        n - 1,
+        "{rows} rows of {} of {}: {:?}",
+        len - 1,
+        values.len(),
         short.map(|_| ())
     );
 }
 
 #[test]
-fn exact_reductions_of_one_row_are_the_whole_inputs() {
-    one_row_is_the_whole_input::<f32>("exact_reductions_of_one_row_are_the_whole_inputs");
-    one_row_is_the_whole_input::<f64>("exact_reductions_of_one_row_are_the_whole_inputs");
+fn exact_reductions_of_a_few_long_rows_are_the_folds_bits() {
+    few_long_rows_are_the_folds_bits::<f32>("exact_reductions_of_a_few_long_rows_are_the_folds_bits");
+    few_long_rows_are_the_folds_bits::<f64>("exact_reductions_of_a_few_long_rows_are_the_folds_bits");
 }
 
 /// Segments under other launch shapes (other teams, rounds and grids): the
