@@ -297,7 +297,7 @@ impl<B: Backend> Reducer<B> {
             Access::read::<T>("input", input, len),
             Access::write::<T>("out", out, 1),
         ];
-        self.launch_exact::<T>(of, input, len, 0, out, &accesses, stream)
+        self.launch_exact::<T>(of, input, (1, len), 0, out, &accesses, stream)
     }
 
     /// Enqueues the exact dot product of `a` and `b` ([`crate::ExactDot`]),
@@ -376,7 +376,15 @@ impl<B: Backend> Reducer<B> {
             Access::read::<T>("input", input, len),
             Access::write::<u64>("out", out, exact_state_words(T::TYPE)?),
         ];
-        self.launch_exact::<T>(of, input, len, kernels_gpu::abi::EXACT_STATE_OUT, out, &accesses, None)
+        self.launch_exact::<T>(
+            of,
+            input,
+            (1, len),
+            kernels_gpu::abi::EXACT_STATE_OUT,
+            out,
+            &accesses,
+            None,
+        )
     }
 
     /// Enqueues, on the own stream, the sum of the `count` exact states of
@@ -413,7 +421,7 @@ impl<B: Backend> Reducer<B> {
         self.launch_exact::<T>(
             ExactOf::Elements,
             states,
-            count,
+            (1, count),
             EXACT_STATES_IN | form,
             out,
             &accesses,
@@ -423,13 +431,16 @@ impl<B: Backend> Reducer<B> {
 
     /// Launches the exact sum kernel `of` `T`s on the `len` elements at
     /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`
-    /// (for [`ExactOf::Mean`], a form of 0: the rounded value).
+    /// (for [`ExactOf::Mean`], a form of 0: the rounded value); with `rows`
+    /// past one, on each of `rows` rows of `len` elements there, over its
+    /// own `grid / rows` blocks (with a ticket, partial slots and exact
+    /// scratch of its own), into `rows` results.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_exact<T: Element>(
         &mut self,
         of: ExactOf,
         input: u64,
-        len: usize,
+        (rows, len): (usize, usize),
         form: u64,
         out: u64,
         accesses: &[Access],
@@ -437,33 +448,56 @@ impl<B: Backend> Reducer<B> {
     ) -> Result<()> {
         let (kernel, form) = exact_kernel(of, T::TYPE.kernel(), form)?;
         let (shifts, finish_param) = of.parameters();
-        // The variance's mean, which its kernel reads.
+        // The variance's means (logsumexp's maxima), which its kernel reads.
         let mut accesses = accesses.to_vec();
         if shifts != 0 {
-            accesses.push(Access::read::<T>("means", shifts, 1));
+            accesses.push(Access::read::<T>("per-part values", shifts, rows));
         }
-        let scratch = self.backend.scratch(stream, exact_state_words(T::TYPE)?)?;
+        let too_many = || Error::internal("more exact rows than a usize counts");
+        let scratch_words = exact_state_words(T::TYPE)?.checked_mul(rows).ok_or_else(too_many)?;
+        let scratch = self.backend.scratch(stream, scratch_words)?;
         // States are merged by one block: the launch of one element.
-        let shape_len = if form & EXACT_STATES_IN != 0 { 1 } else { len };
-        self.launch_whole(
+        let shape_len = match form & EXACT_STATES_IN != 0 {
+            true => 1,
+            false => rows.checked_mul(len).ok_or_else(too_many)?,
+        };
+        let shape = self.production_shape(kernel, shape_len, T::TYPE.size())?;
+        let row_count = u32::try_from(rows).map_err(|_| too_many())?;
+        let parts = shape.blocks.checked_div(row_count).filter(|&parts| parts > 0);
+        let blocks = parts.and_then(|parts| parts.checked_mul(row_count));
+        let blocks = blocks.ok_or(Error::internal("fewer blocks than exact rows"))?;
+        let workspace = self.backend.workspace(stream)?;
+        // One ticket a row: the segmented kernels' (one a block of the largest grid).
+        let ticket = if rows == 1 {
+            workspace.ticket
+        } else {
+            workspace.segment_tickets
+        };
+        let launch = Launch {
             kernel,
-            shape_len,
-            T::TYPE.size(),
-            &accesses,
-            stream,
-            |partials, ticket| ExactArgs {
+            shape: LaunchShape { blocks, ..shape },
+            shared_bytes: 0,
+            args: ExactArgs {
                 input,
                 len: len as u64,
-                partials,
+                partials: workspace.partials,
                 ticket,
                 scratch,
                 out,
                 form,
                 shifts,
                 finish_param,
-                rows: 1,
+                rows: rows as u64,
             },
-        )
+            accesses: &accesses,
+        };
+        // SAFETY: the family's parameters over the buffers in `accesses`
+        // (the inputs, checked element-aligned, the outputs the caller gave,
+        // a per-part value a row where the map reads them) and the stream's
+        // workspace and scratch: a partial slot a block of the largest grid,
+        // a ticket at zero a row (the segmented kernels' are one a block),
+        // an exact state's scratch a row; the grid `rows` times `parts`.
+        unsafe { self.backend.launch(&launch, stream) }
     }
 
     /// Enqueues the exact sums `of` each of `rows` rows of `len` `T`s, all
@@ -482,19 +516,13 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<bool> {
         let (address, total) = checked_parts::<B, T>(input)?;
-        let Ok(row_count) = u32::try_from(rows) else {
-            return Ok(false);
-        };
         if len == 0 || rows.checked_mul(len) != Some(total) {
             return Ok(false);
         }
-        let element = T::TYPE.kernel();
-        let (kernel, form) = exact_kernel(of, element, 0)?;
-        let shape = self.production_shape(kernel, total, T::TYPE.size())?;
-        let Some(parts) = shape.blocks.checked_div(row_count) else {
-            return Ok(false);
-        };
         if rows > 1 {
+            let element = T::TYPE.kernel();
+            let (kernel, _) = exact_kernel(of, element, 0)?;
+            let blocks = self.production_shape(kernel, total, T::TYPE.size())?.blocks;
             // Not where the whole-input kernel fits fewer blocks an SM than
             // the segmented one: `f64` logsumexp's terms (72 registers
             // against 64) took 17% longer over 16 rows (H200, 2026-11-30).
@@ -504,58 +532,16 @@ impl<B: Backend> Reducer<B> {
                 schedule: ExactSchedule::FixedOrder,
                 mean: of.finish() == Finish::Mean,
             };
-            if parts < 2 || self.backend.grid_cap(kernel)? < self.backend.grid_cap(segmented)? {
+            let two_blocks_a_row = rows.checked_mul(2).is_some_and(|needed| blocks as usize >= needed);
+            if !two_blocks_a_row || self.backend.grid_cap(kernel)? < self.backend.grid_cap(segmented)? {
                 return Ok(false);
             }
         }
-        let (shifts, finish_param) = of.parameters();
-        let mut accesses = vec![
+        let accesses = [
             Access::read::<T>("input", address, total),
             Access::write::<T>("out", out, rows),
         ];
-        if shifts != 0 {
-            accesses.push(Access::read::<T>("per-row values", shifts, rows));
-        }
-        let state_words = exact_state_words(T::TYPE)?;
-        let scratch_words = state_words
-            .checked_mul(rows)
-            .ok_or(Error::internal("the rows' exact scratch"))?;
-        let scratch = self.backend.scratch(stream, scratch_words)?;
-        let workspace = self.backend.workspace(stream)?;
-        // One ticket a row: the segmented kernels' (one a block of the largest grid).
-        let tickets = if rows == 1 {
-            workspace.ticket
-        } else {
-            workspace.segment_tickets
-        };
-        let launch = Launch {
-            kernel,
-            shape: LaunchShape {
-                blocks: parts.checked_mul(row_count).ok_or(Error::internal("the rows' grid"))?,
-                ..shape
-            },
-            shared_bytes: 0,
-            args: ExactArgs {
-                input: address,
-                len: len as u64,
-                partials: workspace.partials,
-                ticket: tickets,
-                scratch,
-                out,
-                form,
-                shifts,
-                finish_param,
-                rows: rows as u64,
-            },
-            accesses: &accesses,
-        };
-        // SAFETY: the kernel's parameters: `rows · len` elements at `input`
-        // (checked element-aligned), room for `rows` results at `out` (the
-        // caller's), `rows` per-row values where the map reads them, a
-        // state's scratch a row, a partial slot a block and a ticket at zero
-        // a row (the workspace's: at least one a block of the largest grid),
-        // and a grid of `parts` blocks a row.
-        unsafe { self.backend.launch(&launch, stream)? };
+        self.launch_exact::<T>(of, address, (rows, len), 0, out, &accesses, stream)?;
         Ok(true)
     }
 
@@ -928,8 +914,6 @@ pub(crate) fn exact_state_words(element: ElementType) -> Result<usize> {
     }
 }
 
-/// The address and length of `slice`, its address checked to be a multiple
-/// of the element size.
 /// The whole-input exact kernel `of` a type (`element`) in `form` (0, or
 /// with states in or out), and the form it takes: the plain sum has a
 /// kernel of its own, whose registers the state forms do not burden; it
@@ -950,6 +934,8 @@ fn exact_kernel(of: ExactOf, element: kernels_gpu::abi::Scalar, form: u64) -> Re
     })
 }
 
+/// The address and length of `slice`, its address checked to be a multiple
+/// of the element size.
 pub(crate) fn checked_parts<B: Backend, T: DeviceCopy>(slice: &B::Slice<T>) -> Result<(u64, usize)> {
     let (address, len) = B::parts(slice);
     let align = std::mem::size_of::<T>();

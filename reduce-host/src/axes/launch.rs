@@ -228,7 +228,7 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         match pass.route() {
-            Route::Whole => self.launch_exact::<T>(of, address, span, 0, out, accesses, stream),
+            Route::Whole => self.launch_exact::<T>(of, address, (1, span), 0, out, accesses, stream),
             Route::Rows {
                 rows,
                 row_len,
