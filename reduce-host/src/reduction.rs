@@ -728,10 +728,11 @@ fn enqueue_exact<B: Backend, T: FloatElement>(
         // exact sum's bits do not depend on the kernel. Shorter rows, and a
         // shape or output that does not fit, take the segmented path, whose
         // rules and errors those are.
-        Over::Rows { rows, len }
-            if target.len == rows && reducer.enqueue_exact_rows(input, (rows, len), of, target.out, stream)? =>
-        {
-            Ok(())
+        Over::Rows { rows, len } if target.len == rows => {
+            match reducer.enqueue_exact_rows(input, (rows, len), of, target.out, stream)? {
+                true => Ok(()),
+                false => enqueue_per_segment(PerSegment::Exact(of), reducer, input, over, target, stream),
+            }
         }
         Over::Axes(layout, axes) => {
             reducer.enqueue_exact_axes(input, layout, axes, of, (target.out, target.len), stream)
