@@ -11,7 +11,7 @@
 //! The PTX is built for the architecture of each row of the tuning data
 //! (`src/tuning.rs`), whose register caps it writes into the segmented
 //! entry points, logsumexp's of `f64` and the whole-input exact sums of
-//! `f64` (`.maxnreg`, as CUDA C's
+//! `f64` and of logsumexp's `f64` terms (`.maxnreg`, as CUDA C's
 //! `__launch_bounds__` would; rustc has no attribute for it), and then split into one module per
 //! `abi::Module` (the whole-input kernels of one type, the segmented kernels
 //! of one schedule and type, ...), so that a program loads only the modules
@@ -67,6 +67,15 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
         )
     });
     let exact_f64 = names_of(|kernel| kernel.is_lean_exact_f64());
+    let exact_exp_f64 = names_of(|kernel| {
+        matches!(
+            kernel,
+            abi::Kernel::ExactSum {
+                op: abi::Op::ScaledExp,
+                element: abi::Scalar::F64,
+            }
+        )
+    });
     let mut sets = Vec::new();
     for row in tuning::BY_ARCHITECTURE {
         let arch = format!("sm_{}", row.min_cc);
@@ -89,6 +98,9 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
         }
         if let Some(registers) = row.exact_f64_max_registers {
             ptx = cap_registers(&ptx, &exact_f64, registers);
+        }
+        if let Some(registers) = row.exact_exp_f64_max_registers {
+            ptx = cap_registers(&ptx, &exact_exp_f64, registers);
         }
         // The whole module too, for inspection (`scripts/ab_stage.sh` hands
         // it to `ptxas -v`); the library loads the split modules.

@@ -524,8 +524,9 @@ impl<B: Backend> Reducer<B> {
             let (kernel, _) = exact_kernel(of, element, 0)?;
             let blocks = self.production_shape(kernel, total, T::TYPE.size())?.blocks;
             // Not where the whole-input kernel fits fewer blocks an SM than
-            // the segmented one: `f64` logsumexp's terms (72 registers
-            // against 64) took 17% longer over 16 rows (H200, 2026-11-30).
+            // the segmented one: `f64` logsumexp's terms uncapped (72
+            // registers against 64) took 17% longer over 16 rows (H200,
+            // 2026-11-30); a row without `exact_exp_f64_max_registers`.
             let segmented = Kernel::ExactSegments {
                 op: of.op(),
                 element,

@@ -41,6 +41,12 @@ pub struct Tuning {
     /// [`Tuning::exact_f64_full_grid_tiles`] tiles
     /// (`shape::lean_exact_shape`).
     pub exact_f64_max_registers: Option<u32>,
+    /// Registers per thread the whole-input exact sum of logsumexp's terms
+    /// of `f64` may use (`.maxnreg` on `reduce_exact_scaled_exp_f64`; its
+    /// state form, for `reduce::multi`, is not capped), or `None` for no
+    /// cap: ptxas gives it 72 since its blocks may sum rows, and above 64
+    /// an SM holds one 512-thread block instead of two.
+    pub exact_exp_f64_max_registers: Option<u32>,
     /// Tiles of loads each thread of a capped whole-input exact sum of
     /// `f64` gets before its grid grows past half the blocks the SMs hold:
     /// each block ends in a reduction of expansions, whose `f64` additions
@@ -128,6 +134,13 @@ pub struct WarpsTake {
 ///   a thread, which stay in L1), 512-thread blocks: 970 µs. A cap on every axis kernel instead
 ///   raised the others' registers (ptxas spends what `.maxnreg` allows:
 ///   the axis sum went from 56 to 111) and their blocks per SM fell.
+/// - `exact_exp_f64_max_registers` 64 (2026-11-30, H200, same-call A/B of
+///   two rounds, `bench-results/2026-11-30-exact-lse-f64-cap/`): at 72
+///   registers (ptxas's choice since the kernel's blocks may sum rows) an SM
+///   held one 512-thread block; capped, two (4 bytes of spill stores, 12 of
+///   loads): `ExactLogSumExp` of `f64` ÷ `LogSumExp` 2.36 → 1.96 at 2^28
+///   elements, 2.19 → 1.85 at 2^26, 1.84 → 1.60 at 2^24; one row of 2^27
+///   2.29 → 1.91.
 /// - `exact_f64_max_registers` 32 and `exact_f64_full_grid_tiles` 4
 ///   (2026-11-30, H200, `bench exact`, same-call A/Bs of two rounds,
 ///   `bench-results/2026-11-30-exact-f64-registers/`, each exact time ÷
@@ -208,6 +221,7 @@ pub(crate) const HOPPER: Tuning = Tuning {
     segmented_max_registers: 64,
     series_max_registers: Some(128),
     exact_f64_max_registers: Some(32),
+    exact_exp_f64_max_registers: Some(64),
     exact_f64_full_grid_tiles: 4,
     segment_tiles_per_thread: 2,
     min_segment_lanes: 4,
@@ -250,6 +264,7 @@ const VOLTA: Tuning = Tuning {
     block_threads: 256,
     series_max_registers: None,
     exact_f64_max_registers: None,
+    exact_exp_f64_max_registers: None,
     ..HOPPER
 };
 
