@@ -53,7 +53,7 @@
 //! the probe layouts it names, which are timed only then: `segments_fixed_<length>` (offsets of
 //! equal segments) and `segments_halves_<length>` (segments alternately
 //! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384;
-//! for `exact_parts`, rows of 2^18, 2^21, 2^22 and 2^23 rows
+//! for `exact_parts`, rows of 2^12 to 2^15, 2^18, 2^21, 2^22 and 2^23 rows
 //! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...) and
 //! random segments of mean 1000 (`segments_mean_1000`).
 //! `REDUCE_BENCH_BATCH=k` times `k` calls in a row between each pair of
@@ -409,12 +409,13 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
     let only = std::env::var("REDUCE_BENCH_LAYOUTS").ok();
     let wanted = |layout: &str| only.as_deref().is_none_or(|list| list.split(',').any(|l| l == layout));
     let named = |layout: &str| only.as_deref().is_some_and(|list| list.split(',').any(|l| l == layout));
-    let mut layouts: Vec<(String, Segmentation)> = [0u32, 4, 10, 16, 18, 20, 21, 22, 23, 24]
+    let mut layouts: Vec<(String, Segmentation)> = [0u32, 4, 10, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24]
         .into_iter()
         .filter(|&log2_rows| {
             // Probe lengths, timed only where named.
             let row_len = 1usize << (log2_n - log2_rows);
-            ![18, 21, 22, 23].contains(&log2_rows) || named(&format!("rows_{}x{row_len}", 1usize << log2_rows))
+            ![12, 13, 14, 15, 18, 21, 22, 23].contains(&log2_rows)
+                || named(&format!("rows_{}x{row_len}", 1usize << log2_rows))
         })
         .map(|log2_rows| {
             let (rows, row_len) = (1usize << log2_rows, 1usize << (log2_n - log2_rows));

@@ -436,11 +436,14 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// elements is summed so by its own `grid / rows` consecutive blocks
 /// ([`RowPart`]): row `r`'s map is part `r`'s, its result goes to the
 /// `r`-th `T` at `out`, its ticket is the `r`-th `u32` at `ticket`, its
-/// exact pass uses the `r`-th state's room at `scratch`.
+/// exact pass uses the `r`-th state's room at `scratch`. A grid of one
+/// block a row (past the blocks an SM holds, which then take the rows as
+/// others finish) touches no partial slot or ticket.
 ///
 /// # Safety
 /// As [`reduce`] (`rows · len` elements at `input`; `rows` tickets at
-/// zero; room for `rows` results), the grid a multiple of `rows`, and
+/// zero where a row has more than one block; room for `rows` results),
+/// the grid a multiple of `rows`, and
 /// `scratch` holds `rows` times
 /// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
 /// aligned words that no other launch uses concurrently.

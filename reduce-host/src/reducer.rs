@@ -27,6 +27,16 @@ use kernels_gpu::abi::{
     EXACT_MEAN, EXACT_ROOT, EXACT_STATES_IN, EXACT_VARIANCE,
 };
 
+/// The fewest tiles each thread of a block gets from a row for the
+/// whole-input exact kernel to sum rows one block each
+/// ([`Reducer::launch_exact_rows`]): each row ends in a block reduction of
+/// expansions, which costs about a tile's loads. Measured against the
+/// segmented kernels (H200, 2026-11-30, 1 GiB, `ExactSum`, same-call A/Bs,
+/// `bench-results/2026-11-30-exact-rows-one-block/`): 0.90 / 0.65 of
+/// their time (`f32` / `f64`) at 2 tiles, 0.87 / 0.70 at 4, 0.84 / 0.76
+/// at 8, 0.93 / 0.81 at 32; at 1 tile 2.1 / 1.6 times it.
+const EXACT_ROW_MIN_TILES: u64 = 2;
+
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
 /// ([`Emulator`](crate::emulated::Emulator) = `Reducer<Emulated>`).
@@ -454,18 +464,21 @@ impl<B: Backend> Reducer<B> {
             accesses.push(Access::read::<T>("per-part values", shifts, rows));
         }
         let too_many = || Error::internal("more exact rows than a usize counts");
-        let scratch_words = exact_state_words(T::TYPE)?.checked_mul(rows).ok_or_else(too_many)?;
-        let scratch = self.backend.scratch(stream, scratch_words)?;
         // States are merged by one block: the launch of one element.
         let shape_len = match form & EXACT_STATES_IN != 0 {
             true => 1,
             false => rows.checked_mul(len).ok_or_else(too_many)?,
         };
         let shape = self.production_shape(kernel, shape_len, T::TYPE.size())?;
+        // Each row over `parts` blocks of its own: at least one, so with
+        // more rows than the grid holds, a grid past it (the SMs take the
+        // blocks as others finish).
         let row_count = u32::try_from(rows).map_err(|_| too_many())?;
-        let parts = shape.blocks.checked_div(row_count).filter(|&parts| parts > 0);
+        let parts = shape.blocks.checked_div(row_count).map(|parts| parts.max(1));
         let blocks = parts.and_then(|parts| parts.checked_mul(row_count));
-        let blocks = blocks.ok_or(Error::internal("fewer blocks than exact rows"))?;
+        let blocks = blocks.ok_or(Error::internal("no exact rows, or more blocks than a grid counts"))?;
+        let scratch_words = exact_state_words(T::TYPE)?.checked_mul(rows).ok_or_else(too_many)?;
+        let scratch = self.backend.scratch(stream, scratch_words)?;
         let workspace = self.backend.workspace(stream)?;
         // One ticket a row: the segmented kernels' (one a block of the largest grid).
         let ticket = if rows == 1 {
@@ -495,18 +508,18 @@ impl<B: Backend> Reducer<B> {
         // (the inputs, checked element-aligned, the outputs the caller gave,
         // a per-part value a row where the map reads them) and the stream's
         // workspace and scratch: a partial slot a block of the largest grid,
-        // a ticket at zero a row (the segmented kernels' are one a block),
-        // an exact state's scratch a row; the grid `rows` times `parts`.
+        // a ticket at zero a row of several blocks (the segmented kernels'
+        // are one a block of the largest grid; a row of one block uses
+        // none), an exact state's scratch a row; the grid `rows` times
+        // `parts`.
         unsafe { self.backend.launch(&launch, stream) }
     }
 
     /// Enqueues the exact sums `of` each of `rows` rows of `len` `T`s, all
-    /// of `input`, their results to `out`, by the whole-input kernel: each
-    /// row over its own `grid / rows` blocks, as one row alone would be
-    /// spread over the grid (the segmented kernels keep a few long rows to
-    /// fewer registers' worth of blocks). `Ok(false)`, nothing enqueued,
-    /// where that would leave a row (of several) fewer than two blocks, or
-    /// the shape is not `input`'s: the segmented kernels' work and errors.
+    /// of `input`, their results to `out`, by the whole-input kernel where
+    /// [`Reducer::launch_exact_rows`] takes them. `Ok(false)`, nothing
+    /// enqueued, where it does not, or where the shape is not `input`'s:
+    /// the segmented kernels' work and errors.
     pub(crate) fn enqueue_exact_rows<T: FloatElement>(
         &mut self,
         input: &B::Slice<T>,
@@ -516,9 +529,36 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<bool> {
         let (address, total) = checked_parts::<B, T>(input)?;
-        if len == 0 || rows.checked_mul(len) != Some(total) {
+        if rows.checked_mul(len) != Some(total) {
             return Ok(false);
         }
+        let accesses = [
+            Access::read::<T>("input", address, total),
+            Access::write::<T>("out", out, rows),
+        ];
+        self.launch_exact_rows::<T>(of, (address, rows, len), out, &accesses, stream)
+    }
+
+    /// Launches the exact sums `of` each of `rows` rows of `len` `T`s that
+    /// lie one after the other at `address`, their results to `out`, by the
+    /// whole-input kernel: each row over its own `grid / rows` blocks, as
+    /// one row alone would be spread over the grid (the segmented kernels
+    /// keep a few long rows to fewer registers' worth of blocks), or, where
+    /// that would leave a row fewer than two blocks, one block a row, where
+    /// a row gives each of its threads [`EXACT_ROW_MIN_TILES`] tiles.
+    /// `Ok(false)`, nothing launched, for empty or shorter rows, or where
+    /// the whole-input kernel fits fewer blocks an SM than the segmented one.
+    pub(crate) fn launch_exact_rows<T: FloatElement>(
+        &mut self,
+        of: ExactOf,
+        (address, rows, len): (u64, usize, usize),
+        out: u64,
+        accesses: &[Access],
+        stream: Option<StreamHandle>,
+    ) -> Result<bool> {
+        let Some(total) = rows.checked_mul(len).filter(|&total| total > 0) else {
+            return Ok(false);
+        };
         if rows > 1 {
             let element = T::TYPE.kernel();
             let (kernel, _) = exact_kernel(of, element, 0)?;
@@ -534,15 +574,13 @@ impl<B: Backend> Reducer<B> {
                 mean: of.finish() == Finish::Mean,
             };
             let two_blocks_a_row = rows.checked_mul(2).is_some_and(|needed| blocks as usize >= needed);
-            if !two_blocks_a_row || self.backend.grid_cap(kernel)? < self.backend.grid_cap(segmented)? {
+            let tuning = self.backend.tuning();
+            let long = shape::fills_block_tiles(tuning, len, T::TYPE.size(), EXACT_ROW_MIN_TILES);
+            if !(two_blocks_a_row || long) || self.backend.grid_cap(kernel)? < self.backend.grid_cap(segmented)? {
                 return Ok(false);
             }
         }
-        let accesses = [
-            Access::read::<T>("input", address, total),
-            Access::write::<T>("out", out, rows),
-        ];
-        self.launch_exact::<T>(of, address, (rows, len), 0, out, &accesses, stream)?;
+        self.launch_exact::<T>(of, address, (rows, len), 0, out, accesses, stream)?;
         Ok(true)
     }
 

@@ -75,6 +75,15 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
     })
 }
 
+/// Whether `len` elements of `element_bytes` each give every thread of a
+/// block of the tuning row at least `tiles` full tiles.
+pub(crate) fn fills_block_tiles(tuning: Tuning, len: usize, element_bytes: usize, tiles: u64) -> bool {
+    let block_tile = tile_elements(element_bytes).and_then(|tile| tile.checked_mul(u64::from(tuning.block_threads)));
+    block_tile
+        .and_then(|tile| tile.checked_mul(tiles))
+        .is_some_and(|needed| len as u64 >= needed)
+}
+
 /// [`production_shape`] for a whole-input exact sum of `f64`s whose
 /// registers the tuning row caps (`Tuning::exact_f64_max_registers`), so
 /// that `grid_cap` is about twice the uncapped kernel's (four 512-thread

@@ -235,6 +235,12 @@ impl<B: Backend> Reducer<B> {
                 pitch,
                 group: (0, 0),
             } => {
+                // Rows with no gaps between them: the rows' route of the
+                // whole-input kernel where it takes them, as `Over::Rows`.
+                let dense = usize::try_from(pitch).is_ok_and(|pitch| pitch == row_len);
+                if dense && self.launch_exact_rows::<T>(of, (address, rows, row_len), out, accesses, stream)? {
+                    return Ok(());
+                }
                 let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
                 let out = (out, outputs);
                 self.enqueue_segmented::<T>((address, span), rows, PerSegment::Exact(of), out, None, stream)

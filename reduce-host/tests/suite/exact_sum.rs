@@ -657,19 +657,22 @@ fn exact_row_sums_are_batch_invariant() {
     batch_invariant::<f64>("exact_row_sums_are_batch_invariant");
 }
 
-/// A few long rows take the whole-input kernel, each over its own blocks
-/// (where each gets two or more; on the emulator's grid of 6, up to 3
-/// rows): every exact reduction's result of every row is the fold's bits
-/// (one row's also the whole input's), at every offset, on every backend,
-/// and so are those of more rows, which the segmented kernels take; a row
-/// of another length is still `InvalidSegments`, and a row of nothing
+/// Long rows take the whole-input kernel, each over its own blocks where
+/// each gets two or more (on the emulator's grid of 6, up to 3 rows), else
+/// one block a row, the blocks taking more rows than the grid in turn:
+/// every exact reduction's result of every row is the fold's bits (one
+/// row's also the whole input's), at every offset, on every backend; a
+/// row of another length is still `InvalidSegments`, and a row of nothing
 /// still the empty part's result.
 fn few_long_rows_are_the_folds_bits<T: ExactTest>(test: &str) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
         for kind in KINDS {
-            for rows in [1, 2, 3, 4, 16] {
-                let len = backend.size(300_000, 6_000) + rng.gen_range(0..100);
+            // Past the grid (GPU: 600 rows; the emulator's grid is 6),
+            // blocks take the rows in turn, where a row fills their tiles.
+            for rows in [1, 2, 3, 4, 16, backend.size(600, 7)] {
+                let longest = if rows > 16 { 33_000 } else { 300_000 };
+                let len = backend.size(longest, 6_000) + rng.gen_range(0..100);
                 let mut values = random_input::<T>(&mut rng, kind, rows * len);
                 values.truncate(rows * len);
                 few_long_rows_on(&mut backend, &values, (rows, len), rng.gen_range(0..4), kind);
@@ -1067,6 +1070,9 @@ pub(crate) type Place<'a> = (Over<'a, &'a [u64]>, Vec<Vec<usize>>);
 /// columns of 500, a cube of 4 × n/2000 × 500, and 5 × 0.
 pub(crate) struct Views {
     columns: Strided,
+    /// Four long rows, along the last axis the whole-input kernel's rows
+    /// (on the emulator's grid of 6, one block a row).
+    long_rows: Strided,
     cube: Strided,
     /// Axes 0 and 2 of it, as of the cube: read in place as rows in runs
     /// where the input is aligned, else gathered (two chances to be both).
@@ -1078,6 +1084,7 @@ impl Views {
     pub(crate) fn new(n: usize) -> Views {
         Views {
             columns: Strided::contiguous(&[n / 500, 500]).unwrap(),
+            long_rows: Strided::contiguous(&[4, n / 4]).unwrap(),
             cube: Strided::contiguous(&[4, n / 2000, 500]).unwrap(),
             runs: Strided::contiguous(&[2, n / 1000, 500]).unwrap(),
             none_along: Strided::contiguous(&[5, 0]).unwrap(),
@@ -1088,13 +1095,14 @@ impl Views {
 /// Every place the exact reductions are tested over, for `n` values and
 /// `segments` of them: the whole input (empty and tiny too), the segments,
 /// rows (long, short, of none), and axes of `views` (the columns and the
-/// last axis, a middle one, two apart (gathered, and in place as rows in
+/// last axis, long rows' last axis, a middle one, two apart (gathered, and in place as rows in
 /// runs), all of them, none along an empty axis), each with its results'
 /// elements.
 pub(crate) fn places<'a>(n: usize, segments: &'a [u64], views: &'a Views) -> Vec<Place<'a>> {
     let indices = |parts: Parts| -> Vec<Vec<usize>> { parts.ranges().into_iter().map(Vec::from_iter).collect() };
     let Views {
         columns,
+        long_rows,
         cube,
         runs,
         none_along,
@@ -1121,6 +1129,7 @@ pub(crate) fn places<'a>(n: usize, segments: &'a [u64], views: &'a Views) -> Vec
         (Over::Rows { rows: 5, len: 0 }, vec![vec![]; 5]),
         (Over::Axes(columns, &[0]), gathered_indices(columns, &[0])),
         (Over::Axes(columns, &[1]), gathered_indices(columns, &[1])),
+        (Over::Axes(long_rows, &[1]), gathered_indices(long_rows, &[1])),
         (Over::Axes(cube, &[1]), gathered_indices(cube, &[1])),
         (Over::Axes(cube, &[0, 2]), gathered_indices(cube, &[0, 2])),
         (Over::Axes(runs, &[0, 2]), gathered_indices(runs, &[0, 2])),
