@@ -37,6 +37,14 @@ use kernels_gpu::abi::{
 /// at 8, 0.93 / 0.81 at 32; at 1 tile 2.1 / 1.6 times it.
 const EXACT_ROW_MIN_TILES: u64 = 2;
 
+/// The fewest tiles each thread of a block gets from a row for the
+/// whole-input exact kernel to sum rows one block each where there are
+/// enough rows for a warp each of the segmented grid, and the whole-input
+/// kernel fits more blocks an SM (the lean `f64` sums). Warps took 0.96 /
+/// 0.68 of the one-block time (`f64` / `f32`) at 2 tiles, 1.19 / 0.95
+/// at 4 (`f64` logsumexp, not lean: 0.92); same call as above.
+const EXACT_LEAN_ROW_TILES: u64 = 4;
+
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
 /// ([`Emulator`](crate::emulated::Emulator) = `Reducer<Emulated>`).
@@ -545,9 +553,12 @@ impl<B: Backend> Reducer<B> {
     /// one row alone would be spread over the grid (the segmented kernels
     /// keep a few long rows to fewer registers' worth of blocks), or, where
     /// that would leave a row fewer than two blocks, one block a row, where
-    /// a row gives each of its threads [`EXACT_ROW_MIN_TILES`] tiles.
-    /// `Ok(false)`, nothing launched, for empty or shorter rows, or where
-    /// the whole-input kernel fits fewer blocks an SM than the segmented one.
+    /// a row gives each of its threads [`EXACT_ROW_MIN_TILES`] tiles and
+    /// the rows are too few for a warp each of the segmented grid (or are
+    /// [`EXACT_LEAN_ROW_TILES`] long for a whole-input kernel that fits
+    /// more blocks an SM). `Ok(false)`, nothing launched, for empty or
+    /// shorter rows, or where the whole-input kernel fits fewer blocks an
+    /// SM than the segmented one: the segmented kernels' rows.
     pub(crate) fn launch_exact_rows<T: FloatElement>(
         &mut self,
         of: ExactOf,
@@ -563,10 +574,6 @@ impl<B: Backend> Reducer<B> {
             let element = T::TYPE.kernel();
             let (kernel, _) = exact_kernel(of, element, 0)?;
             let blocks = self.production_shape(kernel, total, T::TYPE.size())?.blocks;
-            // Not where the whole-input kernel fits fewer blocks an SM than
-            // the segmented one: `f64` logsumexp's terms uncapped (72
-            // registers against 64) took 17% longer over 16 rows (H200,
-            // 2026-11-30); a row without `exact_exp_f64_max_registers`.
             let segmented = Kernel::ExactSegments {
                 op: of.op(),
                 element,
@@ -575,8 +582,19 @@ impl<B: Backend> Reducer<B> {
             };
             let two_blocks_a_row = rows.checked_mul(2).is_some_and(|needed| blocks as usize >= needed);
             let tuning = self.backend.tuning();
-            let long = shape::fills_block_tiles(tuning, len, T::TYPE.size(), EXACT_ROW_MIN_TILES);
-            if !(two_blocks_a_row || long) || self.backend.grid_cap(kernel)? < self.backend.grid_cap(segmented)? {
+            let (whole_cap, segmented_cap) = (self.backend.grid_cap(kernel)?, self.backend.grid_cap(segmented)?);
+            let fills = |tiles| shape::fills_block_tiles(tuning, len, T::TYPE.size(), tiles);
+            // Rows enough for a warp each of the segmented grid are its
+            // warps' (a warp a row), but where the whole-input kernel fits
+            // more blocks an SM and a row fills their tiles.
+            let warps = shape::rows_fill_warps(tuning, rows, segmented_cap)
+                && (whole_cap <= segmented_cap || !fills(EXACT_LEAN_ROW_TILES));
+            let long = fills(EXACT_ROW_MIN_TILES) && !warps;
+            // Not where the whole-input kernel fits fewer blocks an SM than
+            // the segmented one: `f64` logsumexp's terms uncapped (72
+            // registers against 64) took 17% longer over 16 rows (H200,
+            // 2026-11-30); a row without `exact_exp_f64_max_registers`.
+            if !(two_blocks_a_row || long) || whole_cap < segmented_cap {
                 return Ok(false);
             }
         }

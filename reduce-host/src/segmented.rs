@@ -290,9 +290,12 @@ impl<B: Backend> Reducer<B> {
         let element_bytes = T::TYPE.size();
         let teams = match what {
             PerSegment::Op(_) => Teams::Reduction,
+            // Rows enough for a warp each of the grid: a warp a row at most
+            // (a larger team's reduction waits at the block's barrier; rows
+            // in runs not measured so).
             PerSegment::Exact(_) => Teams::ExactSum {
                 offsets,
-                warp_at_most: false,
+                warp_at_most: !offsets && !in_runs && shape::rows_fill_warps(tuning, segments, grid_cap),
             },
         };
         let mut plan =

@@ -75,6 +75,13 @@ pub(crate) fn production_shape(tuning: Tuning, len: usize, element_bytes: usize,
     })
 }
 
+/// Whether `rows` give each warp of a grid of `grid_cap` blocks of the
+/// tuning row one at least.
+pub(crate) fn rows_fill_warps(tuning: Tuning, rows: usize, grid_cap: u32) -> bool {
+    let warps = u64::from(grid_cap).saturating_mul(u64::from(tuning.block_threads / 32));
+    rows as u64 >= warps
+}
+
 /// Whether `len` elements of `element_bytes` each give every thread of a
 /// block of the tuning row at least `tiles` full tiles.
 pub(crate) fn fills_block_tiles(tuning: Tuning, len: usize, element_bytes: usize, tiles: u64) -> bool {
@@ -452,6 +459,21 @@ mod tests {
             assert_eq!(plan.output_lanes_log2 + plan.reduce_lanes_log2, 9);
             assert!(plan.splits >= 1 && launch.blocks >= 1 && launch.blocks <= 264);
         }
+    }
+
+    #[test]
+    fn exact_rows_fill_tiles_and_warps_from_the_tuning_row() {
+        // A tile a thread of a 512-thread block: 8192 `f32`s, 4096 `f64`s.
+        assert!(fills_block_tiles(hopper(512), 2 * 8192, 4, 2));
+        assert!(!fills_block_tiles(hopper(512), 2 * 8192 - 1, 4, 2));
+        assert!(fills_block_tiles(hopper(512), 4 * 4096, 8, 4));
+        assert!(!fills_block_tiles(hopper(256), 4 * 2048 - 1, 8, 4));
+        // Tiles past what a `u64` counts: no.
+        assert!(!fills_block_tiles(hopper(512), usize::MAX, 4, u64::MAX));
+        // 264 blocks of 16 warps.
+        assert!(rows_fill_warps(hopper(512), 4224, 264));
+        assert!(!rows_fill_warps(hopper(512), 4223, 264));
+        assert!(rows_fill_warps(hopper(256), 2112, 264));
     }
 
     #[test]
