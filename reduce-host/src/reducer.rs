@@ -27,24 +27,6 @@ use kernels_gpu::abi::{
     EXACT_MEAN, EXACT_ROOT, EXACT_STATES_IN, EXACT_VARIANCE,
 };
 
-/// The fewest tiles each thread of a block gets from a row for the
-/// whole-input exact kernel to sum rows one block each
-/// ([`Reducer::launch_exact_rows`]): each row ends in a block reduction of
-/// expansions, which costs about a tile's loads. Measured against the
-/// segmented kernels (H200, 2026-11-30, 1 GiB, `ExactSum`, same-call A/Bs,
-/// `bench-results/2026-11-30-exact-rows-one-block/`): 0.90 / 0.65 of
-/// their time (`f32` / `f64`) at 2 tiles, 0.87 / 0.70 at 4, 0.84 / 0.76
-/// at 8, 0.93 / 0.81 at 32; at 1 tile 2.1 / 1.6 times it.
-const EXACT_ROW_MIN_TILES: u64 = 2;
-
-/// The fewest tiles each thread of a block gets from a row for the
-/// whole-input exact kernel to sum rows one block each where there are
-/// enough rows for a warp each of the segmented grid, and the whole-input
-/// kernel fits more blocks an SM (the lean `f64` sums). Warps took 0.96 /
-/// 0.68 of the one-block time (`f64` / `f32`) at 2 tiles, 1.19 / 0.95
-/// at 4 (`f64` logsumexp, not lean: 0.92); same call as above.
-const EXACT_LEAN_ROW_TILES: u64 = 4;
-
 /// Reduces buffers with kernels loaded once: on a GPU ([`Cuda`], the
 /// default), or on the CPU under the SIMT emulator
 /// ([`Emulator`](crate::emulated::Emulator) = `Reducer<Emulated>`).
@@ -553,10 +535,10 @@ impl<B: Backend> Reducer<B> {
     /// one row alone would be spread over the grid (the segmented kernels
     /// keep a few long rows to fewer registers' worth of blocks), or, where
     /// that would leave a row fewer than two blocks, one block a row, where
-    /// a row gives each of its threads [`EXACT_ROW_MIN_TILES`] tiles and
-    /// the rows are too few for a warp each of the segmented grid (or are
-    /// [`EXACT_LEAN_ROW_TILES`] long for a whole-input kernel that fits
-    /// more blocks an SM). `Ok(false)`, nothing launched, for empty or
+    /// a row gives each of its threads `Tuning::exact_row_min_tiles` tiles
+    /// and the rows are too few for a warp each of the segmented grid (or
+    /// give `Tuning::exact_lean_row_tiles` for a whole-input kernel that
+    /// fits more blocks an SM). `Ok(false)`, nothing launched, for empty or
     /// shorter rows, or where the whole-input kernel fits fewer blocks an
     /// SM than the segmented one: the segmented kernels' rows.
     pub(crate) fn launch_exact_rows<T: FloatElement>(
@@ -588,8 +570,8 @@ impl<B: Backend> Reducer<B> {
             // warps' (a warp a row), but where the whole-input kernel fits
             // more blocks an SM and a row fills their tiles.
             let warps = shape::rows_fill_warps(tuning, rows, segmented_cap)
-                && (whole_cap <= segmented_cap || !fills(EXACT_LEAN_ROW_TILES));
-            let long = fills(EXACT_ROW_MIN_TILES) && !warps;
+                && (whole_cap <= segmented_cap || !fills(tuning.exact_lean_row_tiles));
+            let long = fills(tuning.exact_row_min_tiles) && !warps;
             // Not where the whole-input kernel fits fewer blocks an SM than
             // the segmented one: `f64` logsumexp's terms uncapped (72
             // registers against 64) took 17% longer over 16 rows (H200,

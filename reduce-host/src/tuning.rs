@@ -47,6 +47,17 @@ pub struct Tuning {
     /// cap: ptxas gives it 72 since its blocks may sum rows, and above 64
     /// an SM holds one 512-thread block instead of two.
     pub exact_exp_f64_max_registers: Option<u32>,
+    /// The fewest tiles each thread of a block gets from a row for the
+    /// whole-input exact kernel to sum rows one block each where it cannot
+    /// give each row two (`Reducer::launch_exact_rows`): each row ends in a
+    /// block reduction of expansions, which costs about a tile's loads.
+    pub exact_row_min_tiles: u64,
+    /// The fewest tiles each thread gets from a row for those rows to stay
+    /// one block each where they are enough for a warp each of the
+    /// segmented grid (whose teams of a warp at most take them otherwise)
+    /// and the whole-input kernel fits more blocks an SM than the
+    /// segmented one (the sums of `exact_f64_max_registers`).
+    pub exact_lean_row_tiles: u64,
     /// Tiles of loads each thread of a capped whole-input exact sum of
     /// `f64` gets before its grid grows past half the blocks the SMs hold:
     /// each block ends in a reduction of expansions, whose `f64` additions
@@ -141,6 +152,15 @@ pub struct WarpsTake {
 ///   loads): `ExactLogSumExp` of `f64` ÷ `LogSumExp` 2.36 → 1.96 at 2^28
 ///   elements, 2.19 → 1.85 at 2^26, 1.84 → 1.60 at 2^24; one row of 2^27
 ///   2.29 → 1.91.
+/// - `exact_row_min_tiles` 2 and `exact_lean_row_tiles` 4 (2026-11-30,
+///   H200, 1 GiB, `bench exact_parts`, same-call A/Bs of 2–3 rounds,
+///   `bench-results/2026-11-30-exact-rows-one-block/`): one block a row
+///   took 0.90 / 0.65 of the segmented kernels' time (`f32` / `f64`
+///   `ExactSum`) at 2 tiles a thread, 0.87 / 0.70 at 4, 0.84 / 0.76 at 8,
+///   0.93 / 0.81 at 32, and 2.1 / 1.6 times it at 1. With a warp of the
+///   segmented grid for each row, its teams of a warp took 0.96 / 0.68
+///   of the one-block time at 2 tiles and 1.19 / 0.95 at 4 (`f64`
+///   logsumexp, whose whole-input kernel fits no more blocks: 0.92).
 /// - `exact_f64_max_registers` 32 and `exact_f64_full_grid_tiles` 4
 ///   (2026-11-30, H200, `bench exact`, same-call A/Bs of two rounds,
 ///   `bench-results/2026-11-30-exact-f64-registers/`, each exact time ÷
@@ -222,6 +242,8 @@ pub(crate) const HOPPER: Tuning = Tuning {
     series_max_registers: Some(128),
     exact_f64_max_registers: Some(32),
     exact_exp_f64_max_registers: Some(64),
+    exact_row_min_tiles: 2,
+    exact_lean_row_tiles: 4,
     exact_f64_full_grid_tiles: 4,
     segment_tiles_per_thread: 2,
     min_segment_lanes: 4,
@@ -256,7 +278,8 @@ pub(crate) const HOPPER: Tuning = Tuning {
 /// held since before Hopper was tuned. None of these numbers was measured
 /// on these GPUs (the project has had only H100s and H200s): the segmented
 /// ones are Hopper's. The whole-input exact sums of `f64` are not capped
-/// (their cap was measured on Hopper's 512-thread blocks only).
+/// (their cap was measured on Hopper's 512-thread blocks only); the exact
+/// rows' tiles are Hopper's.
 /// Logsumexp of `f64` is not capped there: its 152 registers fit a
 /// 256-thread block, and a cap (`.maxnreg`, even 255) changes what ptxas does.
 const VOLTA: Tuning = Tuning {
