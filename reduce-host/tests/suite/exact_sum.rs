@@ -659,8 +659,9 @@ fn exact_row_sums_are_batch_invariant() {
 
 /// Long rows take the whole-input kernel, each over its own blocks where
 /// each gets two or more (on the emulator's grid of 6, up to 3 rows), else
-/// one block a row, the blocks taking more rows than the grid in turn:
-/// every exact reduction's result of every row is the fold's bits (one
+/// one block a row (a grid past the blocks the SMs hold), and rows enough
+/// for a warp each of the segmented grid take its warp teams (the
+/// emulator's 16 rows): every exact reduction's result of every row is the fold's bits (one
 /// row's also the whole input's), at every offset, on every backend; a
 /// row of another length is still `InvalidSegments`, and a row of nothing
 /// still the empty part's result.
@@ -668,8 +669,9 @@ fn few_long_rows_are_the_folds_bits<T: ExactTest>(test: &str) {
     let mut rng = rng(test);
     for_each_backend!(test, |backend| {
         for kind in KINDS {
-            // Past the grid (GPU: 600 rows; the emulator's grid is 6),
-            // blocks take the rows in turn, where a row fills their tiles.
+            // More rows than the grid holds blocks (GPU: 600; the
+            // emulator's grid is 6): one block a row, where a row fills
+            // their tiles.
             for rows in [1, 2, 3, 4, 16, backend.size(600, 7)] {
                 let longest = if rows > 16 { 33_000 } else { 300_000 };
                 let len = backend.size(longest, 6_000) + rng.gen_range(0..100);
