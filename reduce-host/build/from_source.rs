@@ -76,6 +76,26 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
             }
         )
     });
+    let exact_axis = [
+        names_of(|kernel| {
+            matches!(
+                kernel,
+                abi::Kernel::ExactAxis {
+                    element: abi::Scalar::F32,
+                    ..
+                }
+            )
+        }),
+        names_of(|kernel| {
+            matches!(
+                kernel,
+                abi::Kernel::ExactAxis {
+                    element: abi::Scalar::F64,
+                    ..
+                }
+            )
+        }),
+    ];
     let mut sets = Vec::new();
     for row in tuning::BY_ARCHITECTURE {
         let arch = format!("sm_{}", row.min_cc);
@@ -101,6 +121,11 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
         }
         if let Some(registers) = row.exact_exp_f64_max_registers {
             ptx = cap_registers(&ptx, &exact_exp_f64, registers);
+        }
+        for (names, cap) in exact_axis.iter().zip(row.exact_axis_max_registers) {
+            if let Some(registers) = cap {
+                ptx = cap_registers(&ptx, names, registers);
+            }
         }
         // The whole module too, for inspection (`scripts/ab_stage.sh` hands
         // it to `ptxas -v`); the library loads the split modules.

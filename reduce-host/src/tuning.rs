@@ -47,6 +47,13 @@ pub struct Tuning {
     /// cap: ptxas gives it 72 since its blocks may sum rows, and above 64
     /// an SM holds one 512-thread block instead of two.
     pub exact_exp_f64_max_registers: Option<u32>,
+    /// Registers per thread the exact sums along an axis may use, `f32`
+    /// (`[0]`) and `f64` (`[1]`) (`.maxnreg` on every `abi::Kernel::ExactAxis`
+    /// of the type: the sums, the squares, the variance's deviations and
+    /// logsumexp's terms), or `None` for no cap: ptxas gives them 96
+    /// (`f32`), 127 and 168 (`f64`), so an SM holds 512 or 384 of their
+    /// threads where it holds 1024 of the axis sum's.
+    pub exact_axis_max_registers: [Option<u32>; 2],
     /// The fewest tiles each thread of a block gets from a row for the
     /// whole-input exact kernel to sum rows one block each where it cannot
     /// give each row two (`Reducer::launch_exact_rows`): each row ends in a
@@ -152,6 +159,18 @@ pub struct WarpsTake {
 ///   loads): `ExactLogSumExp` of `f64` ÷ `LogSumExp` 2.36 → 1.96 at 2^28
 ///   elements, 2.19 → 1.85 at 2^26, 1.84 → 1.60 at 2^24; one row of 2^27
 ///   2.29 → 1.91.
+/// - `exact_axis_max_registers` 64 for both types (2026-11-30, H200,
+///   same-call A/B of two rounds, `bench exact_parts` along the columns of
+///   1024 × n/1024 and the middle axis of 64 × 1024 × n/2^16, 1 GiB,
+///   `bench-results/2026-12-01-exact-axis-registers/`): two 512-thread
+///   blocks an SM instead of one (`f64` squares, deviations and terms: of
+///   three 128-thread blocks), ptxas spilling 132–284 bytes a thread
+///   (logsumexp's `f64` terms 412). Each exact time ÷ its default's,
+///   columns (the middle axis within 0.02): `ExactSum` `f32` 1.30 → 1.10,
+///   `f64` 1.18 → 1.07; `ExactSumOfSquares` 1.76 → 1.12, 1.54 → 1.09;
+///   `ExactVar` 2.38 → 1.71, 2.50 → 1.99; `ExactLogSumExp` 1.88 → 1.70,
+///   2.00 → 1.76. At 80 (256-thread blocks, three an SM) every one was
+///   10–18% (`f32`) and 13–43% (`f64`) slower than at 64.
 /// - `exact_row_min_tiles` 2 and `exact_lean_row_tiles` 4 (2026-11-30,
 ///   H200, 1 GiB, `bench exact_parts`, same-call A/Bs of 2–3 rounds,
 ///   `bench-results/2026-11-30-exact-rows-one-block/`): one block a row
@@ -242,6 +261,7 @@ pub(crate) const HOPPER: Tuning = Tuning {
     series_max_registers: Some(128),
     exact_f64_max_registers: Some(32),
     exact_exp_f64_max_registers: Some(64),
+    exact_axis_max_registers: [Some(64), Some(64)],
     exact_row_min_tiles: 2,
     exact_lean_row_tiles: 4,
     exact_f64_full_grid_tiles: 4,
@@ -277,9 +297,9 @@ pub(crate) const HOPPER: Tuning = Tuning {
 /// Volta to Ada (sm_70 to sm_89): 256-thread blocks, as the policy table has
 /// held since before Hopper was tuned. None of these numbers was measured
 /// on these GPUs (the project has had only H100s and H200s): the segmented
-/// ones are Hopper's. The whole-input exact sums of `f64` are not capped
-/// (their cap was measured on Hopper's 512-thread blocks only); the exact
-/// rows' tiles are Hopper's.
+/// ones are Hopper's. The whole-input exact sums of `f64` and the exact
+/// sums along an axis are not capped (their caps were measured on
+/// Hopper's 512-thread blocks only); the exact rows' tiles are Hopper's.
 /// Logsumexp of `f64` is not capped there: its 152 registers fit a
 /// 256-thread block, and a cap (`.maxnreg`, even 255) changes what ptxas does.
 const VOLTA: Tuning = Tuning {
@@ -288,6 +308,7 @@ const VOLTA: Tuning = Tuning {
     series_max_registers: None,
     exact_f64_max_registers: None,
     exact_exp_f64_max_registers: None,
+    exact_axis_max_registers: [None, None],
     ..HOPPER
 };
 
