@@ -54,8 +54,10 @@
 //! equal segments) and `segments_halves_<length>` (segments alternately
 //! empty and twice the length), for lengths 100, 1000, 1024, 10000 and 16384;
 //! for `exact_parts`, rows of 2^12 to 2^15, 2^18, 2^21, 2^22 and 2^23 rows
-//! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...) and
-//! random segments of mean 1000 (`segments_mean_1000`).
+//! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...), 100,
+//! 200, 300, 400 and 600 rows of `n / rows` elements (the first
+//! `rows · (n / rows)`: `rows_300x894784` for `f32`, `rows_300x447392` for
+//! `f64`) and random segments of mean 1000 (`segments_mean_1000`).
 //! `REDUCE_BENCH_BATCH=k` times `k` calls in a row between each pair of
 //! events (their mean: the host's per-call work hidden behind the GPU's).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
@@ -422,6 +424,15 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
             (format!("rows_{rows}x{row_len}"), Segmentation::Rows { rows, row_len })
         })
         .collect();
+    // Row counts that are not powers of two (the first `rows · (n / rows)`
+    // elements): probes, timed only where named.
+    for rows in [100usize, 200, 300, 400, 600] {
+        let row_len = n / rows;
+        let layout = format!("rows_{rows}x{row_len}");
+        if named(&layout) {
+            layouts.push((layout, Segmentation::Rows { rows, row_len }));
+        }
+    }
     // Segments of mean 1000: a probe, timed only where named.
     for mean in [100u64, 1000, 10_000]
         .into_iter()
@@ -438,6 +449,11 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
         ));
     }
     for (layout, segmentation) in layouts.iter().filter(|(layout, _)| wanted(layout)) {
+        let elements = match segmentation {
+            Segmentation::Rows { rows, row_len } => rows * row_len,
+            Segmentation::Offsets(_) => n,
+        };
+        let part = buffers[0].index(..elements);
         let (segments, ranges) = match segmentation {
             Segmentation::Rows { rows, row_len } => (*rows, vec![0..*row_len, (rows - 1) * row_len..rows * row_len]),
             Segmentation::Offsets(offsets) => {
@@ -462,24 +478,24 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
             Segmentation::Offsets(offsets) => Over::Segments(&**offsets),
         };
         let results = reducer
-            .reduce_over(&buffers[0], reduce::ExactSum, blocking_over)?
+            .reduce_over(&part, reduce::ExactSum, blocking_over)?
             .values
             .as_host_vec()?;
         let means = reducer
-            .reduce_over(&buffers[0], reduce::ExactMean, blocking_over)?
+            .reduce_over(&part, reduce::ExactMean, blocking_over)?
             .values
             .as_host_vec()?;
         let squares = reducer
-            .reduce_over(&buffers[0], reduce::ExactSumOfSquares, blocking_over)?
+            .reduce_over(&part, reduce::ExactSumOfSquares, blocking_over)?
             .values
             .as_host_vec()?;
         let sample = reduce::ExactVar::new(1.0)?;
         let variances = reducer
-            .reduce_over(&buffers[0], sample, blocking_over)?
+            .reduce_over(&part, sample, blocking_over)?
             .values
             .as_host_vec()?;
         let lses = reducer
-            .reduce_over(&buffers[0], reduce::ExactLogSumExp, blocking_over)?
+            .reduce_over(&part, reduce::ExactLogSumExp, blocking_over)?
             .values
             .as_host_vec()?;
         let checked = [0, segments - 1];
@@ -500,7 +516,14 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
             }
         }
         let timing = (&stream, (&start, &stop));
-        time_sum_and_exact(reducer, &buffers, segments, timing, over, &format!("{name},{layout}"))?;
+        time_sum_and_exact(
+            reducer,
+            (&buffers, elements),
+            segments,
+            timing,
+            over,
+            &format!("{name},{layout}"),
+        )?;
     }
     // Along axes: read in place (rows, columns, a middle axis), and
     // gathered into rows first (two axes apart).
@@ -540,7 +563,7 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
         let timing = (&stream, (&start, &stop));
         time_sum_and_exact(
             reducer,
-            &buffers,
+            (&buffers, n),
             results.len(),
             timing,
             over,
@@ -554,17 +577,17 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
 /// `ExactNanSum`, `Op::SumOfSquares`, `ExactSumOfSquares`, `Var`,
 /// `ExactVar` (both with correction 1, `Var` in the input's type),
 /// `LogSumExp` and `ExactLogSumExp` over `over()`
-/// of the rotated `buffers`, `results` results each, into one output, as
+/// of the first `n` elements of the rotated `buffers`, `results` results
+/// each, into one output, as
 /// `exact_parts,{label},{what},{n},{µs},{GB/s}`.
 fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T> + LogSumExpInput>(
     reducer: &mut Reducer,
-    buffers: &[DeviceBuffer<T>],
+    (buffers, n): (&[DeviceBuffer<T>], usize),
     results: usize,
     (stream, events): (&'b Stream, (&Event, &Event)),
     over: impl Fn() -> Over<'b, Input<'b, u64>>,
     label: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let n = buffers[0].len();
     let element = std::mem::size_of::<T>();
     let mut out = DeviceBuffer::from_slice(&vec![T::default(); results])?;
     let bytes = (n * element + results * element) as f64;
@@ -580,10 +603,13 @@ fn time_sum_and_exact<'b, T: FloatElement + Default + MomentsInput<T> + LogSumEx
         "lse",
         "exact_lse",
     ];
+    let views: Vec<_> = buffers.iter().map(|buffer| buffer.index(..n)).collect();
     for what in whats {
         let out = Output::from(&mut out);
         let us = median_us(reducer, n, stream, events, |i, scope| {
-            let input = &buffers[i % buffers.len()];
+            // SAFETY: the views are of buffers this function borrows for
+            // all its work, which nothing else accesses meanwhile.
+            let input = unsafe { Input::from_view(&views[i % views.len()]) };
             match what {
                 "exact_sum" => scope.reduce_into(input, reduce::ExactSum, over(), out, stream),
                 "exact_mean" => scope.reduce_into(input, reduce::ExactMean, over(), out, stream),

@@ -6,7 +6,7 @@
 
 #[cfg(feature = "cust")]
 use crate::backend::launcher::Launcher;
-use crate::backend::launcher::{element_address, Access, Launch, StreamHandle};
+use crate::backend::launcher::{element_address, partial_words, Access, Launch, StreamHandle};
 use crate::backend::Backend;
 #[cfg(feature = "cust")]
 use crate::backend::Cuda;
@@ -464,17 +464,46 @@ impl<B: Backend> Reducer<B> {
         // more rows than the grid holds, a grid past it (the SMs take the
         // blocks as others finish).
         let row_count = u32::try_from(rows).map_err(|_| too_many())?;
-        let parts = shape.blocks.checked_div(row_count).map(|parts| parts.max(1));
-        let blocks = parts.and_then(|parts| parts.checked_mul(row_count));
-        let blocks = blocks.ok_or(Error::internal("no exact rows, or more blocks than a grid counts"))?;
-        let scratch_words = exact_state_words(T::TYPE)?.checked_mul(rows).ok_or_else(too_many)?;
+        if row_count == 0 {
+            return Err(Error::internal("an exact launch over no rows"));
+        }
+        let parts = shape::exact_row_parts(self.backend.tuning(), shape.blocks, row_count, len, T::TYPE.size());
+        let blocks = parts
+            .checked_mul(row_count)
+            .ok_or(Error::internal("more exact blocks than a grid counts"))?;
+        // Rows of several blocks in waves past the grid: their partial slots
+        // and tickets (zeroed) after the rows' states in the scratch, as the
+        // workspace has them for the grid only.
+        let in_waves = parts > 1 && blocks > shape.blocks;
+        let state_words = exact_state_words(T::TYPE)?.checked_mul(rows).ok_or_else(too_many)?;
+        let slot_words = match in_waves {
+            true => partial_words(blocks).ok_or_else(too_many)?,
+            false => 0,
+        };
+        let ticket_words = if in_waves { rows.div_ceil(2) } else { 0 };
+        let scratch_words = state_words
+            .checked_add(slot_words)
+            .and_then(|words| words.checked_add(ticket_words))
+            .ok_or_else(too_many)?;
         let scratch = self.backend.scratch(stream, scratch_words)?;
         let workspace = self.backend.workspace(stream)?;
+        let word_address = |words: usize| {
+            (words as u64)
+                .checked_mul(8)
+                .and_then(|bytes| scratch.checked_add(bytes))
+                .ok_or_else(too_many)
+        };
         // One ticket a row: the segmented kernels' (one a block of the largest grid).
-        let ticket = if rows == 1 {
-            workspace.ticket
+        let (partials, ticket) = if in_waves {
+            let tickets = word_address(scratch_words.saturating_sub(ticket_words))?;
+            // SAFETY: the scratch's last `ticket_words` words, 8-byte
+            // aligned: `rows` 4-byte tickets, which only this launch uses.
+            unsafe { self.backend.zero_words(tickets, rows, stream)? };
+            (word_address(state_words)?, tickets)
+        } else if rows == 1 {
+            (workspace.partials, workspace.ticket)
         } else {
-            workspace.segment_tickets
+            (workspace.partials, workspace.segment_tickets)
         };
         let launch = Launch {
             kernel,
@@ -483,7 +512,7 @@ impl<B: Backend> Reducer<B> {
             args: ExactArgs {
                 input,
                 len: len as u64,
-                partials: workspace.partials,
+                partials,
                 ticket,
                 scratch,
                 out,
@@ -497,11 +526,12 @@ impl<B: Backend> Reducer<B> {
         // SAFETY: the family's parameters over the buffers in `accesses`
         // (the inputs, checked element-aligned, the outputs the caller gave,
         // a per-part value a row where the map reads them) and the stream's
-        // workspace and scratch: a partial slot a block of the largest grid,
-        // a ticket at zero a row of several blocks (the segmented kernels'
-        // are one a block of the largest grid; a row of one block uses
-        // none), an exact state's scratch a row; the grid `rows` times
-        // `parts`.
+        // workspace and scratch: a partial slot a block (the workspace's,
+        // one a block of the largest grid, or in waves past the grid the
+        // scratch's), a ticket at zero a row of several blocks (the
+        // segmented kernels' are one a block of the largest grid; in waves,
+        // the scratch's, zeroed above; a row of one block uses none), an
+        // exact state's scratch a row; the grid `rows` times `parts`.
         unsafe { self.backend.launch(&launch, stream) }
     }
 

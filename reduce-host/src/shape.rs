@@ -82,6 +82,45 @@ pub(crate) fn rows_fill_warps(tuning: Tuning, rows: usize, grid_cap: u32) -> boo
     rows as u64 >= warps
 }
 
+/// How many blocks each of `rows` rows of `len` elements of `element_bytes`
+/// gets from the whole-input exact kernel whose grid holds `grid` blocks at
+/// once: the grid shared evenly (`grid / rows`, at least one), where that
+/// uses `Tuning::exact_row_wave_fill_percent` of the grid. Otherwise more,
+/// in waves (the SMs take each block as another finishes), the fewest that
+/// use that share of the waves' slots (up to ten times the even share),
+/// as long as each block still gives its threads
+/// `Tuning::exact_row_min_tiles` tiles: a block a row of 300 rows on 264
+/// blocks left a second wave of 36, which read at a fraction of the
+/// bandwidth, and 200 rows used three quarters of the SMs' blocks.
+pub(crate) fn exact_row_parts(tuning: Tuning, grid: u32, rows: u32, len: usize, element_bytes: usize) -> u32 {
+    let (grid, rows) = (u64::from(grid.max(1)), u64::from(rows.max(1)));
+    // The percentage of the waves' slots `parts` blocks a row use (both
+    // factors below 2^32: no overflow).
+    let used = |parts: u64| {
+        let blocks = rows.saturating_mul(parts);
+        let slots = blocks.div_ceil(grid).saturating_mul(grid);
+        blocks.saturating_mul(100).checked_div(slots).unwrap_or(100)
+    };
+    let even = grid.checked_div(rows).unwrap_or(1).max(1);
+    let (mut best, mut parts) = (even, even);
+    while used(best) < tuning.exact_row_wave_fill_percent
+        && parts < even.saturating_mul(10)
+        && fills_block_tiles(
+            tuning,
+            len.checked_div((parts as usize).saturating_add(1)).unwrap_or(0),
+            element_bytes,
+            tuning.exact_row_min_tiles,
+        )
+    {
+        parts = parts.saturating_add(1);
+        if used(parts) > used(best) {
+            best = parts;
+        }
+    }
+    // At most the grid's blocks a row (`grid / rows`) or ten: a `u32`.
+    u32::try_from(best).unwrap_or(u32::MAX)
+}
+
 /// Whether `len` elements of `element_bytes` each give every thread of a
 /// block of the tuning row at least `tiles` full tiles.
 pub(crate) fn fills_block_tiles(tuning: Tuning, len: usize, element_bytes: usize, tiles: u64) -> bool {
@@ -474,6 +513,35 @@ mod tests {
         assert!(rows_fill_warps(hopper(512), 4224, 264));
         assert!(!rows_fill_warps(hopper(512), 4223, 264));
         assert!(rows_fill_warps(hopper(256), 2112, 264));
+    }
+
+    #[test]
+    fn exact_rows_get_blocks_enough_to_fill_their_waves() {
+        let parts = |grid, rows, len, element_bytes| exact_row_parts(hopper(512), grid, rows, len, element_bytes);
+        // The grid shared evenly where that fills it: one row, 16, 1024.
+        assert_eq!(parts(264, 1, 1 << 28, 4), 264);
+        assert_eq!(parts(264, 16, 1 << 24, 4), 16);
+        assert_eq!(parts(264, 1024, 262_144, 4), 1);
+        // 100 rows: two a row use 76% of the grid, five 95% of two waves.
+        assert_eq!(parts(264, 100, 2_684_354, 4), 5);
+        assert_eq!(parts(528, 200, 671_088, 8), 5);
+        // 300 rows: 300 blocks in two waves of 264 use 57% of their
+        // slots, 600 in three 76%, 900 in four 85%, 1200 in five 91%.
+        assert_eq!(parts(264, 300, 894_784, 4), 4);
+        assert_eq!(parts(264, 400, 671_088, 4), 3);
+        assert_eq!(parts(264, 600, 447_392, 4), 2);
+        assert_eq!(parts(528, 600, 223_696, 8), 4);
+        // Each block keeps two tiles (8192 `f32`s a tile of the block): a
+        // row of 3.9 tiles is not split, one of 4 in two.
+        assert_eq!(parts(264, 300, 4 * 8192 - 1, 4), 1);
+        assert_eq!(parts(264, 300, 4 * 8192, 4), 2);
+        // 265 rows: nine a row (2385 blocks in ten waves, 90%).
+        assert_eq!(parts(264, 265, 1 << 30, 4), 9);
+        // At most ten times the even share: 133 rows on 264 reach 91% at
+        // nine a row; on a grid of 1, 2 rows at 100% with one.
+        assert_eq!(parts(264, 133, 1 << 30, 4), 9);
+        assert_eq!(parts(1, 2, 1 << 30, 4), 1);
+        assert_eq!(parts(0, 0, 0, 4), 1);
     }
 
     #[test]

@@ -59,6 +59,14 @@ pub struct Tuning {
     /// give each row two (`Reducer::launch_exact_rows`): each row ends in a
     /// block reduction of expansions, which costs about a tile's loads.
     pub exact_row_min_tiles: u64,
+    /// The share, in percent, of the SMs' block slots the whole-input exact
+    /// kernel's blocks over rows should use: where the grid shared evenly
+    /// among the rows uses less (rows past the grid come in waves, the last
+    /// as full as the row count makes it), each row gets the fewest more
+    /// blocks (up to ten times its share, each still of
+    /// `exact_row_min_tiles` tiles) whose waves use so many
+    /// (`shape::exact_row_parts`).
+    pub exact_row_wave_fill_percent: u64,
     /// The fewest tiles each thread gets from a row for those rows to stay
     /// one block each where they are enough for a warp each of the
     /// segmented grid (whose teams of a warp at most take them otherwise)
@@ -159,7 +167,7 @@ pub struct WarpsTake {
 ///   loads): `ExactLogSumExp` of `f64` ÷ `LogSumExp` 2.36 → 1.96 at 2^28
 ///   elements, 2.19 → 1.85 at 2^26, 1.84 → 1.60 at 2^24; one row of 2^27
 ///   2.29 → 1.91.
-/// - `exact_axis_max_registers` 64 for both types (2026-11-30, H200,
+/// - `exact_axis_max_registers` 64 for both types (2026-12-01, H200,
 ///   same-call A/B of two rounds, `bench exact_parts` along the columns of
 ///   1024 × n/1024 and the middle axis of 64 × 1024 × n/2^16, 1 GiB,
 ///   `bench-results/2026-12-01-exact-axis-registers/`): two 512-thread
@@ -170,7 +178,9 @@ pub struct WarpsTake {
 ///   `f64` 1.18 → 1.07; `ExactSumOfSquares` 1.76 → 1.12, 1.54 → 1.09;
 ///   `ExactVar` 2.38 → 1.71, 2.50 → 1.99; `ExactLogSumExp` 1.88 → 1.70,
 ///   2.00 → 1.76. At 80 (256-thread blocks, three an SM) every one was
-///   10–18% (`f32`) and 13–43% (`f64`) slower than at 64.
+///   10–18% (`f32`) and 13–43% (`f64`) slower than at 64; at 40 (three
+///   512-thread blocks, 400–530 bytes spilled) 10–22% and 1–4%; at 32
+///   (four) 3–40% and 1–27%.
 /// - `exact_row_min_tiles` 2 and `exact_lean_row_tiles` 4 (2026-11-30,
 ///   H200, 1 GiB, `bench exact_parts`, same-call A/Bs of 2–3 rounds,
 ///   `bench-results/2026-11-30-exact-rows-one-block/`): one block a row
@@ -180,6 +190,18 @@ pub struct WarpsTake {
 ///   segmented grid for each row, its teams of a warp took 0.96 / 0.68
 ///   of the one-block time at 2 tiles and 1.19 / 0.95 at 4 (`f64`
 ///   logsumexp, whose whole-input kernel fits no more blocks: 0.92).
+/// - `exact_row_wave_fill_percent` 90 (2026-12-01, H200, 1 GiB, `bench
+///   exact_parts` with rows not a power of two, same-call A/Bs of two
+///   rounds, `bench-results/2026-12-01-exact-row-waves/`): one block a
+///   row, 300 `f32` rows on a grid of 264 left a second wave of 36 blocks,
+///   and `ExactSum` took 1.14× `Op::Sum`'s time; four blocks a row (1200
+///   blocks in five waves, 91% of their slots) 0.97×. 400 `f32` rows 1.12
+///   → 1.08 (three a row), 600 `f64` rows on 528 1.39 → 1.04 (four a
+///   row); where the even share leaves the grid a quarter idle, 100 `f32`
+///   rows 1.09 → 1.02 and 200 1.08 → 1.05 (five a row, two and four
+///   waves), 200 `f64` rows 1.08 → 1.05. `ExactVar` 1.91 → 1.58 (300
+///   `f32` rows), 2.31 → 1.84 (600 `f64`) × `Var`. 16 and 1024 rows
+///   unchanged.
 /// - `exact_f64_max_registers` 32 and `exact_f64_full_grid_tiles` 4
 ///   (2026-11-30, H200, `bench exact`, same-call A/Bs of two rounds,
 ///   `bench-results/2026-11-30-exact-f64-registers/`, each exact time ÷
@@ -263,6 +285,7 @@ pub(crate) const HOPPER: Tuning = Tuning {
     exact_exp_f64_max_registers: Some(64),
     exact_axis_max_registers: [Some(64), Some(64)],
     exact_row_min_tiles: 2,
+    exact_row_wave_fill_percent: 90,
     exact_lean_row_tiles: 4,
     exact_f64_full_grid_tiles: 4,
     segment_tiles_per_thread: 2,

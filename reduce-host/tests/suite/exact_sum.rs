@@ -670,8 +670,9 @@ fn few_long_rows_are_the_folds_bits<T: ExactTest>(test: &str) {
     for_each_backend!(test, |backend| {
         for kind in KINDS {
             // More rows than the grid holds blocks (GPU: 600; the
-            // emulator's grid is 6): one block a row, where a row fills
-            // their tiles.
+            // emulator's grid is 6): blocks in waves, two to four a row
+            // (their partial slots and tickets in the scratch), where a
+            // row fills their tiles.
             for rows in [1, 2, 3, 4, 16, backend.size(600, 7)] {
                 let longest = if rows > 16 { 33_000 } else { 300_000 };
                 let len = backend.size(longest, 6_000) + rng.gen_range(0..100);
