@@ -94,8 +94,8 @@ pub(crate) fn rows_fill_warps(tuning: Tuning, rows: usize, grid_cap: u32) -> boo
 /// bandwidth, and 200 rows used three quarters of the SMs' blocks.
 pub(crate) fn exact_row_parts(tuning: Tuning, grid: u32, rows: u32, len: usize, element_bytes: usize) -> u32 {
     let (grid, rows) = (u64::from(grid.max(1)), u64::from(rows.max(1)));
-    // The percentage of the waves' slots `parts` blocks a row use (both
-    // factors below 2^32: no overflow).
+    // The percentage of the waves' slots `parts` blocks a row use (at most
+    // ten times the rows or the grid's blocks: far from overflowing).
     let used = |parts: u64| {
         let blocks = rows.saturating_mul(parts);
         let slots = blocks.div_ceil(grid).saturating_mul(grid);
@@ -117,7 +117,7 @@ pub(crate) fn exact_row_parts(tuning: Tuning, grid: u32, rows: u32, len: usize, 
             best = parts;
         }
     }
-    // At most the grid's blocks a row (`grid / rows`) or ten: a `u32`.
+    // At most ten times the even share, itself at most the grid: a `u32`.
     u32::try_from(best).unwrap_or(u32::MAX)
 }
 
