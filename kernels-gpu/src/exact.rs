@@ -372,7 +372,10 @@ mod tests {
 
     /// Python's `math.fsum` (Shewchuk's partials, then the half-way
     /// correction): the exact sum of finite `f64`s rounded once, by a
-    /// method independent of [`Exact`]'s. No intermediate may overflow.
+    /// method independent of [`Exact`]'s, and an exact sum of zero as
+    /// `+0.0`, [`Exact::round`]'s convention (the partials keep the sign
+    /// of a lone `-0.0`, which the random values give where `powi`
+    /// underflows). No intermediate may overflow.
     fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
         let mut partials: Vec<f64> = Vec::new();
         for mut x in values {
@@ -417,7 +420,11 @@ mod tests {
                 hi = x;
             }
         }
-        hi
+        if hi == 0.0 {
+            0.0
+        } else {
+            hi
+        }
     }
 
     /// The exact sum of finite `f32`s rounded once to `f32`, from `fsum`:

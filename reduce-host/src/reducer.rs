@@ -564,7 +564,9 @@ impl<B: Backend> Reducer<B> {
     /// whole-input kernel: each row over its own `grid / rows` blocks, as
     /// one row alone would be spread over the grid (the segmented kernels
     /// keep a few long rows to fewer registers' worth of blocks), or, where
-    /// that would leave a row fewer than two blocks, one block a row, where
+    /// that would leave a row fewer than two blocks, one block a row (more,
+    /// in waves, where either leaves the SMs' blocks idle:
+    /// `shape::exact_row_parts`), where
     /// a row gives each of its threads `Tuning::exact_row_min_tiles` tiles
     /// and the rows are too few for a warp each of the segmented grid (or
     /// give `Tuning::exact_lean_row_tiles` for a whole-input kernel that
