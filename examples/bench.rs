@@ -57,7 +57,9 @@
 //! (`rows_2097152x128` for `f32`, `rows_2097152x64` for `f64`, ...), 100,
 //! 200, 300, 400 and 600 rows of `n / rows` elements (the first
 //! `rows · (n / rows)`: `rows_300x894784` for `f32`, `rows_300x447392` for
-//! `f64`) and random segments of mean 1000 (`segments_mean_1000`).
+//! `f64`), random segments of mean 1000 (`segments_mean_1000`) and axes 0
+//! and 2 of 64 × 65536 × n/2^22 (`axes_outer_and_inner_of_64x65536`: short
+//! rows in runs).
 //! `REDUCE_BENCH_BATCH=k` times `k` calls in a row between each pair of
 //! events (their mean: the host's per-call work hidden behind the GPU's).
 //! `REDUCE_BENCH_MAX_N=N` times only the sizes up to `N` elements (for many
@@ -527,13 +529,20 @@ fn bench_exact_parts<T: FromSmall + FloatElement + Uniform + MomentsInput<T> + L
     }
     // Along axes: read in place (rows, columns, a middle axis), and
     // gathered into rows first (two axes apart).
-    let views: [(&str, Vec<usize>, Vec<isize>); 4] = [
+    // The last, short rows in runs (the segmented kernel's), a probe timed
+    // only where named.
+    let views: [(&str, Vec<usize>, Vec<isize>); 5] = [
         ("axes_last_of_1024", vec![1024, n >> 10], vec![-1]),
         ("axes_columns_of_1024", vec![1024, n >> 10], vec![0]),
         ("axes_middle_of_64x1024", vec![64, 1024, n >> 16], vec![1]),
         ("axes_outer_and_inner_of_64x1024", vec![64, 1024, n >> 16], vec![0, 2]),
+        ("axes_outer_and_inner_of_64x65536", vec![64, 65536, n >> 22], vec![0, 2]),
     ];
-    for (layout, shape, axes) in views.iter().filter(|(layout, ..)| wanted(layout)) {
+    let probe = |layout: &str| layout == "axes_outer_and_inner_of_64x65536";
+    for (layout, shape, axes) in views
+        .iter()
+        .filter(|(layout, ..)| wanted(layout) && (!probe(layout) || named(layout)))
+    {
         let view = reduce::axes::Strided::contiguous(shape)?;
         let over = || Over::<Input<u64>>::Axes(&view, axes);
         let results = reducer

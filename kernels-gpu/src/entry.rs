@@ -16,7 +16,8 @@ use crate::device;
 use crate::device::UserScalar;
 use crate::element::Element;
 use crate::expansion::{
-    self, ExactElement, ExactFinish, ExactInput, ExactMap, ExactProducts, FastAcc, FastAccumulator, FastExact,
+    self, Contiguous, ElementLayout, ExactElement, ExactFinish, ExactInput, ExactMap, ExactProducts, FastAcc,
+    FastAccumulator, FastExact, Runs,
 };
 use crate::grid;
 use crate::indexed::Indexed;
@@ -438,21 +439,44 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 /// `r`-th `T` at `out`, its ticket is the `r`-th `u32` at `ticket`, its
 /// exact pass uses the `r`-th state's room at `scratch`. A grid of one
 /// block a row (past the blocks an SM holds, which then take the rows as
-/// others finish) touches no partial slot or ticket.
+/// others finish) touches no partial slot or ticket. With `RUNS`
+/// ([`abi::Kernel::ExactRowRuns`]), row `r` starts `r · row_pitch`
+/// elements after `input` and its `len` elements lie in runs of
+/// `run_len`, `run_pitch` apart ([`Runs`]), each run and row whole 16-byte
+/// vectors where the input is aligned.
 ///
 /// # Safety
-/// As [`reduce`] (`rows · len` elements at `input`; `rows` tickets at
-/// zero where a row has more than one block; room for `rows` results),
-/// the grid a multiple of `rows`, and
-/// `scratch` holds `rows` times
+/// As [`reduce`] (`rows · len` elements at `input`, or with `RUNS` every
+/// element of every row's runs; `rows` tickets at zero where a row has
+/// more than one block; room for `rows` results), the grid a multiple of
+/// `rows`, and `scratch` holds `rows` times
 /// [`scratch_words`](crate::expansion::scratch_words) writable, 8-byte
 /// aligned words that no other launch uses concurrently.
 #[inline(always)]
-pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
+pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>, const RUNS: bool>(args: ExactArgs) {
+    if RUNS {
+        let runs = Runs {
+            run_len: args.run_len,
+            run_pitch: args.run_pitch,
+        };
+        exact_sum_of_rows::<T, M, Runs>(args, args.row_pitch, runs)
+    } else {
+        exact_sum_of_rows::<T, M, Contiguous>(args, args.len, Contiguous)
+    }
+}
+
+/// [`exact_sum`] of rows `pitch` elements apart, each laid out as `layout`
+/// says.
+///
+/// # Safety
+/// As [`exact_sum`].
+#[inline(always)]
+unsafe fn exact_sum_of_rows<T: ExactElement, M: ExactMap<T>, L: ElementLayout>(args: ExactArgs, pitch: u64, layout: L) {
     let at = RowPart::of_block(args.rows);
-    let input = device::to_global(args.input) + at.row * args.len * size_of::<T>() as u64;
+    let input = device::to_global(args.input) + at.row * pitch * size_of::<T>() as u64;
     let map = M::of_part(args.shifts, at.row);
-    let Some(total) = exact_expansion::<T, M>(input, map, &args, at) else {
+    let source = ExactInput::<T, M, L>::laid_out(input, map, layout);
+    let Some(total) = fast_total::<T, M::Fast, _>(source, args.len, (args.partials, args.ticket), at) else {
         return;
     };
     // The total is thread 0's; the exact pass, if it needs one, the block's.
@@ -460,7 +484,7 @@ pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>>(args: ExactArgs) {
     let result = if inexact {
         let scratch = device::to_global(args.scratch) + at.row * 8 * expansion::scratch_words::<T>() as u64;
         expansion::sum_exactly::<T>(args.len, scratch, move |index| {
-            expansion::mapped_element::<T, M>(input, map, index)
+            expansion::mapped_element::<T, M>(input, map, layout.offset(index))
         })
     } else {
         (device::thread_idx_x() == 0).then(|| M::Fast::round(total))

@@ -244,11 +244,11 @@ macro_rules! exact_instances {
         $callback! { $extra $args $fields; $((
             abi::Kernel::ExactSum { op: abi::Op::Sum, element: scalar!($t) },
             kernel_name!(exact_sum, sum, $t),
-            entry::exact_sum::<$t, map::Identity>
+            entry::exact_sum::<$t, map::Identity, false>
         ), (
             abi::Kernel::ExactSum { op: abi::Op::NanSum, element: scalar!($t) },
             kernel_name!(exact_sum, nan_sum, $t),
-            entry::exact_sum::<$t, map::NanToZero>
+            entry::exact_sum::<$t, map::NanToZero, false>
         ), (
             abi::Kernel::ExactState { op: abi::Op::Sum, element: scalar!($t) },
             kernel_name!(exact_state, sum, $t),
@@ -260,7 +260,7 @@ macro_rules! exact_instances {
         ), (
             abi::Kernel::ExactSum { op: abi::Op::SumOfSquares, element: scalar!($t) },
             kernel_name!(exact_sum, sum_of_squares, $t),
-            entry::exact_sum::<$t, map::Square>
+            entry::exact_sum::<$t, map::Square, false>
         ), (
             abi::Kernel::ExactState { op: abi::Op::SumOfSquares, element: scalar!($t) },
             kernel_name!(exact_state, sum_of_squares, $t),
@@ -268,7 +268,7 @@ macro_rules! exact_instances {
         ), (
             abi::Kernel::ExactSum { op: abi::Op::SquaredDeviation, element: scalar!($t) },
             kernel_name!(exact_sum, squared_deviation, $t),
-            entry::exact_sum::<$t, crate::expansion::SquaredDeviation<$t>>
+            entry::exact_sum::<$t, crate::expansion::SquaredDeviation<$t>, false>
         ), (
             abi::Kernel::ExactState { op: abi::Op::SquaredDeviation, element: scalar!($t) },
             kernel_name!(exact_state, squared_deviation, $t),
@@ -276,11 +276,31 @@ macro_rules! exact_instances {
         ), (
             abi::Kernel::ExactSum { op: abi::Op::ScaledExp, element: scalar!($t) },
             kernel_name!(exact_sum, scaled_exp, $t),
-            entry::exact_sum::<$t, crate::expansion::ScaledExp<$t>>
+            entry::exact_sum::<$t, crate::expansion::ScaledExp<$t>, false>
         ), (
             abi::Kernel::ExactState { op: abi::Op::ScaledExp, element: scalar!($t) },
             kernel_name!(exact_state, scaled_exp, $t),
             entry::exact_state::<$t, crate::expansion::ScaledExp<$t>>
+        ), (
+            abi::Kernel::ExactRowRuns { op: abi::Op::Sum, element: scalar!($t) },
+            kernel_name!(exact_row_runs, sum, $t),
+            entry::exact_sum::<$t, map::Identity, true>
+        ), (
+            abi::Kernel::ExactRowRuns { op: abi::Op::NanSum, element: scalar!($t) },
+            kernel_name!(exact_row_runs, nan_sum, $t),
+            entry::exact_sum::<$t, map::NanToZero, true>
+        ), (
+            abi::Kernel::ExactRowRuns { op: abi::Op::SumOfSquares, element: scalar!($t) },
+            kernel_name!(exact_row_runs, sum_of_squares, $t),
+            entry::exact_sum::<$t, map::Square, true>
+        ), (
+            abi::Kernel::ExactRowRuns { op: abi::Op::SquaredDeviation, element: scalar!($t) },
+            kernel_name!(exact_row_runs, squared_deviation, $t),
+            entry::exact_sum::<$t, crate::expansion::SquaredDeviation<$t>, true>
+        ), (
+            abi::Kernel::ExactRowRuns { op: abi::Op::ScaledExp, element: scalar!($t) },
+            kernel_name!(exact_row_runs, scaled_exp, $t),
+            entry::exact_sum::<$t, crate::expansion::ScaledExp<$t>, true>
         ), (
             abi::Kernel::ExactMerge { element: scalar!($t) },
             kernel_name!(exact_merge, $t),

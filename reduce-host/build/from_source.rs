@@ -83,6 +83,9 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
                 abi::Kernel::ExactAxis {
                     element: abi::Scalar::F32,
                     ..
+                } | abi::Kernel::ExactRowRuns {
+                    element: abi::Scalar::F32,
+                    ..
                 }
             )
         }),
@@ -90,6 +93,9 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
             matches!(
                 kernel,
                 abi::Kernel::ExactAxis {
+                    element: abi::Scalar::F64,
+                    ..
+                } | abi::Kernel::ExactRowRuns {
                     element: abi::Scalar::F64,
                     ..
                 }

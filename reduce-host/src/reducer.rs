@@ -4,6 +4,7 @@
 //! calls, [`Reducer::reduce`] and [`Reducer::reduce_over`], take a
 //! [`Reduction`](crate::Reduction) and an [`Over`](crate::Over).
 
+use crate::axes::RowRuns;
 #[cfg(feature = "cust")]
 use crate::backend::launcher::Launcher;
 use crate::backend::launcher::{element_address, partial_words, Access, Launch, StreamHandle};
@@ -297,7 +298,7 @@ impl<B: Backend> Reducer<B> {
             Access::read::<T>("input", input, len),
             Access::write::<T>("out", out, 1),
         ];
-        self.launch_exact::<T>(of, input, (1, len), 0, out, &accesses, stream)
+        self.launch_exact::<T>(of, input, ExactRows::dense(1, len), 0, out, &accesses, stream)
     }
 
     /// Enqueues the exact dot product of `a` and `b` ([`crate::ExactDot`]),
@@ -379,7 +380,7 @@ impl<B: Backend> Reducer<B> {
         self.launch_exact::<T>(
             of,
             input,
-            (1, len),
+            ExactRows::dense(1, len),
             kernels_gpu::abi::EXACT_STATE_OUT,
             out,
             &accesses,
@@ -421,7 +422,7 @@ impl<B: Backend> Reducer<B> {
         self.launch_exact::<T>(
             ExactOf::Elements,
             states,
-            (1, count),
+            ExactRows::dense(1, count),
             EXACT_STATES_IN | form,
             out,
             &accesses,
@@ -431,22 +432,25 @@ impl<B: Backend> Reducer<B> {
 
     /// Launches the exact sum kernel `of` `T`s on the `len` elements at
     /// `input` (or states, with [`EXACT_STATES_IN`]) in `form`, into `out`
-    /// (for [`ExactOf::Mean`], a form of 0: the rounded value); with `rows`
-    /// past one, on each of `rows` rows of `len` elements there, over its
-    /// own `grid / rows` blocks (with a ticket, partial slots and exact
-    /// scratch of its own), into `rows` results.
+    /// (for [`ExactOf::Mean`], a form of 0: the rounded value); with
+    /// `rows.count` past one, on each of the rows of `len` elements there,
+    /// over its own `grid / rows` blocks (with a ticket, partial slots and
+    /// exact scratch of its own), into `rows.count` results; rows in runs
+    /// by [`Kernel::ExactRowRuns`] (a form of 0).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_exact<T: Element>(
         &mut self,
         of: ExactOf,
         input: u64,
-        (rows, len): (usize, usize),
+        rows_of: ExactRows,
         form: u64,
         out: u64,
         accesses: &[Access],
         stream: Option<StreamHandle>,
     ) -> Result<()> {
+        let ExactRows { count: rows, len, runs } = rows_of;
         let (kernel, form) = exact_kernel(of, T::TYPE.kernel(), form)?;
+        let kernel = rows_of.kernel(kernel)?;
         let (shifts, finish_param) = of.parameters();
         // The variance's means (logsumexp's maxima), which its kernel reads.
         let mut accesses = accesses.to_vec();
@@ -520,6 +524,9 @@ impl<B: Backend> Reducer<B> {
                 shifts,
                 finish_param,
                 rows: rows as u64,
+                row_pitch: runs.map_or(len as u64, |runs| runs.pitch),
+                run_len: runs.map_or(0, |runs| runs.run_len as u64),
+                run_pitch: runs.map_or(0, |runs| runs.run_pitch),
             },
             accesses: &accesses,
         };
@@ -531,7 +538,8 @@ impl<B: Backend> Reducer<B> {
         // scratch's), a ticket at zero a row of several blocks (the
         // segmented kernels' are one a block of the largest grid; in waves,
         // the scratch's, zeroed above; a row of one block uses none), an
-        // exact state's scratch a row; the grid `rows` times `parts`.
+        // exact state's scratch a row; the grid `rows` times `parts`; rows
+        // in runs as the caller's accesses cover them.
         unsafe { self.backend.launch(&launch, stream) }
     }
 
@@ -556,12 +564,13 @@ impl<B: Backend> Reducer<B> {
             Access::read::<T>("input", address, total),
             Access::write::<T>("out", out, rows),
         ];
-        self.launch_exact_rows::<T>(of, (address, rows, len), out, &accesses, stream)
+        self.launch_exact_rows::<T>(of, address, ExactRows::dense(rows, len), out, &accesses, stream)
     }
 
-    /// Launches the exact sums `of` each of `rows` rows of `len` `T`s that
-    /// lie one after the other at `address`, their results to `out`, by the
-    /// whole-input kernel: each row over its own `grid / rows` blocks, as
+    /// Launches the exact sums `of` each of the rows of `T`s at `address`
+    /// (one after the other, or each in runs: `rows`), their results to
+    /// `out`, by the whole-input kernel (of rows in runs,
+    /// [`Kernel::ExactRowRuns`]): each row over its own `grid / rows` blocks, as
     /// one row alone would be spread over the grid (the segmented kernels
     /// keep a few long rows to fewer registers' worth of blocks), or, where
     /// that would leave a row fewer than two blocks, one block a row (more,
@@ -576,22 +585,27 @@ impl<B: Backend> Reducer<B> {
     pub(crate) fn launch_exact_rows<T: FloatElement>(
         &mut self,
         of: ExactOf,
-        (address, rows, len): (u64, usize, usize),
+        address: u64,
+        rows_of: ExactRows,
         out: u64,
         accesses: &[Access],
         stream: Option<StreamHandle>,
     ) -> Result<bool> {
+        let ExactRows { count: rows, len, runs } = rows_of;
         let Some(total) = rows.checked_mul(len).filter(|&total| total > 0) else {
             return Ok(false);
         };
         if rows > 1 {
             let element = T::TYPE.kernel();
-            let (kernel, _) = exact_kernel(of, element, 0)?;
+            let kernel = rows_of.kernel(exact_kernel(of, element, 0)?.0)?;
             let blocks = self.production_shape(kernel, total, T::TYPE.size())?.blocks;
             let segmented = Kernel::ExactSegments {
                 op: of.op(),
                 element,
-                schedule: ExactSchedule::FixedOrder,
+                schedule: match runs {
+                    Some(_) => ExactSchedule::Runs,
+                    None => ExactSchedule::FixedOrder,
+                },
                 mean: of.finish() == Finish::Mean,
             };
             let two_blocks_a_row = rows.checked_mul(2).is_some_and(|needed| blocks as usize >= needed);
@@ -612,7 +626,7 @@ impl<B: Backend> Reducer<B> {
                 return Ok(false);
             }
         }
-        self.launch_exact::<T>(of, address, (rows, len), 0, out, accesses, stream)?;
+        self.launch_exact::<T>(of, address, rows_of, 0, out, accesses, stream)?;
         Ok(true)
     }
 
@@ -982,6 +996,43 @@ pub(crate) fn exact_state_words(element: ElementType) -> Result<usize> {
         ElementType::F32 => Ok(scratch_words::<f32>()),
         ElementType::F64 => Ok(scratch_words::<f64>()),
         other => Err(Error::internal(format!("an exact sum of {}s", other.name()))),
+    }
+}
+
+/// The rows of an exact launch: `count` rows of `len` elements, one after
+/// the other, or each in runs (`runs`; `len` is then its runs' elements).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExactRows {
+    pub(crate) count: usize,
+    pub(crate) len: usize,
+    pub(crate) runs: Option<RowRuns>,
+}
+
+impl ExactRows {
+    /// `count` rows of `len` elements, one after the other.
+    pub(crate) fn dense(count: usize, len: usize) -> Self {
+        ExactRows { count, len, runs: None }
+    }
+
+    /// The rows of `runs`, or `None` where their elements overflow a `usize`.
+    pub(crate) fn in_runs(runs: RowRuns) -> Option<Self> {
+        let len = usize::try_from(runs.runs).ok()?.checked_mul(runs.run_len)?;
+        Some(ExactRows {
+            count: runs.rows,
+            len,
+            runs: Some(runs),
+        })
+    }
+
+    /// The kernel that reads these rows for the whole-input `kernel`: itself,
+    /// or for rows in runs, its [`Kernel::ExactRowRuns`] (which has no state
+    /// forms).
+    fn kernel(self, kernel: Kernel) -> Result<Kernel> {
+        match (self.runs, kernel) {
+            (None, kernel) => Ok(kernel),
+            (Some(_), Kernel::ExactSum { op, element }) => Ok(Kernel::ExactRowRuns { op, element }),
+            (Some(_), other) => Err(Error::internal(format!("{other:?} over rows in runs"))),
+        }
     }
 }
 

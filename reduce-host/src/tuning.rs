@@ -47,12 +47,15 @@ pub struct Tuning {
     /// cap: ptxas gives it 72 since its blocks may sum rows, and above 64
     /// an SM holds one 512-thread block instead of two.
     pub exact_exp_f64_max_registers: Option<u32>,
-    /// Registers per thread the exact sums along an axis may use, `f32`
-    /// (`[0]`) and `f64` (`[1]`) (`.maxnreg` on every `abi::Kernel::ExactAxis`
-    /// of the type: the sums, the squares, the variance's deviations and
-    /// logsumexp's terms), or `None` for no cap: ptxas gives them 96
+    /// Registers per thread the exact sums along an axis and of rows in
+    /// runs may use, `f32` (`[0]`) and `f64` (`[1]`) (`.maxnreg` on every
+    /// `abi::Kernel::ExactAxis` and `abi::Kernel::ExactRowRuns` of the type:
+    /// the sums, the squares, the variance's deviations and logsumexp's
+    /// terms), or `None` for no cap: ptxas gives the axis kernels 96
     /// (`f32`), 127 and 168 (`f64`), so an SM holds 512 or 384 of their
-    /// threads where it holds 1024 of the axis sum's.
+    /// threads where it holds 1024 of the axis sum's; the `f64` kernels of
+    /// rows in runs 79 to 96 (the `f32` ones 62 to 64), and at 64 spill
+    /// nothing (at 48, 36–76 bytes; at 32, as the other `f64` sums, 180–232).
     pub exact_axis_max_registers: [Option<u32>; 2],
     /// The fewest tiles each thread of a block gets from a row for the
     /// whole-input exact kernel to sum rows one block each where it cannot

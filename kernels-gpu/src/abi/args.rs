@@ -41,7 +41,8 @@ macro_rules! for_each_kernel_args {
             SeedDotArgs [a b len out],
             DivideArgs [out len count],
             ConvertArgs [input len out],
-            ExactArgs [input len partials ticket scratch out form shifts finish_param rows],
+            ExactArgs [input len partials ticket scratch out form shifts finish_param rows
+                row_pitch run_len run_pitch],
             ExactDotArgs [a b len partials ticket scratch out],
         }
     };
@@ -107,6 +108,6 @@ kernel_args_words!(
     SeedDotArgs: SeedDot,
     DivideArgs: DivideByCount,
     ConvertArgs: Convert,
-    ExactArgs: ExactSum | ExactState | ExactMerge,
+    ExactArgs: ExactSum | ExactRowRuns | ExactState | ExactMerge,
     ExactDotArgs: ExactDot | ExactDotState,
 );

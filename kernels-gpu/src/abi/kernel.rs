@@ -82,6 +82,12 @@ pub enum Kernel {
     /// [`ExactArgs`] (`crate::expansion`). `op` is [`Op::Sum`] or
     /// [`Op::NanSum`] (NaN elements added as zero), in every exact kernel.
     ExactSum { op: Op, element: Scalar },
+    /// [`Kernel::ExactSum`] over rows in runs (the reduced axes of a view
+    /// that lie apart, `crate::expansion::Runs`): row `r` starts
+    /// `row_pitch` elements after row `r − 1` and is `len / run_len` runs
+    /// of `run_len` elements, each `run_pitch` after the one before
+    /// ([`ExactArgs`]). In the axis kernels' module: only views read it.
+    ExactRowRuns { op: Op, element: Scalar },
     /// The exact sum of a whole input of `element`s (mapped as `op` says)
     /// as an exact state: [`ExactArgs`] with [`super::EXACT_STATE_OUT`].
     ExactState { op: Op, element: Scalar },
@@ -242,6 +248,9 @@ macro_rules! kernel_name {
     (exact_sum, $stem:ident, $t:ident) => {
         concat!("reduce_exact_", stringify!($stem), "_", stringify!($t))
     };
+    (exact_row_runs, $stem:ident, $t:ident) => {
+        concat!("axis_exact_", stringify!($stem), "_row_runs_", stringify!($t))
+    };
     (exact_state, $stem:ident, $t:ident) => {
         concat!("reduce_exact_", stringify!($stem), "_state_", stringify!($t))
     };
@@ -300,7 +309,8 @@ pub enum Module {
     /// The ladder's [`Kernel::Ladder`] and [`Kernel::SeedDot`] kernels of one element type.
     Ladder(Scalar),
     /// The [`Kernel::Axis`], [`Kernel::WidenedAxis`], [`Kernel::ArgAxis`],
-    /// [`Kernel::ExactAxis`] and [`Kernel::Gather`] kernels of one input type.
+    /// [`Kernel::ExactAxis`], [`Kernel::ExactRowRuns`] and [`Kernel::Gather`]
+    /// kernels of one input type.
     Axis(Scalar),
     /// Every [`Kernel::Statistic`], [`Kernel::StatisticStates`] and
     /// [`Kernel::StatisticSegments`] kernel.
@@ -366,6 +376,7 @@ impl Kernel {
             | Kernel::WidenedAxis { input, .. }
             | Kernel::ArgAxis { input, .. }
             | Kernel::ExactAxis { element: input, .. }
+            | Kernel::ExactRowRuns { element: input, .. }
             | Kernel::Gather { element: input } => Module::Axis(input),
             Kernel::Statistic { .. } | Kernel::StatisticStates { .. } | Kernel::StatisticSegments { .. } => {
                 Module::Statistics

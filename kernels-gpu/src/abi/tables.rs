@@ -180,6 +180,20 @@ macro_rules! exact_kernel_table {
                 Kernel::ExactState { op: Op::ScaledExp, element: scalar!($t) },
                 kernel_name!(exact_state, scaled_exp, $t),
             ),
+            (Kernel::ExactRowRuns { op: Op::Sum, element: scalar!($t) }, kernel_name!(exact_row_runs, sum, $t)),
+            (Kernel::ExactRowRuns { op: Op::NanSum, element: scalar!($t) }, kernel_name!(exact_row_runs, nan_sum, $t)),
+            (
+                Kernel::ExactRowRuns { op: Op::SumOfSquares, element: scalar!($t) },
+                kernel_name!(exact_row_runs, sum_of_squares, $t),
+            ),
+            (
+                Kernel::ExactRowRuns { op: Op::SquaredDeviation, element: scalar!($t) },
+                kernel_name!(exact_row_runs, squared_deviation, $t),
+            ),
+            (
+                Kernel::ExactRowRuns { op: Op::ScaledExp, element: scalar!($t) },
+                kernel_name!(exact_row_runs, scaled_exp, $t),
+            ),
             (Kernel::ExactMerge { element: scalar!($t) }, kernel_name!(exact_merge, $t)),
             (Kernel::ExactDot { element: scalar!($t) }, kernel_name!(exact_dot, $t)),
             (Kernel::ExactDotState { element: scalar!($t) }, kernel_name!(exact_dot_state, $t)),
@@ -381,10 +395,11 @@ mod tests {
         // scaled exponentials (the
         // exact logsumexp's) whole, as states (the multi-GPU passes), over
         // segments (by teams and per thread) and along an axis; the 2 types'
-        // merges of states; and each of the 6 exact sums by teams over rows
-        // in runs and by warps taking segments from a counter.
+        // merges of states; each of the 6 exact sums by teams over rows in
+        // runs and by warps taking segments from a counter; and the 5 whole
+        // exact sums (not the mean, a form) over rows in runs.
         let passes = 2 * (2 * 5 + 1); // the two-pass sums' 5 forms, the merges
-        let runs = 2 * 6;
+        let runs = 2 * 6 + 2 * 5;
         let balanced = 2 * 6;
         assert_eq!(
             all.len(),

@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::element::{Element, ElementType, FloatElement, WidensTo};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
-use crate::reducer::{checked_parts, ExactOf, Reducer};
+use crate::reducer::{checked_parts, ExactOf, ExactRows, Reducer};
 use crate::segmented::{Layout, PerSegment};
 use crate::shape::{self, LaunchShape};
 use crate::tuning::Tuning;
@@ -140,8 +140,10 @@ impl<B: Backend> Reducer<B> {
     /// along the axis. A view whose reduced axes lie apart as rows in runs
     /// ([`row_runs`]: a contiguous reduced axis innermost, one more reduced
     /// axis, at most one kept axis), each run and row starting and ending a
-    /// 16-byte vector, is summed in place by the row kernel of runs, each
-    /// row's runs read as one row. Any other (more axes apart, kept axes out of
+    /// 16-byte vector, is summed in place, each row's runs read as one row:
+    /// by the whole-input kernel of rows in runs where it takes such rows
+    /// (as rows one after the other: `Reducer::launch_exact_rows`), else by
+    /// the segmented kernel of runs. Any other (more axes apart, kept axes out of
     /// memory order) is first copied into scratch as rows, one per result
     /// (the gather kernel), and those summed: exact sums do not compose
     /// across passes.
@@ -190,6 +192,12 @@ impl<B: Backend> Reducer<B> {
         let lanes = VECTOR_BYTES.checked_div(std::mem::size_of::<T>() as u64).unwrap_or(1);
         let row_runs = row_runs(&dims).filter(|r| address.is_multiple_of(VECTOR_BYTES) && r.vectors_fit(lanes));
         if let Some(row_runs) = row_runs {
+            // Rows in runs: the whole-input kernel's where it takes them, as
+            // rows one after the other.
+            let rows = ExactRows::in_runs(row_runs).ok_or_else(|| too_large(layout))?;
+            if self.launch_exact_rows::<T>(of, address, rows, out, &accesses, stream)? {
+                return Ok(());
+            }
             let layout = Layout::of_row_runs(row_runs);
             return self.enqueue_segmented::<T>((address, span), layout, exact, (out, outputs), None, stream);
         }
@@ -228,7 +236,7 @@ impl<B: Backend> Reducer<B> {
         stream: Option<StreamHandle>,
     ) -> Result<()> {
         match pass.route() {
-            Route::Whole => self.launch_exact::<T>(of, address, (1, span), 0, out, accesses, stream),
+            Route::Whole => self.launch_exact::<T>(of, address, ExactRows::dense(1, span), 0, out, accesses, stream),
             Route::Rows {
                 rows,
                 row_len,
@@ -238,7 +246,8 @@ impl<B: Backend> Reducer<B> {
                 // Rows with no gaps between them: the rows' route of the
                 // whole-input kernel where it takes them, as `Over::Rows`.
                 let dense = usize::try_from(pitch).is_ok_and(|pitch| pitch == row_len);
-                if dense && self.launch_exact_rows::<T>(of, (address, rows, row_len), out, accesses, stream)? {
+                let dense_rows = ExactRows::dense(rows, row_len);
+                if dense && self.launch_exact_rows::<T>(of, address, dense_rows, out, accesses, stream)? {
                     return Ok(());
                 }
                 let rows = Layout::of_pass_rows(rows, row_len, (pitch, (0, 0)), Placement::IN_ORDER);
