@@ -33,6 +33,9 @@ mod abi;
 #[path = "build/from_source.rs"]
 mod from_source;
 #[cfg(feature = "build-kernels")]
+#[path = "build/ptx_stores.rs"]
+mod ptx_stores;
+#[cfg(feature = "build-kernels")]
 #[path = "src/tuning.rs"]
 #[allow(dead_code)]
 mod tuning;

@@ -455,10 +455,7 @@ pub unsafe fn user_pair<T: Element + UserScalar>(args: DotArgs) {
 #[inline(always)]
 pub unsafe fn exact_sum<T: ExactElement, M: ExactMap<T>, const RUNS: bool>(args: ExactArgs) {
     if RUNS {
-        let runs = Runs {
-            run_len: args.run_len,
-            run_pitch: args.run_pitch,
-        };
+        let runs = Runs::new(args.run_len, args.run_pitch);
         exact_sum_of_rows::<T, M, Runs>(args, args.row_pitch, runs)
     } else {
         exact_sum_of_rows::<T, M, Contiguous>(args, args.len, Contiguous)

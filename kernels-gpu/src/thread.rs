@@ -125,6 +125,15 @@ pub trait Source<A: Accumulator>: Copy {
     /// element than `A` when the input is widened as it is read).
     const LANES: u64 = VECTOR_BYTES / size_of::<A>() as u64;
 
+    /// Whether [`for_each_strided`] writes its four loads out (constant
+    /// indices) rather than looping over them: for a source whose vector's
+    /// address takes enough work that LLVM declines to unroll the loop (an
+    /// offset in runs, [`crate::expansion::Runs`]). The loaded words then
+    /// went to local memory, a slower path, and one `ptxas` miscompiles for
+    /// `f64` words (`reduce-host/build/ptx_stores.rs`). Not every source's:
+    /// written out for all, 458 of the 760 functions changed their code.
+    const LOADS_WRITTEN_OUT: bool = false;
+
     /// The byte offset of element 0 within its 16-byte group, if every array
     /// the source reads shares it (then the body is read in vectors).
     fn common_misalignment(&self) -> Option<u64>;
@@ -395,12 +404,17 @@ pub(crate) unsafe fn for_each_strided<A: Accumulator, S: Source<A>>(
     }
     let index = |k: u64| head + (first + k * stride) * S::LANES;
     let mut loaded = [[0u32; 4]; VECTORS_PER_THREAD as usize];
-    let mut k = 0;
-    while k < VECTORS_PER_THREAD as usize {
-        if (k as u64) < count {
-            loaded[k] = source.vector(index(k as u64));
+    if S::LOADS_WRITTEN_OUT {
+        let load = |k: u64| if k < count { source.vector(index(k)) } else { [0u32; 4] };
+        loaded = [load(0), load(1), load(2), load(3)];
+    } else {
+        let mut k = 0;
+        while k < VECTORS_PER_THREAD as usize {
+            if (k as u64) < count {
+                loaded[k] = source.vector(index(k as u64));
+            }
+            k += 1;
         }
-        k += 1;
     }
     // Constant indices into `loaded` (this pattern also pins
     // VECTORS_PER_THREAD at 4): a loop that LLVM declines to unroll (argmax

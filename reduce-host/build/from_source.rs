@@ -6,7 +6,8 @@
 //! step (no `llvm-bitcode-linker` exists for this toolchain). Without a link
 //! step, any function the kernels call but do not inline would stay an
 //! unresolved `.extern .func` and fail only when the module is loaded, so the
-//! build rejects such PTX here.
+//! build rejects such PTX here. It also rejects PTX that stores part of a
+//! float register (`build/ptx_stores.rs`), which `ptxas` miscompiles.
 //!
 //! The PTX is built for the architecture of each row of the tuning data
 //! (`src/tuning.rs`), whose register caps it writes into the segmented
@@ -20,7 +21,7 @@
 //! compiled into the build script as they are (`#[path]`): they depend on
 //! nothing else.
 
-use super::{abi, tuning, ImageSet};
+use super::{abi, ptx_stores, tuning, ImageSet};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::env;
 use std::fs;
@@ -116,6 +117,15 @@ pub(crate) fn build(manifest_dir: &Path, out_dir: &Path) -> Vec<ImageSet> {
                  Kernels are built without a link step, so every call must inline \
                  (no panics, no formatting, no bounds-checked indexing in kernel code).",
                 line.trim()
+            );
+        }
+        if let Some(store) = ptx_stores::float_truncating_stores(&ptx).first() {
+            panic!(
+                "the {arch} PTX of kernels-gpu stores part of a float register: line {} of `{}`, `{}`, \
+                 the register written by `{}`. ptxas compiles such a store as a float-to-integer \
+                 conversion (build/ptx_stores.rs): keep the float's words in registers, or store \
+                 the whole float.",
+                store.line, store.function, store.store, store.definition
             );
         }
         let mut ptx = cap_registers(&ptx, &segmented, row.segmented_max_registers);

@@ -302,10 +302,7 @@ unsafe fn accumulate_segment<T: ExactElement, M: ExactMap<T>, const RUNS: bool>(
     let first = element_at::<T>(input, begin);
     let len = segment_len::<RUNS>(segments, (begin, end));
     if RUNS {
-        let runs = Runs {
-            run_len: end - begin,
-            run_pitch: segments.run_pitch,
-        };
+        let runs = Runs::new(end - begin, segments.run_pitch);
         let source = ExactInput::<T, M, Runs>::laid_out(first, map, runs);
         thread::accumulate::<FastAcc<T, M>, M::Fast, _>(source, len, team)
     } else {
@@ -329,10 +326,7 @@ unsafe fn sum_segment_exactly<T: ExactElement, M: ExactMap<T>, const RUNS: bool>
     lane: u64,
 ) -> T {
     if RUNS {
-        let runs = Runs {
-            run_len: end - begin,
-            run_pitch: segments.run_pitch,
-        };
+        let runs = Runs::new(end - begin, segments.run_pitch);
         let len = segment_len::<RUNS>(segments, (begin, end));
         sum_exactly_in_warp::<T, M, Runs>(input, map, (begin, len), runs, lanes, lane)
     } else {
