@@ -27,6 +27,12 @@ env -u CUDA_LIBRARY_PATH -u LD_LIBRARY_PATH cargo test -p reduce-host --lib --re
 # The host crate's tests again in a debug build: overflow checks and debug
 # assertions on, in the emulated kernels too (the workspace's Cargo.toml).
 cargo test -p reduce-host "$@"
+# The exact reductions again with every part summed by its kernel's exact
+# fallback, which only some values reach otherwise (wide exponent ranges,
+# heavy cancellation): `--cfg reduce_exact_fallback_always`, on the emulator,
+# in a target folder of its own (the flag rebuilds every crate).
+RUSTFLAGS="--cfg reduce_exact_fallback_always" CARGO_TARGET_DIR="$REPO_ROOT/target/exact-fallback" \
+  cargo test -p reduce-host --release --test suite "$@" exact
 # The kernel crate's own unit tests (the emulator's pieces), on the host.
 (cd kernels-gpu && cargo test --release --locked "$@")
 # A user's crate: stable Rust, against the repository and the packaged crates.

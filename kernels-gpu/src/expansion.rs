@@ -178,6 +178,15 @@ impl Expansion {
     }
 }
 
+/// Whether every fast accumulator says it is not exact
+/// ([`FastAccumulator::is_exact`]), so that every part is summed again by
+/// its kernel's exact fallback: `--cfg reduce_exact_fallback_always`, a
+/// switch for tests. Only some values (wide exponent ranges, heavy
+/// cancellation) reach the fallbacks otherwise; `scripts/test.sh` runs the
+/// exact tests with it on the emulator, and a build of the kernels from
+/// source passes it on to the PTX (`reduce-host/build/from_source.rs`).
+pub const FALLBACK_ALWAYS: bool = cfg!(reduce_exact_fallback_always);
+
 /// A fast path's partial sum ([`Expansion`], [`Wide`]): the sum of no
 /// values, whether it holds its values' sum exactly, and that sum handed
 /// to the exact accumulators.
@@ -211,7 +220,7 @@ impl FastAccumulator for Expansion {
         // spare) when ceil(log2 adds) + largest <= finest + 52.
         let adds_bits = count_bits(self.adds);
         let finite = self.hi.abs() <= f64::MAX && self.lo.abs() <= f64::MAX;
-        finite && !self.inexact && adds_bits + self.largest <= self.finest + 52
+        !FALLBACK_ALWAYS && finite && !self.inexact && adds_bits + self.largest <= self.finest + 52
     }
 
     #[inline(never)]

@@ -23,7 +23,7 @@
 
 use crate::element::{Accumulator, Element, MAX_WORDS};
 use crate::exact::Exact;
-use crate::expansion::{f32_lanes, two_sum, ExactElement, FastAccumulator, FastExact};
+use crate::expansion::{f32_lanes, two_sum, ExactElement, FastAccumulator, FastExact, FALLBACK_ALWAYS};
 use crate::op::Operator;
 
 /// A partial sum `hi + mid + lo`, or, with `lo` NaN, a sum it could not
@@ -72,7 +72,7 @@ impl FastAccumulator for Wide {
     /// Every word finite: no addition lost bits (`lo` NaN says one did).
     #[inline(always)]
     fn is_exact(self) -> bool {
-        self.hi.is_finite() && self.mid.is_finite() && self.lo.is_finite()
+        !FALLBACK_ALWAYS && self.hi.is_finite() && self.mid.is_finite() && self.lo.is_finite()
     }
 
     #[inline(never)]

@@ -209,6 +209,7 @@ fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .envs(exact_fallback_flags())
         .status()
         .expect("could not run cargo to build kernels-gpu (is the pinned nightly from rust-toolchain.toml installed? run scripts/setup.sh)");
     assert!(
@@ -222,6 +223,14 @@ fn build_ptx(kernel_crate: &Path, target_dir: &Path, arch: &str) -> String {
         .max_by_key(|p| fs::metadata(p).and_then(|m| m.modified()).ok());
     let path = newest.unwrap_or_else(|| panic!("the nested build left no kernels_gpu-*.s in {}", deps.display()));
     fs::read_to_string(path).expect("read PTX")
+}
+
+/// The test switch `--cfg reduce_exact_fallback_always` (every exact part
+/// through its fallback: `kernels-gpu/src/expansion.rs`'s
+/// `FALLBACK_ALWAYS`), passed on to the kernels where this build has it, so
+/// that a GPU test build sums the same way as the emulator's.
+fn exact_fallback_flags() -> Option<(&'static str, &'static str)> {
+    env::var_os("CARGO_CFG_REDUCE_EXACT_FALLBACK_ALWAYS").map(|_| ("RUSTFLAGS", "--cfg reduce_exact_fallback_always"))
 }
 
 fn ptx_files(deps: &Path) -> Vec<PathBuf> {
