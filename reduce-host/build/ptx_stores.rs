@@ -37,7 +37,10 @@ pub struct FloatTruncatingStore {
 /// Every store in `ptx` whose register is wider than the store's type and
 /// is written, in the same function, by an instruction whose result is a
 /// float (`add.rn.f64`, `selp.f64`, `cvt.rn.f32.f64`, a `mov` of a float
-/// constant, ...), directly or through `mov` and `selp` copies.
+/// constant, ...), directly or through `mov` and `selp` copies (stricter
+/// than needed: `ptxas` 13.0 stores a `mov.b64` copy's bits right, as it
+/// does a `cvt.u32.u64` or a `mov.b64 {lo, hi}` of the float;
+/// `bench-results/2026-12-01-ptx-stores/ptxas-narrow-store-repro.ptx`).
 pub fn float_truncating_stores(ptx: &str) -> Vec<FloatTruncatingStore> {
     let mut found = Vec::new();
     let mut function = Function::default();
